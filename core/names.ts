@@ -1,0 +1,17 @@
+// Names that several parts of Bulwark must agree on (../shared/DESIGN.md, "Names that are fixed").
+// Keep every annotation key, finalizer and class name here, never as a literal elsewhere.
+
+export const PERMISSION_PREFIX = "permission.bulwark.dev/";
+export const PERMISSION_GROUP_ANNOTATION = `${PERMISSION_PREFIX}group`;
+export const PERMISSION_STATUS_ANNOTATION = `${PERMISSION_PREFIX}status`;
+export const PERMISSION_GRANT_ANNOTATION = `${PERMISSION_PREFIX}grant`;
+export const POD_PERMISSION_FINALIZER = "stke.io/podpermission-protection";
+
+export const NGINX_ANNOTATION_PREFIX = "nginx.ingress.kubernetes.io/";
+export const INGRESS_CLASS = "bulwark";
+export const INGRESS_CONTROLLER = "bulwark.dev/gateway";
+export const CHECKSUM_GROUP = "tengine.taobao.org";
+
+export const EDGE_ZONE_LABEL = "superedgehealth/topology-zone";
+export const EDGE_HEALTH_ANNOTATION = "superedgehealth/node-health";
+export const EDGE_UNHEALTHY_ANNOTATION = "nodeunhealth";

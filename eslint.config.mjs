@@ -1,0 +1,48 @@
+import js from "@eslint/js";
+import tsPlugin from "@typescript-eslint/eslint-plugin";
+import tsParser from "@typescript-eslint/parser";
+import globals from "globals";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const tsconfigRootDir = path.dirname(fileURLToPath(import.meta.url));
+
+export default [
+  { ignores: ["**/node_modules", "**/dist", "manifests/**", ".bulwark/**"] },
+  js.configs.recommended,
+  ...tsPlugin.configs["flat/recommended"],
+  {
+    files: ["**/*.ts"],
+    languageOptions: {
+      parser: tsParser,
+      parserOptions: { projectService: true, tsconfigRootDir, sourceType: "module" },
+      globals: { ...globals.node },
+    },
+    rules: {
+      "@typescript-eslint/no-floating-promises": [
+        "error",
+        {
+          allowForKnownSafeCalls: [
+            { from: "package", package: "node:test", name: ["describe", "it", "test", "suite"] },
+          ],
+        },
+      ],
+      "@typescript-eslint/no-explicit-any": "error",
+      complexity: ["error", 12],
+      "max-depth": ["error", 3],
+      "max-params": ["error", 4],
+    },
+  },
+  {
+    // core/ is pure and bundled into the module Secret (1 MiB): no I/O libraries, no Pepr.
+    files: ["core/**/*.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: ["pepr", "kubernetes-fluent-client", "@kubernetes/client-node", "express", "winston", "undici", "node:fs*", "node:net", "node:http*"],
+        },
+      ],
+    },
+  },
+];

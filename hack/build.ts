@@ -1,0 +1,52 @@
+// `npm run build`: builds the Pepr module and writes everything a user applies into manifests/.
+// manifests/ is generated: each `pepr build` makes a new webhook CA and API path, so the output
+// is not committed (it would carry a private key) and never edited by hand.
+import { execFileSync } from "node:child_process";
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { readYamlObjects } from "./control-plane/kube";
+
+export const ROOT = resolve(__dirname, "..");
+export const MANIFESTS = join(ROOT, "manifests");
+const DIST = join(ROOT, "dist");
+
+export function buildModule(options: { quiet?: boolean } = {}): void {
+  execFileSync(
+    process.execPath,
+    [join(ROOT, "node_modules/pepr/dist/cli.js"), "build", "--rbac-mode", "scoped", "--output", DIST],
+    { cwd: ROOT, stdio: options.quiet ? ["ignore", "ignore", "inherit"] : "inherit" },
+  );
+}
+
+/** Writes manifests/: CRDs first (numbered so `kubectl apply -f manifests/` orders them), then the module. */
+export function writeManifests(): string[] {
+  for (const entry of readdirSync(MANIFESTS)) {
+    if (entry !== "README.md") rmSync(join(MANIFESTS, entry), { recursive: true, force: true });
+  }
+  mkdirSync(MANIFESTS, { recursive: true });
+  const written: string[] = [];
+  const crdDir = join(ROOT, "crds");
+  const crds = readdirSync(crdDir).filter(f => f.endsWith(".yaml")).sort();
+  if (crds.length > 0) {
+    const path = join(MANIFESTS, "00-crds.yaml");
+    const docs = crds.map(f => readYamlObjects(join(crdDir, f)));
+    if (docs.flat().some(o => o.kind !== "CustomResourceDefinition")) {
+      throw new Error("crds/ may hold only CustomResourceDefinitions");
+    }
+    writeFileSync(path, crds.map(f => `# from crds/${f}\n` + readFileAsText(join(crdDir, f))).join("\n---\n"));
+    written.push(path);
+  }
+  const module = join(MANIFESTS, "10-pepr-module.yaml");
+  copyFileSync(join(DIST, "pepr-module-bulwark.yaml"), module);
+  written.push(module);
+  return written;
+}
+
+function readFileAsText(path: string): string {
+  return readFileSync(path, "utf8").trimEnd() + "\n";
+}
+
+if (require.main === module) {
+  buildModule();
+  for (const path of writeManifests()) console.log(`wrote ${path}`);
+}

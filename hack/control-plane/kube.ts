@@ -1,0 +1,107 @@
+// The few API calls the harness makes itself: server-side apply of YAML, CRD readiness.
+import { KubeConfig, KubernetesObjectApi, PatchStrategy, type KubernetesObject } from "@kubernetes/client-node";
+import { readFileSync } from "node:fs";
+import { loadAll } from "js-yaml";
+
+export function loadKubeConfig(path: string): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromFile(path);
+  return kc;
+}
+
+export function readYamlObjects(path: string): KubernetesObject[] {
+  return loadAll(readFileSync(path, "utf8")).filter(
+    (doc): doc is KubernetesObject => typeof doc === "object" && doc !== null && "kind" in doc,
+  );
+}
+
+export function describe(object: KubernetesObject): string {
+  const ns = object.metadata?.namespace ? `${object.metadata.namespace}/` : "";
+  return `${object.kind} ${ns}${object.metadata?.name ?? "<unnamed>"}`;
+}
+
+export interface ApplyFailure {
+  object: string;
+  message: string;
+}
+
+/** Server-side applies each object in order; collects failures instead of stopping at the first. */
+export async function applyObjects(
+  kc: KubeConfig,
+  objects: KubernetesObject[],
+  options: { dryRun?: boolean; fieldManager?: string } = {},
+): Promise<ApplyFailure[]> {
+  const client = KubernetesObjectApi.makeApiClient(kc);
+  const failures: ApplyFailure[] = [];
+  for (const object of objects) {
+    try {
+      await client.patch(
+        object,
+        undefined,
+        options.dryRun ? "All" : undefined,
+        options.fieldManager ?? "bulwark-harness",
+        true,
+        PatchStrategy.ServerSideApply,
+      );
+    } catch (error) {
+      failures.push({ object: describe(object), message: errorMessage(error) });
+    }
+  }
+  return failures;
+}
+
+export async function applyOrThrow(kc: KubeConfig, objects: KubernetesObject[]): Promise<void> {
+  const failures = await applyObjects(kc, objects);
+  if (failures.length > 0) {
+    throw new Error(`apply failed: ${failures.map(f => `${f.object}: ${f.message}`).join("; ")}`);
+  }
+}
+
+/** The API server's own message when there is one (`body.message`), else the error's text. */
+export function errorMessage(error: unknown): string {
+  if (typeof error === "object" && error !== null && "body" in error) {
+    const body = (error as { body: unknown }).body;
+    try {
+      const parsed = typeof body === "string" ? JSON.parse(body) : body;
+      if (parsed && typeof parsed.message === "string") return parsed.message;
+    } catch {
+      // not JSON: fall through to the error's own text
+    }
+  }
+  return error instanceof Error ? error.message : String(error);
+}
+
+export async function waitUntil<T>(
+  what: string,
+  probe: () => Promise<T | undefined | false>,
+  timeoutMs = 30_000,
+  intervalMs = 200,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const value = await probe();
+      if (value !== undefined && value !== false) return value;
+    } catch (error) {
+      lastError = error;
+    }
+    await new Promise(r => setTimeout(r, intervalMs));
+  }
+  const cause = lastError === undefined ? "" : `: ${errorMessage(lastError)}`;
+  throw new Error(`timed out after ${timeoutMs}ms waiting for ${what}${cause}`);
+}
+
+export async function waitForCrdsEstablished(kc: KubeConfig, names: string[]): Promise<void> {
+  const client = KubernetesObjectApi.makeApiClient(kc);
+  for (const name of names) {
+    await waitUntil(`CRD ${name} to be Established`, async () => {
+      const crd = (await client.read({
+        apiVersion: "apiextensions.k8s.io/v1",
+        kind: "CustomResourceDefinition",
+        metadata: { name },
+      })) as KubernetesObject & { status?: { conditions?: { type: string; status: string }[] } };
+      return crd.status?.conditions?.some(c => c.type === "Established" && c.status === "True");
+    });
+  }
+}

@@ -1,0 +1,86 @@
+// `npm start`: Bulwark on this machine with no cluster. A real etcd, kube-apiserver and
+// kube-controller-manager, Bulwark's CRDs, and the Pepr module serving its webhooks from a local
+// process. Prints "Bulwark is ready" when every part is up; SIGINT/SIGTERM stop everything.
+import { copyFileSync, mkdirSync, readdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { buildModule, ROOT, writeManifests } from "./build";
+import { ensureBinaries, startControlPlane, type ControlPlane } from "./control-plane/control-plane";
+import { applyOrThrow, loadKubeConfig, readYamlObjects, waitForCrdsEstablished } from "./control-plane/kube";
+import { startPeprModule, type RunningPeprModule } from "./control-plane/pepr-module";
+
+const STATE_DIR = join(ROOT, ".bulwark");
+const log = (message: string): void => console.log(`[bulwark] ${message}`);
+
+async function installCrds(cp: ControlPlane): Promise<string[]> {
+  const crdDir = join(ROOT, "crds");
+  const crds = readdirSync(crdDir)
+    .filter(f => f.endsWith(".yaml"))
+    .flatMap(f => readYamlObjects(join(crdDir, f)));
+  if (crds.length === 0) return [];
+  const kc = loadKubeConfig(cp.kubeconfigPath);
+  await applyOrThrow(kc, crds);
+  const names = crds.map(c => c.metadata?.name ?? "");
+  await waitForCrdsEstablished(kc, names);
+  return names;
+}
+
+async function main(): Promise<void> {
+  let stopping = false;
+  let controlPlane: ControlPlane | undefined;
+  let pepr: RunningPeprModule | undefined;
+  const stop = async (reason: string): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    log(`${reason}: stopping`);
+    await pepr?.stop();
+    await controlPlane?.stop();
+    log("stopped");
+  };
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.once(signal, () => void stop(signal).finally(() => process.exit(0)));
+  }
+
+  log("step 1/4: control-plane binaries (the first build takes a while; later runs reuse the cache)");
+  const binDir = ensureBinaries(log);
+  log("step 2/4: building the Pepr module and manifests/");
+  buildModule({ quiet: true });
+  writeManifests();
+
+  log("step 3/4: starting etcd, kube-apiserver and kube-controller-manager");
+  const runDir = join(STATE_DIR, "run");
+  rmSync(runDir, { recursive: true, force: true });
+  mkdirSync(runDir, { recursive: true });
+  controlPlane = await startControlPlane({ dir: runDir, binDir, controllerManager: true, log });
+  const kubeconfig = join(STATE_DIR, "kubeconfig");
+  copyFileSync(controlPlane.kubeconfigPath, kubeconfig);
+  const crds = await installCrds(controlPlane);
+  log(`installed ${crds.length} CRDs${crds.length ? `: ${crds.join(", ")}` : ""}`);
+
+  log("step 4/4: starting the Pepr module (admission + watch) and registering its webhooks");
+  pepr = await startPeprModule(controlPlane, { root: ROOT, log });
+
+  console.log(
+    [
+      "",
+      `  API server     ${controlPlane.server}`,
+      `  kubeconfig     export KUBECONFIG=${kubeconfig}`,
+      `  Pepr module    ${pepr.url} (webhooks ${pepr.webhookNames.join(", ")})`,
+      `  logs           ${join(runDir, "logs")}`,
+      "",
+      "Bulwark is ready",
+      "Press Ctrl-C to stop.",
+    ].join("\n"),
+  );
+  const exits = controlPlane.processes.concat(pepr.process).map(p => p.exited.then(code => ({ p, code })));
+  const { p, code } = await Promise.race(exits);
+  if (!stopping) {
+    console.error(`[bulwark] ${p.name} exited unexpectedly (${code}); see ${p.logFile}`);
+    await stop("a component failed");
+    process.exit(1);
+  }
+}
+
+main().catch(async error => {
+  console.error(error instanceof Error ? error.message : error);
+  process.exit(1);
+});

@@ -1,0 +1,8 @@
+import { PeprModule } from "pepr";
+import cfg from "./package.json";
+import { EdgeHealth, IngressGuard, PodPermission } from "./capabilities";
+
+const module = new PeprModule(cfg, [IngressGuard, PodPermission, EdgeHealth], { deferStart: true });
+
+// Pepr always listens on 3000; the local stack and the tests run several modules side by side.
+if (process.env.PEPR_MODE !== "build") module.start(Number(process.env.BULWARK_PEPR_PORT ?? 3000));

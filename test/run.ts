@@ -1,0 +1,106 @@
+// The one test command (`npm test`, and `.ci/run`): unit tests beside the code, then the
+// integration tests against one real control plane (etcd, kube-apiserver,
+// kube-controller-manager) with the built Pepr module serving its webhooks.
+//
+//   npm test                         everything
+//   npm run test:unit                unit tests only, no control plane
+//   npm test -- test/integration     the tests under the given files or folders
+import { spawn } from "node:child_process";
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, relative, resolve } from "node:path";
+import { buildModule, ROOT, writeManifests } from "../hack/build";
+import { ensureBinaries, startControlPlane, type ControlPlane } from "../hack/control-plane/control-plane";
+import { startPeprModule, type RunningPeprModule } from "../hack/control-plane/pepr-module";
+import { CLUSTER_ENV, type TestClusterInfo } from "./harness/cluster";
+
+const SKIP_DIRS = new Set(["node_modules", "dist", ".git", ".bulwark", "manifests"]);
+const INTEGRATION_DIR = join(ROOT, "test", "integration");
+
+function findTests(path: string): string[] {
+  if (statSync(path).isFile()) return path.endsWith(".test.ts") ? [path] : [];
+  return readdirSync(path)
+    .filter(entry => !SKIP_DIRS.has(entry))
+    .flatMap(entry => findTests(join(path, entry)))
+    .sort();
+}
+
+const log = (message: string): void => console.log(`[test] ${message}`);
+
+async function main(): Promise<number> {
+  const args = process.argv.slice(2);
+  const unitOnly = args.includes("--unit");
+  const roots = args.filter(a => !a.startsWith("--")).map(a => resolve(a));
+  const all = (roots.length > 0 ? roots : [ROOT]).flatMap(findTests);
+  const files = unitOnly ? all.filter(f => !f.startsWith(INTEGRATION_DIR)) : all;
+  if (files.length === 0) throw new Error(`no test files under ${roots.join(", ") || ROOT}`);
+  const needsCluster = files.some(f => f.startsWith(INTEGRATION_DIR));
+
+  let controlPlane: ControlPlane | undefined;
+  let pepr: RunningPeprModule | undefined;
+  const dir = mkdtempSync(join(tmpdir(), "bulwark-test-"));
+  const cleanup = async (): Promise<void> => {
+    await pepr?.stop();
+    await controlPlane?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  let child: ReturnType<typeof spawn> | undefined;
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.once(signal, () => {
+      log(`${signal}: stopping tests and the control plane`);
+      child?.kill(signal);
+      void cleanup().finally(() => process.exit(130));
+    });
+  }
+
+  const env: NodeJS.ProcessEnv = { ...process.env, PEPR_MODE: "build", LOG_LEVEL: process.env.LOG_LEVEL ?? "warn" };
+  try {
+    if (needsCluster) {
+      const binDir = ensureBinaries(log);
+      log("building the Pepr module");
+      buildModule({ quiet: true });
+      writeManifests();
+      controlPlane = await startControlPlane({ dir: join(dir, "cluster"), binDir, controllerManager: true, log });
+      pepr = await startPeprModule(controlPlane, { root: ROOT, log });
+      const info: TestClusterInfo = {
+        kubeconfigPath: controlPlane.kubeconfigPath,
+        server: controlPlane.server,
+        dir: controlPlane.dir,
+        binDir,
+        peprUrl: pepr.url,
+        webhookNames: pepr.webhookNames,
+      };
+      const infoPath = join(dir, "cluster.json");
+      writeFileSync(infoPath, JSON.stringify(info));
+      Object.assign(env, { [CLUSTER_ENV]: infoPath, KUBECONFIG: controlPlane.kubeconfigPath });
+    }
+    log(`running ${files.length} test files: ${files.map(f => relative(ROOT, f)).join(" ")}`);
+    const code = await new Promise<number>(resolvePromise => {
+      child = spawn(
+        process.execPath,
+        [
+          "--import", "tsx",
+          "--test",
+          "--test-concurrency=1",
+          "--test-reporter=spec", "--test-reporter-destination=stdout",
+          `--test-reporter=${join(ROOT, "test", "summary-reporter.mjs")}`, "--test-reporter-destination=stdout",
+          ...files,
+        ],
+        { cwd: ROOT, env, stdio: "inherit" },
+      );
+      child.on("exit", (c, signal) => resolvePromise(c ?? (signal ? 1 : 0)));
+    });
+    if (code !== 0 && controlPlane) log(`control-plane logs were in ${join(controlPlane.dir, "logs")}`);
+    return code;
+  } finally {
+    await cleanup();
+  }
+}
+
+main().then(
+  code => process.exit(code),
+  error => {
+    console.error(error);
+    process.exit(1);
+  },
+);

@@ -13,7 +13,14 @@ const DIST = join(ROOT, "dist");
 export function buildModule(options: { quiet?: boolean } = {}): void {
   execFileSync(
     process.execPath,
-    [join(ROOT, "node_modules/pepr/dist/cli.js"), "build", "--rbac-mode", "scoped", "--output", DIST],
+    [
+      join(ROOT, "node_modules/pepr/dist/cli.js"),
+      "build",
+      "--rbac-mode",
+      "scoped",
+      "--output",
+      DIST,
+    ],
     { cwd: ROOT, stdio: options.quiet ? ["ignore", "ignore", "inherit"] : "inherit" },
   );
 }
@@ -26,14 +33,19 @@ export function writeManifests(): string[] {
   mkdirSync(MANIFESTS, { recursive: true });
   const written: string[] = [];
   const crdDir = join(ROOT, "crds");
-  const crds = readdirSync(crdDir).filter(f => f.endsWith(".yaml")).sort();
+  const crds = readdirSync(crdDir)
+    .filter(f => f.endsWith(".yaml"))
+    .sort();
   if (crds.length > 0) {
     const path = join(MANIFESTS, "00-crds.yaml");
     const docs = crds.map(f => readYamlObjects(join(crdDir, f)));
     if (docs.flat().some(o => o.kind !== "CustomResourceDefinition")) {
       throw new Error("crds/ may hold only CustomResourceDefinitions");
     }
-    writeFileSync(path, crds.map(f => `# from crds/${f}\n` + readFileAsText(join(crdDir, f))).join("\n---\n"));
+    writeFileSync(
+      path,
+      crds.map(f => `# from crds/${f}\n` + readFileAsText(join(crdDir, f))).join("\n---\n"),
+    );
     written.push(path);
   }
   const module = join(MANIFESTS, "10-pepr-module.yaml");

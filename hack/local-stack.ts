@@ -4,11 +4,22 @@
 import { copyFileSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { buildModule, ROOT, writeManifests } from "./build";
-import { ensureBinaries, startControlPlane, type ControlPlane } from "./control-plane/control-plane";
-import { applyOrThrow, loadKubeConfig, readYamlObjects, waitForCrdsEstablished } from "./control-plane/kube";
-import { startPeprModule, type RunningPeprModule } from "./control-plane/pepr-module";
+import {
+  ensureBinaries,
+  startControlPlane,
+  type ControlPlane,
+} from "./control-plane/control-plane";
+import {
+  applyOrThrow,
+  loadKubeConfig,
+  readYamlObjects,
+  waitForCrdsEstablished,
+} from "./control-plane/kube";
+import { startPeprModule } from "./control-plane/pepr-module";
+import { stopEverything } from "./control-plane/processes";
 
-const STATE_DIR = join(ROOT, ".bulwark");
+// BULWARK_STATE_DIR lets a test run a second stack beside a developer's own.
+const STATE_DIR = process.env.BULWARK_STATE_DIR ?? join(ROOT, ".bulwark");
 const log = (message: string): void => console.log(`[bulwark] ${message}`);
 
 async function installCrds(cp: ControlPlane): Promise<string[]> {
@@ -26,21 +37,21 @@ async function installCrds(cp: ControlPlane): Promise<string[]> {
 
 async function main(): Promise<void> {
   let stopping = false;
-  let controlPlane: ControlPlane | undefined;
-  let pepr: RunningPeprModule | undefined;
+  // Stops whatever has started so far, also half-way through start-up.
   const stop = async (reason: string): Promise<void> => {
     if (stopping) return;
     stopping = true;
     log(`${reason}: stopping`);
-    await pepr?.stop();
-    await controlPlane?.stop();
+    await stopEverything();
     log("stopped");
   };
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
     process.once(signal, () => void stop(signal).finally(() => process.exit(0)));
   }
 
-  log("step 1/4: control-plane binaries (the first build takes a while; later runs reuse the cache)");
+  log(
+    "step 1/4: control-plane binaries (the first build takes a while; later runs reuse the cache)",
+  );
   const binDir = ensureBinaries(log);
   log("step 2/4: building the Pepr module and manifests/");
   buildModule({ quiet: true });
@@ -50,14 +61,19 @@ async function main(): Promise<void> {
   const runDir = join(STATE_DIR, "run");
   rmSync(runDir, { recursive: true, force: true });
   mkdirSync(runDir, { recursive: true });
-  controlPlane = await startControlPlane({ dir: runDir, binDir, controllerManager: true, log });
+  const controlPlane = await startControlPlane({
+    dir: runDir,
+    binDir,
+    controllerManager: true,
+    log,
+  });
   const kubeconfig = join(STATE_DIR, "kubeconfig");
   copyFileSync(controlPlane.kubeconfigPath, kubeconfig);
   const crds = await installCrds(controlPlane);
   log(`installed ${crds.length} CRDs${crds.length ? `: ${crds.join(", ")}` : ""}`);
 
   log("step 4/4: starting the Pepr module (admission + watch) and registering its webhooks");
-  pepr = await startPeprModule(controlPlane, { root: ROOT, log });
+  const pepr = await startPeprModule(controlPlane, { root: ROOT, log });
 
   console.log(
     [
@@ -71,7 +87,9 @@ async function main(): Promise<void> {
       "Press Ctrl-C to stop.",
     ].join("\n"),
   );
-  const exits = controlPlane.processes.concat(pepr.process).map(p => p.exited.then(code => ({ p, code })));
+  const exits = controlPlane.processes
+    .concat(pepr.process)
+    .map(p => p.exited.then(code => ({ p, code })));
   const { p, code } = await Promise.race(exits);
   if (!stopping) {
     console.error(`[bulwark] ${p.name} exited unexpectedly (${code}); see ${p.logFile}`);

@@ -10,8 +10,13 @@ import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:
 import { tmpdir } from "node:os";
 import { join, relative, resolve } from "node:path";
 import { buildModule, ROOT, writeManifests } from "../hack/build";
-import { ensureBinaries, startControlPlane, type ControlPlane } from "../hack/control-plane/control-plane";
+import {
+  ensureBinaries,
+  startControlPlane,
+  type ControlPlane,
+} from "../hack/control-plane/control-plane";
 import { startPeprModule, type RunningPeprModule } from "../hack/control-plane/pepr-module";
+import { stopEverything } from "../hack/control-plane/processes";
 import { CLUSTER_ENV, type TestClusterInfo } from "./harness/cluster";
 
 const SKIP_DIRS = new Set(["node_modules", "dist", ".git", ".bulwark", "manifests"]);
@@ -49,18 +54,30 @@ async function main(): Promise<number> {
     process.once(signal, () => {
       log(`${signal}: stopping tests and the control plane`);
       child?.kill(signal);
-      void cleanup().finally(() => process.exit(130));
+      // Whatever has started so far, also half-way through start-up.
+      void stopEverything()
+        .then(() => rmSync(dir, { recursive: true, force: true }))
+        .finally(() => process.exit(130));
     });
   }
 
-  const env: NodeJS.ProcessEnv = { ...process.env, PEPR_MODE: "build", LOG_LEVEL: process.env.LOG_LEVEL ?? "warn" };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PEPR_MODE: "build",
+    LOG_LEVEL: process.env.LOG_LEVEL ?? "warn",
+  };
   try {
     if (needsCluster) {
       const binDir = ensureBinaries(log);
       log("building the Pepr module");
       buildModule({ quiet: true });
       writeManifests();
-      controlPlane = await startControlPlane({ dir: join(dir, "cluster"), binDir, controllerManager: true, log });
+      controlPlane = await startControlPlane({
+        dir: join(dir, "cluster"),
+        binDir,
+        controllerManager: true,
+        log,
+      });
       pepr = await startPeprModule(controlPlane, { root: ROOT, log });
       const info: TestClusterInfo = {
         kubeconfigPath: controlPlane.kubeconfigPath,
@@ -79,18 +96,22 @@ async function main(): Promise<number> {
       child = spawn(
         process.execPath,
         [
-          "--import", "tsx",
+          "--import",
+          "tsx",
           "--test",
           "--test-concurrency=1",
-          "--test-reporter=spec", "--test-reporter-destination=stdout",
-          `--test-reporter=${join(ROOT, "test", "summary-reporter.mjs")}`, "--test-reporter-destination=stdout",
+          "--test-reporter=spec",
+          "--test-reporter-destination=stdout",
+          `--test-reporter=${join(ROOT, "test", "summary-reporter.mjs")}`,
+          "--test-reporter-destination=stdout",
           ...files,
         ],
         { cwd: ROOT, env, stdio: "inherit" },
       );
       child.on("exit", (c, signal) => resolvePromise(c ?? (signal ? 1 : 0)));
     });
-    if (code !== 0 && controlPlane) log(`control-plane logs were in ${join(controlPlane.dir, "logs")}`);
+    if (code !== 0 && controlPlane)
+      log(`control-plane logs were in ${join(controlPlane.dir, "logs")}`);
     return code;
   } finally {
     await cleanup();

@@ -14,16 +14,23 @@ log() { printf '[control-plane build] %s\n' "$*" >&2; }
 
 if [[ "${1:-}" == "--print-bin-dir" ]]; then echo "$BIN_DIR"; exit 0; fi
 
-have() { [[ -x "$BIN_DIR/$1" ]]; }
-if have kube-apiserver && have kube-controller-manager && have etcd \
-  && "$BIN_DIR/kube-apiserver" --version 2>/dev/null | grep -qx "Kubernetes $K8S_VERSION"; then
-  log "cached: $BIN_DIR"
-  echo "$BIN_DIR"
-  exit 0
-fi
+bash "$HERE/../system-packages.sh"
 
-command -v go >/dev/null || { log "go is required (Go >= 1.25)"; exit 1; }
+have() { [[ -x "$BIN_DIR/$1" ]]; }
+exit_if_cached() {
+  if have kube-apiserver && have kube-controller-manager && have etcd \
+    && "$BIN_DIR/kube-apiserver" --version 2>/dev/null | grep -qx "Kubernetes $K8S_VERSION"; then
+    log "cached: $BIN_DIR"
+    echo "$BIN_DIR"
+    exit 0
+  fi
+}
+exit_if_cached
 mkdir -p "$BIN_DIR"
+# One build at a time per machine (`npm start` and `npm test` may race); the loser reuses the result.
+exec 9>"$CACHE_ROOT/build.lock"
+flock 9
+exit_if_cached
 export CGO_ENABLED=0 GOFLAGS=-mod=mod
 
 # The wrapper modules are committed; their replace list is regenerated only when asked, from the

@@ -5,7 +5,13 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { request } from "node:https";
 import { join, resolve } from "node:path";
-import { createPki, createServiceAccountKey, issueCertificate, issueLoopbackServingCertificate, type Pki } from "./pki";
+import {
+  createPki,
+  createServiceAccountKeys,
+  issueCertificate,
+  issueLoopbackServingCertificate,
+  type Pki,
+} from "./pki";
 import { freePort } from "./ports";
 import { startProcess, stopAll, type ManagedProcess } from "./processes";
 
@@ -53,22 +59,34 @@ export function ensureBinaries(log: (message: string) => void = () => {}): strin
   const script = join(HERE, "build.sh");
   const cached = execFileSync("bash", [script, "--print-bin-dir"], { encoding: "utf8" }).trim();
   log(`control-plane binaries: ${cached}`);
-  const out = execFileSync("bash", [script], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+  const out = execFileSync("bash", [script], {
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   return out.trim().split("\n").pop() ?? cached;
 }
 
-export function kubeconfigFor(server: string, pki: Pki, client: { certPath: string; keyPath: string }): string {
+export function kubeconfigFor(
+  server: string,
+  pki: Pki,
+  client: { certPath: string; keyPath: string },
+): string {
   const b64 = (path: string): string => readFileSync(path).toString("base64");
   // JSON is YAML: every kubeconfig reader accepts it.
   return JSON.stringify(
     {
       apiVersion: "v1",
       kind: "Config",
-      clusters: [{ name: "bulwark", cluster: { server, "certificate-authority-data": b64(pki.caCertPath) } }],
+      clusters: [
+        { name: "bulwark", cluster: { server, "certificate-authority-data": b64(pki.caCertPath) } },
+      ],
       users: [
         {
           name: "admin",
-          user: { "client-certificate-data": b64(client.certPath), "client-key-data": b64(client.keyPath) },
+          user: {
+            "client-certificate-data": b64(client.certPath),
+            "client-key-data": b64(client.keyPath),
+          },
         },
       ],
       contexts: [{ name: "bulwark", context: { cluster: "bulwark", user: "admin" } }],
@@ -91,17 +109,29 @@ function httpsStatus(url: string, ca: string): Promise<number> {
   });
 }
 
+function logTail(path: string, lines = 15): string {
+  return readFileSync(path, "utf8").trimEnd().split("\n").slice(-lines).join("\n");
+}
+
 /** Polls `url` until it answers 200, failing early if `process` exits. */
-export async function waitForHttpsOk(url: string, ca: string, process: ManagedProcess, timeoutMs: number): Promise<void> {
+export async function waitForHttpsOk(
+  url: string,
+  ca: string,
+  process: ManagedProcess,
+  timeoutMs: number,
+): Promise<void> {
   let exited: number | string | undefined;
   void process.exited.then(code => (exited = code));
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (exited !== undefined) throw new Error(`${process.name} exited (${exited}); see ${process.logFile}`);
+    if (exited !== undefined)
+      throw new Error(`${process.name} exited (${exited}):\n${logTail(process.logFile)}`);
     if ((await httpsStatus(url, ca)) === 200) return;
     await new Promise(r => setTimeout(r, 250));
   }
-  throw new Error(`${process.name} not ready at ${url} after ${timeoutMs}ms; see ${process.logFile}`);
+  throw new Error(
+    `${process.name} not ready at ${url} after ${timeoutMs}ms; see ${process.logFile}`,
+  );
 }
 
 export async function startControlPlane(options: ControlPlaneOptions): Promise<ControlPlane> {
@@ -118,7 +148,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     organizations: ["system:masters"],
     usage: "clientAuth",
   });
-  const saKey = createServiceAccountKey(pki);
+  const saKeys = createServiceAccountKeys(pki);
   const [etcdPort, peerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
   const server = `https://127.0.0.1:${apiPort}`;
   const kubeconfigPath = join(dir, "kubeconfig");
@@ -172,8 +202,8 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
         `--client-ca-file=${pki.caCertPath}`,
         "--authorization-mode=RBAC",
         `--service-account-issuer=${server}`,
-        `--service-account-key-file=${saKey}`,
-        `--service-account-signing-key-file=${saKey}`,
+        `--service-account-key-file=${saKeys.publicKeyPath}`,
+        `--service-account-signing-key-file=${saKeys.privateKeyPath}`,
         "--service-cluster-ip-range=10.0.0.0/24",
         "--allow-privileged=true",
         // No controller creates default ServiceAccounts unless the controller manager runs.
@@ -204,7 +234,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
             `--node-monitor-grace-period=${cm.nodeMonitorGracePeriod ?? "8s"}`,
             "--node-startup-grace-period=10s",
             `--root-ca-file=${pki.caCertPath}`,
-            `--service-account-private-key-file=${saKey}`,
+            `--service-account-private-key-file=${saKeys.privateKeyPath}`,
           ],
           { logFile: logFile("kube-controller-manager") },
         ),

@@ -1,5 +1,10 @@
 // The few API calls the harness makes itself: server-side apply of YAML, CRD readiness.
-import { KubeConfig, KubernetesObjectApi, PatchStrategy, type KubernetesObject } from "@kubernetes/client-node";
+import {
+  KubeConfig,
+  KubernetesObjectApi,
+  PatchStrategy,
+  type KubernetesObject,
+} from "@kubernetes/client-node";
 import { readFileSync } from "node:fs";
 import { loadAll } from "js-yaml";
 

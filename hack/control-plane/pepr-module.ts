@@ -1,14 +1,24 @@
 // Runs the built Pepr module as a local process against the control plane, the way `pepr dev`
 // does for a cluster: admission and watch in one process (PEPR_MODE=dev), its webhook
 // configurations pointing at https://127.0.0.1:<port> with our CA as caBundle.
-import { KubernetesObjectApi, type KubeConfig, type KubernetesObject } from "@kubernetes/client-node";
+import {
+  KubernetesObjectApi,
+  type KubeConfig,
+  type KubernetesObject,
+} from "@kubernetes/client-node";
 import { randomBytes } from "node:crypto";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { peprStoreCRD } from "pepr/src/lib/assets/store";
 import type { ControlPlane } from "./control-plane";
 import { waitForHttpsOk } from "./control-plane";
-import { applyOrThrow, loadKubeConfig, readYamlObjects, waitForCrdsEstablished, waitUntil } from "./kube";
+import {
+  applyOrThrow,
+  loadKubeConfig,
+  readYamlObjects,
+  waitForCrdsEstablished,
+  waitUntil,
+} from "./kube";
 import { issueLoopbackServingCertificate } from "./pki";
 import { freePort } from "./ports";
 import { startProcess, type ManagedProcess } from "./processes";
@@ -45,7 +55,9 @@ export function localWebhookConfigurations(
 ): WebhookConfiguration[] {
   const caBundle = Buffer.from(caPem).toString("base64");
   return built
-    .filter(o => o.kind === "MutatingWebhookConfiguration" || o.kind === "ValidatingWebhookConfiguration")
+    .filter(
+      o => o.kind === "MutatingWebhookConfiguration" || o.kind === "ValidatingWebhookConfiguration",
+    )
     .map(o => {
       const config = structuredClone(o) as WebhookConfiguration;
       for (const webhook of config.webhooks ?? []) {
@@ -57,7 +69,10 @@ export function localWebhookConfigurations(
     });
 }
 
-export async function startPeprModule(cp: ControlPlane, options: PeprModuleOptions): Promise<RunningPeprModule> {
+export async function startPeprModule(
+  cp: ControlPlane,
+  options: PeprModuleOptions,
+): Promise<RunningPeprModule> {
   const log = options.log ?? (() => {});
   const dist = join(options.root, options.distDir ?? "dist");
   const bundle = join(dist, `pepr-${PEPR_UUID}.js`);
@@ -95,7 +110,12 @@ export async function startPeprModule(cp: ControlPlane, options: PeprModuleOptio
       PEPR_PRETTY_LOGS: "false",
     },
   });
-  const webhooks = localWebhookConfigurations(readYamlObjects(manifest), url, apiPath, cp.pki.caPem);
+  const webhooks = localWebhookConfigurations(
+    readYamlObjects(manifest),
+    url,
+    apiPath,
+    cp.pki.caPem,
+  );
   const stop = async (): Promise<void> => {
     await removeWebhooks(kc, webhooks).catch(() => {});
     await child.stop();
@@ -103,7 +123,7 @@ export async function startPeprModule(cp: ControlPlane, options: PeprModuleOptio
   try {
     await waitForHttpsOk(`${url}/healthz`, cp.pki.caPem, child, 60_000);
     await applyOrThrow(kc, webhooks);
-    await waitForWebhookTraffic(kc, url, cp.pki.caPem);
+    await waitForWebhookTraffic(kc, child.logFile);
   } catch (error) {
     await stop();
     throw error;
@@ -117,29 +137,19 @@ async function removeWebhooks(kc: KubeConfig, webhooks: KubernetesObject[]): Pro
   for (const webhook of webhooks) await client.delete(webhook);
 }
 
-async function mutateCount(url: string, ca: string): Promise<number> {
-  const { request } = await import("node:https");
-  const body = await new Promise<string>((resolve, reject) => {
-    request(`${url}/metrics`, { ca }, res => {
-      let text = "";
-      res.on("data", chunk => (text += chunk));
-      res.on("end", () => resolve(text));
-    })
-      .on("error", reject)
-      .end();
-  });
-  const line = body.split("\n").find(l => l.startsWith("pepr_mutate_count"));
-  return line ? Number(line.split(" ").pop()) : 0;
+/** Admission requests the module has logged so far (Pepr logs each one as "Incoming request"). */
+function admissionRequestsLogged(logFile: string): number {
+  return readFileSync(logFile, "utf8").split('"msg":"Incoming request"').length - 1;
 }
 
 /**
  * The API server learns about new webhook configurations through an informer, a moment after
  * they are stored. A dry-run Pod create is sent to our mutating webhook; once the module has
- * counted it, the wiring is live.
+ * logged it, the wiring is live.
  */
-async function waitForWebhookTraffic(kc: KubeConfig, url: string, ca: string): Promise<void> {
+async function waitForWebhookTraffic(kc: KubeConfig, logFile: string): Promise<void> {
   const client = KubernetesObjectApi.makeApiClient(kc);
-  const before = await mutateCount(url, ca);
+  const before = admissionRequestsLogged(logFile);
   await waitUntil("the API server to call the Pepr module's webhook", async () => {
     await client.create(
       {
@@ -151,6 +161,6 @@ async function waitForWebhookTraffic(kc: KubeConfig, url: string, ca: string): P
       undefined,
       "All",
     );
-    return (await mutateCount(url, ca)) > before;
+    return admissionRequestsLogged(logFile) > before;
   });
 }

@@ -33,17 +33,37 @@ function openssl(args: string[], cwd: string): void {
 }
 
 function ecKey(path: string, cwd: string): void {
-  openssl(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", path], cwd);
+  openssl(
+    ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", path],
+    cwd,
+  );
 }
 
 export function createPki(dir: string): Pki {
   ecKey("ca.key", dir);
   openssl(
-    ["req", "-x509", "-new", "-key", "ca.key", "-days", "30", "-subj", "/CN=bulwark-local-ca", "-out", "ca.crt"],
+    [
+      "req",
+      "-x509",
+      "-new",
+      "-key",
+      "ca.key",
+      "-days",
+      "30",
+      "-subj",
+      "/CN=bulwark-local-ca",
+      "-out",
+      "ca.crt",
+    ],
     dir,
   );
   const caCertPath = join(dir, "ca.crt");
-  return { dir, caCertPath, caKeyPath: join(dir, "ca.key"), caPem: readFileSync(caCertPath, "utf8") };
+  return {
+    dir,
+    caCertPath,
+    caKeyPath: join(dir, "ca.key"),
+    caPem: readFileSync(caCertPath, "utf8"),
+  };
 }
 
 export function issueCertificate(pki: Pki, request: CertificateRequest): IssuedCertificate {
@@ -56,18 +76,41 @@ export function issueCertificate(pki: Pki, request: CertificateRequest): IssuedC
   openssl(["req", "-new", "-key", `${name}.key`, "-subj", subject, "-out", `${name}.csr`], pki.dir);
   openssl(
     [
-      "x509", "-req", "-in", `${name}.csr`, "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
-      "-days", "30", "-extfile", `${name}.ext`, "-out", `${name}.crt`,
+      "x509",
+      "-req",
+      "-in",
+      `${name}.csr`,
+      "-CA",
+      "ca.crt",
+      "-CAkey",
+      "ca.key",
+      "-CAcreateserial",
+      "-days",
+      "30",
+      "-extfile",
+      `${name}.ext`,
+      "-out",
+      `${name}.crt`,
     ],
     pki.dir,
   );
   return { certPath: join(pki.dir, `${name}.crt`), keyPath: join(pki.dir, `${name}.key`) };
 }
 
-/** A service-account signing key: TokenRequest signs with it, TokenReview verifies with it. */
-export function createServiceAccountKey(pki: Pki): string {
+/** The service-account key pair: TokenRequest signs with the private key, TokenReview verifies with the public one. */
+export function createServiceAccountKeys(pki: Pki): {
+  privateKeyPath: string;
+  publicKeyPath: string;
+} {
   ecKey("service-account.key", pki.dir);
-  return join(pki.dir, "service-account.key");
+  openssl(
+    ["pkey", "-in", "service-account.key", "-pubout", "-out", "service-account.pub"],
+    pki.dir,
+  );
+  return {
+    privateKeyPath: join(pki.dir, "service-account.key"),
+    publicKeyPath: join(pki.dir, "service-account.pub"),
+  };
 }
 
 /** A serving certificate for a local process on loopback (API server, webhooks, gateway). */

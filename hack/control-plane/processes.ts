@@ -23,6 +23,10 @@ export interface StartOptions {
 
 const SETPRIV = "/usr/bin/setpriv";
 
+// Every process started here and not yet exited, in start order: a signal handler can stop them
+// all even when it arrives half-way through start-up.
+const live = new Set<ManagedProcess>();
+
 export function startProcess(
   name: string,
   command: string,
@@ -47,7 +51,7 @@ export function startProcess(
     return (code as number | null) ?? (signal as string | null) ?? "unknown";
   });
   let stopping: Promise<void> | undefined;
-  return {
+  const managed: ManagedProcess = {
     name,
     pid: child.pid,
     logFile: options.logFile,
@@ -63,6 +67,14 @@ export function startProcess(
       return stopping;
     },
   };
+  live.add(managed);
+  void exited.then(() => live.delete(managed));
+  return managed;
+}
+
+/** Stops every process this Node process started that is still running. */
+export function stopEverything(graceMs?: number): Promise<void> {
+  return stopAll([...live], graceMs);
 }
 
 /** Stops processes in reverse start order: consumers before what they depend on. */

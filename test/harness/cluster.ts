@@ -25,7 +25,9 @@ export interface TestCluster extends TestClusterInfo {
 export function testCluster(): TestCluster {
   const infoPath = process.env[CLUSTER_ENV];
   if (!infoPath) {
-    throw new Error(`${CLUSTER_ENV} is not set: run integration tests through \`npm test\` (test/run.ts)`);
+    throw new Error(
+      `${CLUSTER_ENV} is not set: run integration tests through \`npm test\` (test/run.ts)`,
+    );
   }
   const info = JSON.parse(readFileSync(infoPath, "utf8")) as TestClusterInfo;
   const kc = loadKubeConfig(info.kubeconfigPath);
@@ -38,8 +40,13 @@ export function testCluster(): TestCluster {
 }
 
 /** Creates `<prefix>-<random>`; the returned function deletes it (the namespace controller empties it). */
-export async function testNamespace(cluster: TestCluster, prefix: string): Promise<[string, () => Promise<void>]> {
+export async function testNamespace(
+  cluster: TestCluster,
+  prefix: string,
+): Promise<[string, () => Promise<void>]> {
   const name = `${prefix}-${randomBytes(3).toString("hex")}`;
-  await cluster.core.createNamespace({ body: { metadata: { name, labels: { "bulwark.dev/test": "true" } } } });
+  await cluster.core.createNamespace({
+    body: { metadata: { name, labels: { "bulwark.dev/test": "true" } } },
+  });
   return [name, async () => void (await cluster.core.deleteNamespace({ name }))];
 }

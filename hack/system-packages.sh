@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs the system tools the control plane and the harness need, from Debian, when missing:
+# openssl (certificates) and setpriv (children die with their parent). Go comes with the machine.
+set -euo pipefail
+missing=()
+command -v openssl >/dev/null || missing+=(openssl)
+command -v setpriv >/dev/null || missing+=(util-linux)
+if ((${#missing[@]} > 0)); then
+  echo "[system-packages] installing ${missing[*]}" >&2
+  if [[ $(id -u) -ne 0 ]]; then SUDO=sudo; else SUDO=; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >&2
+fi
+if ! command -v go >/dev/null; then
+  echo "[system-packages] Go >= 1.25 is required to build kube-apiserver and etcd (https://go.dev/doc/install)" >&2
+  exit 1
+fi

@@ -1,0 +1,55 @@
+// The API server calls the built Pepr module's webhook for real, and the stored object carries
+// the mutation.
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { AdmissionregistrationV1Api } from "@kubernetes/client-node";
+import { testCluster, testNamespace } from "../harness/cluster";
+
+const cluster = testCluster();
+
+function pod(name: string, annotations?: Record<string, string>) {
+  return {
+    metadata: { name, annotations },
+    spec: { containers: [{ name: "app", image: "registry.example/app:1" }] },
+  };
+}
+
+describe("the Pepr module behind the real API server", () => {
+  let ns: string;
+  let dropNamespace: () => Promise<void>;
+  before(async () => ([ns, dropNamespace] = await testNamespace(cluster, "pepr")));
+  after(async () => dropNamespace());
+
+  it("is registered as a mutating webhook that calls a loopback URL with our CA", async () => {
+    const admission = cluster.kc.makeApiClient(AdmissionregistrationV1Api);
+    const mutating = await admission.readMutatingWebhookConfiguration({ name: "pepr-bulwark" });
+    const hook = mutating.webhooks?.[0];
+    assert.match(
+      hook?.clientConfig.url ?? "",
+      /^https:\/\/127\.0\.0\.1:\d+\/mutate\/[0-9a-f]{64}$/,
+    );
+    assert.ok(hook?.clientConfig.caBundle, "caBundle is set");
+    assert.equal(hook?.failurePolicy, "Fail");
+    assert.ok(
+      hook?.rules?.some(r => r.resources?.includes("pods") && r.operations?.includes("CREATE")),
+    );
+  });
+
+  it("marks a pod that names a permission group pending, in the stored object", async () => {
+    await cluster.core.createNamespacedPod({
+      namespace: ns,
+      body: pod("with-group", { "permission.bulwark.dev/group": "db-readers" }),
+    });
+    const stored = await cluster.core.readNamespacedPod({ name: "with-group", namespace: ns });
+    assert.equal(stored.metadata?.annotations?.["permission.bulwark.dev/status"], "pending");
+    // Pepr's own receipt that the pod-permission capability mutated this object.
+    assert.equal(stored.metadata?.annotations?.["bulwark.pepr.dev/pod-permission"], "succeeded");
+  });
+
+  it("leaves a pod without the group annotation untouched", async () => {
+    await cluster.core.createNamespacedPod({ namespace: ns, body: pod("plain") });
+    const stored = await cluster.core.readNamespacedPod({ name: "plain", namespace: ns });
+    assert.equal(stored.metadata?.annotations?.["permission.bulwark.dev/status"], undefined);
+    assert.equal(stored.metadata?.annotations?.["bulwark.pepr.dev/pod-permission"], undefined);
+  });
+});

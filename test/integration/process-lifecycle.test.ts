@@ -1,0 +1,108 @@
+// No orphans: control-plane processes die with whatever started them, and `npm start` stops
+// every process it started on SIGINT.
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ROOT } from "../../hack/build";
+import { waitUntil } from "../../hack/control-plane/kube";
+import { testCluster } from "../harness/cluster";
+
+const cluster = testCluster();
+
+/** A PID counts as gone once it is reaped or a zombie (it can no longer run). */
+function running(pid: number): boolean {
+  const stat = `/proc/${pid}/stat`;
+  if (!existsSync(stat)) return false;
+  const state = readFileSync(stat, "utf8").split(") ")[1]?.[0];
+  return state !== "Z" && state !== "X";
+}
+
+/** PIDs of all processes whose parent is `pid`, and theirs. */
+function descendants(pid: number): number[] {
+  const children = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8")
+    .trim()
+    .split(/\s+/)
+    .filter(Boolean)
+    .map(Number);
+  return children.flatMap(child => [child, ...(running(child) ? descendants(child) : [])]);
+}
+
+function collectOutput(child: ChildProcess): () => string {
+  let output = "";
+  child.stdout?.on("data", chunk => (output += chunk));
+  child.stderr?.on("data", chunk => (output += chunk));
+  return () => output;
+}
+
+describe("process lifecycle", () => {
+  it("kills etcd and kube-apiserver when the process that started them is SIGKILLed", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "bulwark-orphans-"));
+    const holder = spawn(
+      process.execPath,
+      ["--import", "tsx", join(ROOT, "test/harness/hold-control-plane.ts"), dir, cluster.binDir],
+      {
+        cwd: ROOT,
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
+    const output = collectOutput(holder);
+    try {
+      const { pids } = await waitUntil(
+        "the control plane to start",
+        async () => {
+          const line = output()
+            .split("\n")
+            .find(l => l.startsWith('{"pids"'));
+          return line ? (JSON.parse(line) as { pids: number[] }) : undefined;
+        },
+        120_000,
+      );
+      assert.equal(pids.length, 2);
+      assert.ok(pids.every(running), "etcd and kube-apiserver run");
+      holder.kill("SIGKILL");
+      await waitUntil(
+        "the children to die with their parent",
+        async () => pids.every(pid => !running(pid)),
+        10_000,
+      );
+    } finally {
+      holder.kill("SIGKILL");
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("`npm start` prints 'Bulwark is ready', writes its kubeconfig, and SIGINT leaves no process behind", async () => {
+    const stateDir = mkdtempSync(join(tmpdir(), "bulwark-stack-"));
+    const stack = spawn(process.execPath, ["--import", "tsx", join(ROOT, "hack/local-stack.ts")], {
+      cwd: ROOT,
+      env: { ...process.env, BULWARK_STATE_DIR: stateDir },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const output = collectOutput(stack);
+    try {
+      await waitUntil(
+        "Bulwark is ready",
+        async () => output().includes("\nBulwark is ready\n"),
+        180_000,
+        500,
+      );
+      const kubeconfig = JSON.parse(readFileSync(join(stateDir, "kubeconfig"), "utf8"));
+      assert.match(kubeconfig.clusters[0].cluster.server, /^https:\/\/127\.0\.0\.1:\d+$/);
+      const started = descendants(stack.pid!);
+      // etcd, kube-apiserver, kube-controller-manager and the Pepr module, each under setpriv's exec.
+      assert.ok(started.length >= 4, `expected at least 4 child processes, saw ${started.length}`);
+
+      const exited = new Promise<number | null>(resolve => stack.once("exit", resolve));
+      stack.kill("SIGINT");
+      assert.equal(await exited, 0, output());
+      assert.deepEqual(started.filter(running), [], "every process it started has stopped");
+      assert.match(output(), /SIGINT: stopping[\s\S]*stopped/);
+    } finally {
+      stack.kill("SIGKILL");
+      rmSync(stateDir, { recursive: true, force: true });
+    }
+  });
+});

@@ -3,12 +3,21 @@
 // is not committed (it would carry a private key) and never edited by hand.
 import { execFileSync } from "node:child_process";
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { basename, join, resolve } from "node:path";
 import { readYamlObjects } from "./control-plane/kube";
 
 export const ROOT = resolve(__dirname, "..");
 export const MANIFESTS = join(ROOT, "manifests");
 const DIST = join(ROOT, "dist");
+const CRD_DIR = join(ROOT, "crds");
+
+/** The CRD files in crds/, in apply order. */
+export function crdFiles(): string[] {
+  return readdirSync(CRD_DIR)
+    .filter(f => f.endsWith(".yaml"))
+    .sort()
+    .map(f => join(CRD_DIR, f));
+}
 
 export function buildModule(options: { quiet?: boolean } = {}): void {
   execFileSync(
@@ -32,30 +41,22 @@ export function writeManifests(): string[] {
   }
   mkdirSync(MANIFESTS, { recursive: true });
   const written: string[] = [];
-  const crdDir = join(ROOT, "crds");
-  const crds = readdirSync(crdDir)
-    .filter(f => f.endsWith(".yaml"))
-    .sort();
+  const crds = crdFiles();
   if (crds.length > 0) {
     const path = join(MANIFESTS, "00-crds.yaml");
-    const docs = crds.map(f => readYamlObjects(join(crdDir, f)));
-    if (docs.flat().some(o => o.kind !== "CustomResourceDefinition")) {
+    if (crds.flatMap(readYamlObjects).some(o => o.kind !== "CustomResourceDefinition")) {
       throw new Error("crds/ may hold only CustomResourceDefinitions");
     }
-    writeFileSync(
-      path,
-      crds.map(f => `# from crds/${f}\n` + readFileAsText(join(crdDir, f))).join("\n---\n"),
+    const parts = crds.map(
+      f => `# from crds/${basename(f)}\n` + readFileSync(f, "utf8").trimEnd() + "\n",
     );
+    writeFileSync(path, parts.join("---\n"));
     written.push(path);
   }
   const module = join(MANIFESTS, "10-pepr-module.yaml");
   copyFileSync(join(DIST, "pepr-module-bulwark.yaml"), module);
   written.push(module);
   return written;
-}
-
-function readFileAsText(path: string): string {
-  return readFileSync(path, "utf8").trimEnd() + "\n";
 }
 
 if (require.main === module) {

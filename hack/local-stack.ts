@@ -1,9 +1,9 @@
 // `npm start`: Bulwark on this machine with no cluster. A real etcd, kube-apiserver and
 // kube-controller-manager, Bulwark's CRDs, and the Pepr module serving its webhooks from a local
 // process. Prints "Bulwark is ready" when every part is up; SIGINT/SIGTERM stop everything.
-import { copyFileSync, mkdirSync, readdirSync, rmSync } from "node:fs";
+import { copyFileSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { buildModule, ROOT, writeManifests } from "./build";
+import { buildModule, crdFiles, ROOT, writeManifests } from "./build";
 import {
   ensureBinaries,
   startControlPlane,
@@ -23,10 +23,7 @@ const STATE_DIR = process.env.BULWARK_STATE_DIR ?? join(ROOT, ".bulwark");
 const log = (message: string): void => console.log(`[bulwark] ${message}`);
 
 async function installCrds(cp: ControlPlane): Promise<string[]> {
-  const crdDir = join(ROOT, "crds");
-  const crds = readdirSync(crdDir)
-    .filter(f => f.endsWith(".yaml"))
-    .flatMap(f => readYamlObjects(join(crdDir, f)));
+  const crds = crdFiles().flatMap(readYamlObjects);
   if (crds.length === 0) return [];
   const kc = loadKubeConfig(cp.kubeconfigPath);
   await applyOrThrow(kc, crds);

@@ -1,0 +1,24 @@
+// Expected failures are values: a parse or a decision returns a Result, bugs throw.
+
+/** One problem, naming the field it is about (`metadata.annotations["…/canary-weight"]`, `spec.rules[0].host`). */
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+export type Result<T> =
+  | { ok: true; value: T; warnings: string[] }
+  | { ok: false; errors: FieldError[]; warnings: string[] };
+
+export function ok<T>(value: T, warnings: string[] = []): Result<T> {
+  return { ok: true, value, warnings };
+}
+
+export function fail<T = never>(errors: FieldError[], warnings: string[] = []): Result<T> {
+  return { ok: false, errors, warnings };
+}
+
+/** "field: message; field: message", for a denial or a log line. */
+export function formatErrors(errors: FieldError[]): string {
+  return errors.map(e => `${e.field}: ${e.message}`).join("; ");
+}

@@ -1,0 +1,179 @@
+// IngressCheckSum and SecretCheckSum (tengine.taobao.org/v1): Tengine-Ingress's spec, unchanged,
+// plus Bulwark's optional `mode` and a status that says whether the cluster matches.
+import { z } from "zod";
+import { CHECKSUM_GROUP } from "../../core/names";
+
+export const CHECKSUM_VERSION = "v1";
+export const CONSISTENT_CONDITION = "Consistent";
+/** Differing IDs listed in status, at most; the counts are always complete. */
+export const STATUS_ID_CAP = 20;
+
+export const checksumKinds = {
+  ingress: {
+    kind: "IngressCheckSum",
+    plural: "ingresschecksums",
+    singular: "ingresschecksum",
+    shortName: "ingcs",
+  },
+  secret: {
+    kind: "SecretCheckSum",
+    plural: "secretchecksums",
+    singular: "secretchecksum",
+    shortName: "seccs",
+  },
+} as const;
+export type ChecksumKind = keyof typeof checksumKinds;
+
+export const checksumSpecSchema = z.object({
+  timestamp: z.string().min(1),
+  checksum: z
+    .string()
+    .regex(/^[0-9a-f]{32}$/, "must be 32 lowercase hex digits (MD5)")
+    .optional(),
+  ids: z.array(z.string()).optional(),
+  // Objects without a mode come from Tengine producers.
+  mode: z.enum(["tengine", "content"]).default("tengine"),
+});
+export type ChecksumSpec = z.infer<typeof checksumSpecSchema>;
+
+export interface ChecksumCondition {
+  type: string;
+  status: "True" | "False" | "Unknown";
+  reason: string;
+  message: string;
+  lastTransitionTime: string;
+  observedGeneration?: number;
+}
+
+export interface ChecksumStatus {
+  observedGeneration?: number;
+  /** The checksum of the cluster's current objects in this object's mode. */
+  observedChecksum?: string;
+  objectCount?: number;
+  publishedCount?: number;
+  missingCount?: number;
+  unexpectedCount?: number;
+  /** Published IDs the cluster no longer has (capped). */
+  missing?: string[];
+  /** IDs in the cluster the publisher did not attest (capped). */
+  unexpected?: string[];
+  conditions?: ChecksumCondition[];
+}
+
+const idList = { type: "array", items: { type: "string" }, "x-kubernetes-list-type": "atomic" };
+
+function statusSchema() {
+  return {
+    type: "object",
+    properties: {
+      observedGeneration: { type: "integer", format: "int64" },
+      observedChecksum: { type: "string" },
+      objectCount: { type: "integer" },
+      publishedCount: { type: "integer" },
+      missingCount: { type: "integer" },
+      unexpectedCount: { type: "integer" },
+      missing: { ...idList, maxItems: STATUS_ID_CAP },
+      unexpected: { ...idList, maxItems: STATUS_ID_CAP },
+      conditions: {
+        type: "array",
+        "x-kubernetes-list-type": "map",
+        "x-kubernetes-list-map-keys": ["type"],
+        items: {
+          type: "object",
+          required: ["type", "status", "reason", "message", "lastTransitionTime"],
+          properties: {
+            type: { type: "string" },
+            status: { type: "string", enum: ["True", "False", "Unknown"] },
+            reason: { type: "string" },
+            message: { type: "string" },
+            lastTransitionTime: { type: "string", format: "date-time" },
+            observedGeneration: { type: "integer", format: "int64" },
+          },
+        },
+      },
+    },
+  };
+}
+
+export function checksumCrd(kind: ChecksumKind) {
+  const names = checksumKinds[kind];
+  return {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: { name: `${names.plural}.${CHECKSUM_GROUP}` },
+    spec: {
+      group: CHECKSUM_GROUP,
+      scope: "Namespaced",
+      names: {
+        kind: names.kind,
+        listKind: `${names.kind}List`,
+        plural: names.plural,
+        singular: names.singular,
+        shortNames: [names.shortName],
+      },
+      versions: [
+        {
+          name: CHECKSUM_VERSION,
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          additionalPrinterColumns: [
+            { name: "Mode", type: "string", jsonPath: ".spec.mode" },
+            {
+              name: "Consistent",
+              type: "string",
+              jsonPath: `.status.conditions[?(@.type=="${CONSISTENT_CONDITION}")].status`,
+            },
+            { name: "Missing", type: "integer", jsonPath: ".status.missingCount", priority: 1 },
+            {
+              name: "Unexpected",
+              type: "integer",
+              jsonPath: ".status.unexpectedCount",
+              priority: 1,
+            },
+            { name: "Checksum", type: "string", jsonPath: ".spec.checksum", priority: 1 },
+            { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
+          ],
+          schema: {
+            openAPIV3Schema: {
+              type: "object",
+              description: `${names.kind}: the checksum a publisher attests for the cluster's ${kind === "ingress" ? "Ingress" : "TLS Secret"} objects (Tengine-Ingress compatible).`,
+              required: ["spec"],
+              properties: {
+                apiVersion: { type: "string" },
+                kind: { type: "string" },
+                metadata: { type: "object" },
+                spec: {
+                  type: "object",
+                  required: ["timestamp"],
+                  properties: {
+                    timestamp: {
+                      type: "string",
+                      format: "date-time",
+                      description: "When the checksum was computed.",
+                    },
+                    checksum: {
+                      type: "string",
+                      pattern: "^[0-9a-f]{32}$",
+                      description: "MD5 (lowercase hex) of the sorted IDs joined by ','.",
+                    },
+                    // Tengine declares a set, but its formula keeps duplicate IDs: atomic keeps them.
+                    ids: { ...idList, description: "The IDs that went into the checksum." },
+                    mode: {
+                      type: "string",
+                      enum: ["tengine", "content"],
+                      default: "tengine",
+                      description:
+                        "tengine: <N>-<version>[-<cert sha1>] IDs; content: <ns>/<name>@<sha256 of canonical JSON>.",
+                    },
+                  },
+                },
+                status: statusSchema(),
+              },
+            },
+          },
+        },
+      ],
+    },
+  };
+}

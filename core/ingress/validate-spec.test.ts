@@ -1,0 +1,149 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import type { Ingress } from "./types";
+import { validateIngressSpec } from "./validate-spec";
+
+const backend = { service: { name: "web", port: { number: 80 } } };
+
+function ingress(spec: Ingress["spec"]): Ingress {
+  return {
+    metadata: { name: "site-1", namespace: "shop" },
+    spec: { ingressClassName: "bulwark", ...spec },
+  };
+}
+
+function rule(host: string | undefined, path: Record<string, unknown>) {
+  return { host, http: { paths: [{ path: "/", pathType: "Prefix", backend, ...path }] } };
+}
+
+describe("validateIngressSpec", () => {
+  it("given a well-formed Ingress, returns no errors", () => {
+    const report = validateIngressSpec(
+      ingress({
+        rules: [
+          rule("shop.example.com", {}),
+          rule("*.example.com", { path: "/api", pathType: "Exact" }),
+        ],
+        tls: [{ hosts: ["shop.example.com"], secretName: "shop-ecc" }],
+      }),
+    );
+    assert.deepEqual(report, { errors: [], warnings: [] });
+  });
+
+  const cases: [string, Ingress["spec"], string, RegExp][] = [
+    [
+      "an uppercase host",
+      { rules: [rule("Shop.example.com", {})] },
+      "spec.rules[0].host",
+      /lowercase/,
+    ],
+    [
+      "a wildcard in the middle",
+      { rules: [rule("a.*.example.com", {})] },
+      "spec.rules[0].host",
+      /first label/,
+    ],
+    [
+      "a relative path",
+      { rules: [rule("a.com", { path: "api" })] },
+      "spec.rules[0].http.paths[0].path",
+      /start with '\/'/,
+    ],
+    [
+      "a path with a query",
+      { rules: [rule("a.com", { path: "/a?b=1" })] },
+      "spec.rules[0].http.paths[0].path",
+      /'\?'/,
+    ],
+    [
+      "an unknown pathType",
+      { rules: [rule("a.com", { pathType: "Regex" })] },
+      "spec.rules[0].http.paths[0].pathType",
+      /got "Regex"/,
+    ],
+    [
+      "a missing backend",
+      { rules: [rule("a.com", { backend: undefined })] },
+      "spec.rules[0].http.paths[0].backend",
+      /required/,
+    ],
+    [
+      "a resource backend",
+      { rules: [rule("a.com", { backend: { resource: { kind: "Bucket", name: "b" } } })] },
+      "spec.rules[0].http.paths[0].backend.resource",
+      /not served/,
+    ],
+    [
+      "a bad service name",
+      { rules: [rule("a.com", { backend: { service: { name: "Web_1", port: { number: 80 } } } })] },
+      "spec.rules[0].http.paths[0].backend.service.name",
+      /RFC 1035/,
+    ],
+    [
+      "port 0",
+      { rules: [rule("a.com", { backend: { service: { name: "web", port: { number: 0 } } } })] },
+      "spec.rules[0].http.paths[0].backend.service.port.number",
+      /1\.\.65535/,
+    ],
+    [
+      "no port",
+      { rules: [rule("a.com", { backend: { service: { name: "web" } } })] },
+      "spec.rules[0].http.paths[0].backend.service.port",
+      /number .* or a port name/,
+    ],
+    ["no rules and no default backend", { rules: [] }, "spec", /rules or a defaultBackend/],
+    [
+      "a TLS entry without a Secret",
+      { rules: [rule("a.com", {})], tls: [{ hosts: ["a.com"] }] },
+      "spec.tls[0].secretName",
+      /required/,
+    ],
+    [
+      "a bad TLS host",
+      { rules: [rule("a.com", {})], tls: [{ hosts: ["a..com"], secretName: "s" }] },
+      "spec.tls[0].hosts[0]",
+      /label ''/,
+    ],
+    [
+      "a bad default backend",
+      { defaultBackend: { service: { name: "", port: { number: 80 } } } },
+      "spec.defaultBackend.service.name",
+      /RFC 1035/,
+    ],
+  ];
+  for (const [title, spec, field, message] of cases) {
+    it(`given ${title}, returns an error on ${field}`, () => {
+      const { errors } = validateIngressSpec(ingress(spec));
+      assert.equal(errors.length, 1, JSON.stringify(errors));
+      assert.equal(errors[0]!.field, field);
+      assert.match(errors[0]!.message, message);
+    });
+  }
+
+  it("given the same host, path and pathType twice, names both places", () => {
+    const { errors } = validateIngressSpec(
+      ingress({ rules: [rule("a.com", {}), rule("a.com", {})] }),
+    );
+    assert.deepEqual(errors, [
+      {
+        field: "spec.rules[1].http.paths[0]",
+        message: "repeats spec.rules[0].http.paths[0] (same host, path and pathType)",
+      },
+    ]);
+  });
+
+  it("given use-regex and a broken ImplementationSpecific regex, returns the regex error", () => {
+    const spec = { rules: [rule("a.com", { path: "/(a", pathType: "ImplementationSpecific" })] };
+    assert.deepEqual(validateIngressSpec(ingress(spec)).errors, []);
+    const { errors } = validateIngressSpec(ingress(spec), { useRegex: true });
+    assert.match(errors[0]?.message ?? "", /not a valid regular expression/);
+  });
+
+  it("given a TLS host without a rule, warns", () => {
+    const { errors, warnings } = validateIngressSpec(
+      ingress({ rules: [rule("a.com", {})], tls: [{ hosts: ["b.com"], secretName: "s" }] }),
+    );
+    assert.deepEqual(errors, []);
+    assert.match(warnings[0] ?? "", /b\.com has no rule/);
+  });
+});

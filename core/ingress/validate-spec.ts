@@ -1,0 +1,157 @@
+// Validation of an Ingress's spec as the gateway will serve it. The API server has already
+// checked the basic shape; this adds what Bulwark's gateway needs and names every field.
+import { hostProblem } from "./hostname";
+import type { FieldError } from "../result";
+import type { HTTPIngressPath, Ingress, IngressBackend, IngressTLS } from "./types";
+
+const DNS_1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
+const PORT_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const PATH_TYPES = new Set(["Exact", "Prefix", "ImplementationSpecific"]);
+
+export interface SpecOptions {
+  /** `use-regex`: ImplementationSpecific paths are regular expressions that must compile. */
+  useRegex?: boolean;
+}
+
+export interface SpecReport {
+  errors: FieldError[];
+  warnings: string[];
+}
+
+function backendProblems(backend: IngressBackend, field: string): FieldError[] {
+  if (backend.resource) {
+    return [
+      {
+        field: `${field}.resource`,
+        message: "resource backends are not served; route to a Service",
+      },
+    ];
+  }
+  const service = backend.service;
+  if (!service) return [{ field: `${field}.service`, message: "is required" }];
+  const errors: FieldError[] = [];
+  if (!service.name || !DNS_1035_LABEL.test(service.name) || service.name.length > 63) {
+    errors.push({
+      field: `${field}.service.name`,
+      message: `must be a Service name (RFC 1035 label), got ${JSON.stringify(service.name ?? "")}`,
+    });
+  }
+  const port = service.port;
+  if (port?.number !== undefined) {
+    if (!Number.isInteger(port.number) || port.number < 1 || port.number > 65535) {
+      errors.push({
+        field: `${field}.service.port.number`,
+        message: `must be 1..65535, got ${port.number}`,
+      });
+    }
+  } else if (!port?.name || !PORT_NAME.test(port.name) || port.name.length > 15) {
+    errors.push({
+      field: `${field}.service.port`,
+      message: "needs a number (1..65535) or a port name (IANA service name)",
+    });
+  }
+  return errors;
+}
+
+function pathProblems(path: HTTPIngressPath, field: string, options: SpecOptions): FieldError[] {
+  const errors: FieldError[] = [];
+  const type = path.pathType;
+  if (!type || !PATH_TYPES.has(type)) {
+    errors.push({
+      field: `${field}.pathType`,
+      message: `must be Exact, Prefix or ImplementationSpecific, got ${JSON.stringify(type ?? "")}`,
+    });
+  }
+  const value = path.path ?? "/";
+  if (type === "ImplementationSpecific" && options.useRegex) {
+    try {
+      new RegExp(value);
+    } catch (error) {
+      errors.push({
+        field: `${field}.path`,
+        message: `is not a valid regular expression (use-regex is on): ${(error as Error).message}`,
+      });
+    }
+  } else if (!value.startsWith("/")) {
+    errors.push({
+      field: `${field}.path`,
+      message: `must start with '/', got ${JSON.stringify(value)}`,
+    });
+  } else if (/[\s?#]/.test(value)) {
+    errors.push({
+      field: `${field}.path`,
+      message: "must not contain whitespace, '?' or '#': requests are matched on the path alone",
+    });
+  }
+  if (path.backend) errors.push(...backendProblems(path.backend, `${field}.backend`));
+  else errors.push({ field: `${field}.backend`, message: "is required" });
+  return errors;
+}
+
+function tlsProblems(tls: IngressTLS, field: string): FieldError[] {
+  const errors: FieldError[] = [];
+  for (const [index, host] of (tls.hosts ?? []).entries()) {
+    const problem = hostProblem(host);
+    if (problem)
+      errors.push({
+        field: `${field}.hosts[${index}]`,
+        message: `${JSON.stringify(host)}: ${problem}`,
+      });
+  }
+  if (!tls.secretName)
+    errors.push({
+      field: `${field}.secretName`,
+      message: "is required: Bulwark has no default certificate",
+    });
+  return errors;
+}
+
+function rulesReport(ingress: Ingress, options: SpecOptions): FieldError[] {
+  const errors: FieldError[] = [];
+  const seen = new Map<string, string>();
+  for (const [i, rule] of (ingress.spec?.rules ?? []).entries()) {
+    const field = `spec.rules[${i}]`;
+    const hostError = rule.host === undefined ? undefined : hostProblem(rule.host);
+    if (hostError)
+      errors.push({
+        field: `${field}.host`,
+        message: `${JSON.stringify(rule.host)}: ${hostError}`,
+      });
+    for (const [j, path] of (rule.http?.paths ?? []).entries()) {
+      const pathField = `${field}.http.paths[${j}]`;
+      errors.push(...pathProblems(path, pathField, options));
+      const key = `${rule.host ?? ""} ${path.pathType} ${path.path ?? "/"}`;
+      const first = seen.get(key);
+      if (first)
+        errors.push({
+          field: pathField,
+          message: `repeats ${first} (same host, path and pathType)`,
+        });
+      else seen.set(key, pathField);
+    }
+  }
+  return errors;
+}
+
+/** Every problem in the spec, each naming its field; warnings for what is legal but likely a mistake. */
+export function validateIngressSpec(ingress: Ingress, options: SpecOptions = {}): SpecReport {
+  const spec = ingress.spec ?? {};
+  const errors = rulesReport(ingress, options);
+  if (spec.defaultBackend)
+    errors.push(...backendProblems(spec.defaultBackend, "spec.defaultBackend"));
+  if (!spec.defaultBackend && (spec.rules ?? []).length === 0) {
+    errors.push({ field: "spec", message: "needs rules or a defaultBackend" });
+  }
+  const ruleHosts = new Set((spec.rules ?? []).map(r => r.host ?? ""));
+  const warnings: string[] = [];
+  for (const [k, tls] of (spec.tls ?? []).entries()) {
+    errors.push(...tlsProblems(tls, `spec.tls[${k}]`));
+    for (const host of tls.hosts ?? []) {
+      if (!ruleHosts.has(host))
+        warnings.push(
+          `spec.tls[${k}].hosts: ${host} has no rule in this Ingress; its certificate serves no route`,
+        );
+    }
+  }
+  return { errors, warnings };
+}

@@ -1,0 +1,91 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { X509Certificate, createHash } from "node:crypto";
+import { makeCertificate } from "../../test/fixtures/certificates";
+import { certificateCoversHost, inspectTlsPair } from "./certificate";
+
+const NOW = new Date();
+const ecc = makeCertificate({ key: "ecdsa", dnsNames: ["*.example.com", "example.com"] });
+const rsa = makeCertificate({ key: "rsa", dnsNames: ["shop.example.com"] });
+
+function errorsOf(result: ReturnType<typeof inspectTlsPair>): string[] {
+  return result.ok ? [] : result.errors.map(e => `${e.field}: ${e.message}`);
+}
+
+describe("inspectTlsPair", () => {
+  it("given an ECDSA pair, returns its key type, names, validity and leaf SHA-1", () => {
+    const result = inspectTlsPair(ecc.certPem, ecc.keyPem, NOW);
+    assert.ok(result.ok, errorsOf(result).join());
+    assert.equal(result.value.keyType, "ECC");
+    assert.deepEqual(result.value.dnsNames, ["*.example.com", "example.com"]);
+    assert.equal(
+      result.value.sha1,
+      createHash("sha1").update(new X509Certificate(ecc.certPem).raw).digest("hex"),
+    );
+    assert.equal(result.value.chainLength, 1);
+  });
+
+  it("given an RSA pair, returns RSA", () => {
+    const result = inspectTlsPair(rsa.certPem, rsa.keyPem, NOW);
+    assert.ok(result.ok);
+    assert.equal(result.value.keyType, "RSA");
+  });
+
+  const bad: [string, string, string, RegExp][] = [
+    ["no certificate", "hello", ecc.keyPem, /tls\.crt"\]: holds no PEM certificate/],
+    [
+      "a corrupt certificate",
+      "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----",
+      ecc.keyPem,
+      /tls\.crt"\]: the leaf certificate is not valid X\.509/,
+    ],
+    [
+      "a corrupt key",
+      ecc.certPem,
+      "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----",
+      /tls\.key"\]: is not a readable PEM private key/,
+    ],
+    ["a key of another certificate", ecc.certPem, rsa.keyPem, /tls\.key"\]: does not match/],
+  ];
+  for (const [title, cert, key, expected] of bad) {
+    it(`given ${title}, returns an error naming the field`, () => {
+      const errors = errorsOf(inspectTlsPair(cert, key, NOW));
+      assert.equal(errors.length, 1, errors.join("; "));
+      assert.match(errors[0]!, expected);
+    });
+  }
+
+  it("given a certificate past its notAfter, returns expired with the date", () => {
+    const later = new Date(NOW.getTime() + 40 * 86_400_000);
+    assert.match(
+      errorsOf(inspectTlsPair(ecc.certPem, ecc.keyPem, later)).join(),
+      /tls\.crt"\]: expired on \d{4}-/,
+    );
+  });
+
+  it("given a time before notBefore, returns not yet valid", () => {
+    const earlier = new Date(NOW.getTime() - 2 * 86_400_000);
+    assert.match(
+      errorsOf(inspectTlsPair(ecc.certPem, ecc.keyPem, earlier)).join(),
+      /is not valid before/,
+    );
+  });
+});
+
+describe("certificateCoversHost", () => {
+  const cases: [string, boolean][] = [
+    ["example.com", true],
+    ["a.example.com", true],
+    ["a.b.example.com", false],
+    ["*.example.com", true],
+    ["other.com", false],
+  ];
+  for (const [host, expected] of cases) {
+    it(`given host ${host} and names *.example.com, example.com, returns ${expected}`, () => {
+      assert.equal(
+        certificateCoversHost({ dnsNames: ["*.example.com", "example.com"] }, host),
+        expected,
+      );
+    });
+  }
+});

@@ -1,0 +1,120 @@
+// What admission and the gateway need to know about a kubernetes.io/tls Secret's data, and the
+// reasons it cannot be served. Pure apart from node:crypto; the caller passes `now`.
+import { X509Certificate, createHash, createPrivateKey, type KeyObject } from "node:crypto";
+import { fail, ok, type FieldError, type Result } from "../result";
+import { nameCoversHost } from "../ingress/hostname";
+
+export type KeyType = "ECC" | "RSA";
+
+export interface CertificateFacts {
+  keyType: KeyType;
+  /** DNS names from subjectAltName, lowercased. */
+  dnsNames: string[];
+  notBefore: Date;
+  notAfter: Date;
+  /** SHA-1 hex of the leaf certificate's DER (Tengine's certificate ID). */
+  sha1: string;
+  /** Certificates in tls.crt, leaf first. */
+  chainLength: number;
+}
+
+export const CERT_FIELD = 'data["tls.crt"]';
+export const KEY_FIELD = 'data["tls.key"]';
+
+const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
+
+function keyTypeOf(certificate: X509Certificate): KeyType | undefined {
+  const type = certificate.publicKey.asymmetricKeyType;
+  if (type === "rsa" || type === "rsa-pss") return "RSA";
+  if (type === "ec") return "ECC";
+  return undefined;
+}
+
+function parseChain(certPem: string): Result<X509Certificate[]> {
+  const blocks = certPem.match(PEM_CERTIFICATE) ?? [];
+  if (blocks.length === 0)
+    return fail([{ field: CERT_FIELD, message: "holds no PEM certificate" }]);
+  const chain: X509Certificate[] = [];
+  for (const [index, block] of blocks.entries()) {
+    try {
+      chain.push(new X509Certificate(block));
+    } catch (error) {
+      const which = index === 0 ? "the leaf certificate" : `certificate ${index + 1} of the chain`;
+      return fail([
+        { field: CERT_FIELD, message: `${which} is not valid X.509 (${(error as Error).message})` },
+      ]);
+    }
+  }
+  return ok(chain);
+}
+
+function parseKey(keyPem: string): Result<KeyObject> {
+  try {
+    return ok(createPrivateKey(keyPem));
+  } catch (error) {
+    return fail([
+      {
+        field: KEY_FIELD,
+        message: `is not a readable PEM private key (${(error as Error).message})`,
+      },
+    ]);
+  }
+}
+
+function dnsNamesOf(certificate: X509Certificate): string[] {
+  return (certificate.subjectAltName ?? "")
+    .split(", ")
+    .filter(entry => entry.startsWith("DNS:"))
+    .map(entry => entry.slice(4).toLowerCase());
+}
+
+/** Parses and checks a certificate/key pair: readable, matching, RSA or ECDSA, valid at `now`. */
+export function inspectTlsPair(
+  certPem: string,
+  keyPem: string,
+  now: Date,
+): Result<CertificateFacts> {
+  const chain = parseChain(certPem);
+  const key = parseKey(keyPem);
+  const errors: FieldError[] = [...(chain.ok ? [] : chain.errors), ...(key.ok ? [] : key.errors)];
+  if (!chain.ok || !key.ok) return fail(errors);
+
+  const leaf = chain.value[0]!;
+  const keyType = keyTypeOf(leaf);
+  if (!keyType) {
+    errors.push({
+      field: CERT_FIELD,
+      message: `has a ${leaf.publicKey.asymmetricKeyType} key; only RSA and ECDSA are served`,
+    });
+  }
+  if (!leaf.checkPrivateKey(key.value)) {
+    errors.push({
+      field: KEY_FIELD,
+      message: "does not match the public key of the leaf certificate in tls.crt",
+    });
+  }
+  const notBefore = new Date(leaf.validFrom);
+  const notAfter = new Date(leaf.validTo);
+  if (now > notAfter)
+    errors.push({ field: CERT_FIELD, message: `expired on ${notAfter.toISOString()}` });
+  if (now < notBefore)
+    errors.push({ field: CERT_FIELD, message: `is not valid before ${notBefore.toISOString()}` });
+  if (errors.length > 0 || !keyType) return fail(errors);
+
+  return ok({
+    keyType,
+    dnsNames: dnsNamesOf(leaf),
+    notBefore,
+    notAfter,
+    sha1: createHash("sha1").update(leaf.raw).digest("hex"),
+    chainLength: chain.value.length,
+  });
+}
+
+/** Whether the certificate's subjectAltName DNS names cover `host` (no Common Name fallback, as modern clients do). */
+export function certificateCoversHost(
+  facts: Pick<CertificateFacts, "dnsNames">,
+  host: string,
+): boolean {
+  return facts.dnsNames.some(name => nameCoversHost(name, host));
+}

@@ -1,0 +1,59 @@
+// The reads admission needs: the TLS Secrets an Ingress names, the Ingresses that name a Secret.
+import { K8s, kind } from "pepr";
+import type { Result } from "../../core/result";
+import { inspectTlsPair, type CertificateFacts } from "../../core/tls/certificate";
+import { isOurIngress } from "../../core/ingress/class";
+import type { Ingress } from "../../core/ingress/types";
+import type { SecretLookup } from "../../core/ingress/validate-tls";
+
+function isNotFound(error: unknown): boolean {
+  return (
+    typeof error === "object" && error !== null && (error as { status?: number }).status === 404
+  );
+}
+
+function decode(value: string | undefined): string {
+  return value === undefined ? "" : Buffer.from(value, "base64").toString("utf8");
+}
+
+/** Facts about each named Secret as stored (base64 data); undefined for a Secret that does not exist. */
+export async function tlsSecretLookup(
+  namespace: string,
+  names: string[],
+  now: Date,
+): Promise<SecretLookup> {
+  const facts = new Map<string, Result<CertificateFacts> | undefined>();
+  await Promise.all(
+    [...new Set(names)].map(async name => {
+      try {
+        const secret = await K8s(kind.Secret).InNamespace(namespace).Get(name);
+        facts.set(
+          name,
+          inspectTlsPair(decode(secret.data?.["tls.crt"]), decode(secret.data?.["tls.key"]), now),
+        );
+      } catch (error) {
+        if (!isNotFound(error)) throw error;
+        facts.set(name, undefined);
+      }
+    }),
+  );
+  return name => facts.get(name);
+}
+
+/** Bulwark's Ingresses in `namespace` whose tls entries name `secretName`. */
+export async function ingressesUsingSecret(
+  namespace: string,
+  secretName: string,
+): Promise<Ingress[]> {
+  const list = await K8s(kind.Ingress).InNamespace(namespace).Get();
+  return (list.items as Ingress[]).filter(
+    ingress =>
+      isOurIngress(ingress) && (ingress.spec?.tls ?? []).some(tls => tls.secretName === secretName),
+  );
+}
+
+export function secretNamesOf(ingresses: Ingress[]): string[] {
+  return ingresses.flatMap(ingress =>
+    (ingress.spec?.tls ?? []).flatMap(tls => (tls.secretName ? [tls.secretName] : [])),
+  );
+}

@@ -1,0 +1,92 @@
+// The status a checksum object should carry, from what the guard observed. Pure: the reconciler
+// patches it only when it differs from what is stored.
+import {
+  CONSISTENT_CONDITION,
+  STATUS_ID_CAP,
+  type ChecksumCondition,
+  type ChecksumKind,
+  type ChecksumStatus,
+} from "./checksum-crd";
+
+/** What verifying one checksum object against the cluster found. */
+export interface Observation {
+  kind: ChecksumKind;
+  /** The cluster's checksum in the object's mode. */
+  observedChecksum: string;
+  objectCount: number;
+  publishedChecksum?: string;
+  /** undefined when the object lists no IDs. */
+  publishedCount?: number;
+  /** false when spec.ids do not hash to spec.checksum. */
+  publishedIdsHash?: boolean;
+  missing: string[];
+  unexpected: string[];
+  missingCount: number;
+  unexpectedCount: number;
+  /** A spec that does not parse: the message says which field. */
+  invalidSpec?: string;
+}
+
+const NOUN = { ingress: "Ingress objects", secret: "TLS Secrets" } as const;
+
+function condition(o: Observation): Pick<ChecksumCondition, "status" | "reason" | "message"> {
+  if (o.invalidSpec) return { status: "False", reason: "InvalidSpec", message: o.invalidSpec };
+  if (!o.publishedChecksum)
+    return { status: "False", reason: "NoChecksum", message: "spec.checksum is not set" };
+  if (o.publishedIdsHash === false) {
+    return {
+      status: "False",
+      reason: "PublishedIdsInconsistent",
+      message: "spec.ids do not hash to spec.checksum: the publisher wrote inconsistent data",
+    };
+  }
+  if (o.observedChecksum === o.publishedChecksum) {
+    return {
+      status: "True",
+      reason: "Matched",
+      message: `the cluster's ${o.objectCount} ${NOUN[o.kind]} hash to spec.checksum`,
+    };
+  }
+  const detail =
+    o.publishedCount === undefined
+      ? "spec.ids is empty, so the differing objects cannot be named"
+      : `${o.missingCount} published IDs missing, ${o.unexpectedCount} unexpected` +
+        (o.missing[0] ? `; first missing: ${o.missing[0]}` : "") +
+        (o.unexpected[0] ? `; first unexpected: ${o.unexpected[0]}` : "");
+  return {
+    status: "False",
+    reason: "Mismatch",
+    message: `the cluster's ${o.objectCount} ${NOUN[o.kind]} hash to ${o.observedChecksum}: ${detail}`,
+  };
+}
+
+export function desiredStatus(
+  o: Observation,
+  generation: number | undefined,
+  previous: ChecksumStatus | undefined,
+  now: Date,
+): ChecksumStatus {
+  const next = condition(o);
+  const old = previous?.conditions?.find(c => c.type === CONSISTENT_CONDITION);
+  // lastTransitionTime moves only when the status does, as metav1.Condition requires.
+  const lastTransitionTime =
+    old && old.status === next.status ? old.lastTransitionTime : now.toISOString();
+  return {
+    observedGeneration: generation,
+    observedChecksum: o.observedChecksum,
+    objectCount: o.objectCount,
+    publishedCount: o.publishedCount,
+    missingCount: o.missingCount,
+    unexpectedCount: o.unexpectedCount,
+    missing: o.missing.slice(0, STATUS_ID_CAP),
+    unexpected: o.unexpected.slice(0, STATUS_ID_CAP),
+    conditions: [
+      { type: CONSISTENT_CONDITION, ...next, lastTransitionTime, observedGeneration: generation },
+    ],
+  };
+}
+
+export function isConsistent(status: ChecksumStatus | undefined): boolean | undefined {
+  const c = status?.conditions?.find(x => x.type === CONSISTENT_CONDITION);
+  return c === undefined ? undefined : c.status === "True";
+}

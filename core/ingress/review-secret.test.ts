@@ -22,12 +22,12 @@ const site: Ingress = {
 
 describe("reviewTlsSecret", () => {
   it("given a valid pair that covers its users' hosts, returns no errors", () => {
-    const review = reviewTlsSecret("shop-tls", shopEcc, NOW, [site], () => undefined);
+    const review = reviewTlsSecret({ name: "shop-tls", ...shopEcc }, NOW, [site], () => undefined);
     assert.deepEqual(review.errors, []);
   });
 
   it("given a pair that no longer covers a user's host, names the Ingress and the host", () => {
-    const review = reviewTlsSecret("shop-tls", otherEcc, NOW, [site], () => undefined);
+    const review = reviewTlsSecret({ name: "shop-tls", ...otherEcc }, NOW, [site], () => undefined);
     assert.equal(review.errors.length, 1);
     assert.match(
       review.errors[0]!.message,
@@ -37,7 +37,7 @@ describe("reviewTlsSecret", () => {
 
   it("given a key type that a sibling Secret already provides for the host, rejects it", () => {
     const wild = inspectTlsPair(wildEcc.certPem, wildEcc.keyPem, NOW);
-    const review = reviewTlsSecret("shop-tls", shopEcc, NOW, [site], name =>
+    const review = reviewTlsSecret({ name: "shop-tls", ...shopEcc }, NOW, [site], name =>
       name === "wild-tls" ? wild : undefined,
     );
     assert.match(review.errors[0]?.message ?? "", /already has an ECC certificate/);
@@ -54,20 +54,15 @@ describe("reviewTlsSecret", () => {
       },
     };
     const wild = inspectTlsPair(wildEcc.certPem, wildEcc.keyPem, NOW);
-    const review = reviewTlsSecret("shop-tls", shopEcc, NOW, [broken], name =>
+    const review = reviewTlsSecret({ name: "shop-tls", ...shopEcc }, NOW, [broken], name =>
       name === "wild-tls" ? wild : undefined,
     );
     assert.deepEqual(review.errors, []);
   });
 
   it("given an unreadable key, returns the key field's error", () => {
-    const review = reviewTlsSecret(
-      "shop-tls",
-      { certPem: shopEcc.certPem, keyPem: "nope" },
-      NOW,
-      [site],
-      () => undefined,
-    );
+    const secret = { name: "shop-tls", certPem: shopEcc.certPem, keyPem: "nope" };
+    const review = reviewTlsSecret(secret, NOW, [site], () => undefined);
     assert.equal(review.errors[0]?.field, 'data["tls.key"]');
   });
 });

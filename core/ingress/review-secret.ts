@@ -15,18 +15,18 @@ function ingressName(ingress: Ingress): string {
 }
 
 /**
- * Reviews Secret `secretName` (decoded PEM data) against the Ingresses that name it. Only
+ * Reviews a Secret (decoded PEM data) against the Ingresses that name it. Only
  * problems this Secret introduces are errors: each Ingress is checked as if the Secret were
  * absent, then with it, and the difference is reported against that Ingress.
  */
 export function reviewTlsSecret(
-  secretName: string,
-  data: { certPem: string; keyPem: string },
+  secret: { name: string; certPem: string; keyPem: string },
   now: Date,
   users: Ingress[],
   others: SecretLookup,
 ): SecretReview {
-  const facts = inspectTlsPair(data.certPem, data.keyPem, now);
+  const secretName = secret.name;
+  const facts = inspectTlsPair(secret.certPem, secret.keyPem, now);
   if (!facts.ok) return { errors: facts.errors, warnings: [] };
   const errors: FieldError[] = [];
   for (const ingress of users) {

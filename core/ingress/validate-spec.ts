@@ -2,7 +2,7 @@
 // checked the basic shape; this adds what Bulwark's gateway needs and names every field.
 import { hostProblem } from "./hostname";
 import type { FieldError } from "../result";
-import type { HTTPIngressPath, Ingress, IngressBackend, IngressTLS } from "./types";
+import type { HTTPIngressPath, Ingress, IngressBackend, IngressTLS, ServiceBackend } from "./types";
 
 const DNS_1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
 const PORT_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -18,6 +18,20 @@ export interface SpecReport {
   warnings: string[];
 }
 
+function serviceNameProblem(name: string | undefined): string | undefined {
+  if (name && name.length <= 63 && DNS_1035_LABEL.test(name)) return undefined;
+  return `must be a Service name (RFC 1035 label), got ${JSON.stringify(name ?? "")}`;
+}
+
+function portProblem(port: ServiceBackend["port"]): [string, string] | undefined {
+  if (port?.number !== undefined) {
+    const valid = Number.isInteger(port.number) && port.number >= 1 && port.number <= 65535;
+    return valid ? undefined : ["port.number", `must be 1..65535, got ${port.number}`];
+  }
+  if (port?.name && port.name.length <= 15 && PORT_NAME.test(port.name)) return undefined;
+  return ["port", "needs a number (1..65535) or a port name (IANA service name)"];
+}
+
 function backendProblems(backend: IngressBackend, field: string): FieldError[] {
   if (backend.resource) {
     return [
@@ -30,26 +44,10 @@ function backendProblems(backend: IngressBackend, field: string): FieldError[] {
   const service = backend.service;
   if (!service) return [{ field: `${field}.service`, message: "is required" }];
   const errors: FieldError[] = [];
-  if (!service.name || !DNS_1035_LABEL.test(service.name) || service.name.length > 63) {
-    errors.push({
-      field: `${field}.service.name`,
-      message: `must be a Service name (RFC 1035 label), got ${JSON.stringify(service.name ?? "")}`,
-    });
-  }
-  const port = service.port;
-  if (port?.number !== undefined) {
-    if (!Number.isInteger(port.number) || port.number < 1 || port.number > 65535) {
-      errors.push({
-        field: `${field}.service.port.number`,
-        message: `must be 1..65535, got ${port.number}`,
-      });
-    }
-  } else if (!port?.name || !PORT_NAME.test(port.name) || port.name.length > 15) {
-    errors.push({
-      field: `${field}.service.port`,
-      message: "needs a number (1..65535) or a port name (IANA service name)",
-    });
-  }
+  const nameProblem = serviceNameProblem(service.name);
+  if (nameProblem) errors.push({ field: `${field}.service.name`, message: nameProblem });
+  const port = portProblem(service.port);
+  if (port) errors.push({ field: `${field}.service.${port[0]}`, message: port[1] });
   return errors;
 }
 
@@ -133,6 +131,18 @@ function rulesReport(ingress: Ingress, options: SpecOptions): FieldError[] {
   return errors;
 }
 
+function unroutedTlsHosts(ingress: Ingress): string[] {
+  const ruleHosts = new Set((ingress.spec?.rules ?? []).map(r => r.host ?? ""));
+  return (ingress.spec?.tls ?? []).flatMap((tls, k) =>
+    (tls.hosts ?? [])
+      .filter(host => !ruleHosts.has(host))
+      .map(
+        host =>
+          `spec.tls[${k}].hosts: ${host} has no rule in this Ingress; its certificate serves no route`,
+      ),
+  );
+}
+
 /** Every problem in the spec, each naming its field; warnings for what is legal but likely a mistake. */
 export function validateIngressSpec(ingress: Ingress, options: SpecOptions = {}): SpecReport {
   const spec = ingress.spec ?? {};
@@ -142,16 +152,6 @@ export function validateIngressSpec(ingress: Ingress, options: SpecOptions = {})
   if (!spec.defaultBackend && (spec.rules ?? []).length === 0) {
     errors.push({ field: "spec", message: "needs rules or a defaultBackend" });
   }
-  const ruleHosts = new Set((spec.rules ?? []).map(r => r.host ?? ""));
-  const warnings: string[] = [];
-  for (const [k, tls] of (spec.tls ?? []).entries()) {
-    errors.push(...tlsProblems(tls, `spec.tls[${k}]`));
-    for (const host of tls.hosts ?? []) {
-      if (!ruleHosts.has(host))
-        warnings.push(
-          `spec.tls[${k}].hosts: ${host} has no rule in this Ingress; its certificate serves no route`,
-        );
-    }
-  }
-  return { errors, warnings };
+  (spec.tls ?? []).forEach((tls, k) => errors.push(...tlsProblems(tls, `spec.tls[${k}]`)));
+  return { errors, warnings: unroutedTlsHosts(ingress) };
 }

@@ -13,47 +13,64 @@ export interface TlsReport {
   warnings: string[];
 }
 
+/** host -> key type -> the Secret that provides it */
+type KeyTypesByHost = Map<string, Map<string, string>>;
+
+function checkEntryHosts(
+  entry: { field: string; secretName: string; hosts: string[] },
+  facts: CertificateFacts,
+  byHost: KeyTypesByHost,
+): FieldError[] {
+  const { field, secretName, hosts } = entry;
+  const errors: FieldError[] = [];
+  for (const [i, host] of hosts.entries()) {
+    if (!certificateCoversHost(facts, host)) {
+      const names = facts.dnsNames.join(", ") || "no DNS names";
+      errors.push({
+        field: `${field}.hosts[${i}]`,
+        message: `${host} is not covered by Secret ${secretName}'s certificate (${names})`,
+      });
+      continue;
+    }
+    const types = byHost.get(host) ?? new Map<string, string>();
+    const other = types.get(facts.keyType);
+    if (other && other !== secretName) {
+      errors.push({
+        field,
+        message: `host ${host} already has an ${facts.keyType} certificate from Secret ${other}; at most one ECC and one RSA certificate per host`,
+      });
+    }
+    types.set(facts.keyType, other ?? secretName);
+    byHost.set(host, types);
+  }
+  return errors;
+}
+
 export function validateIngressTls(ingress: Ingress, lookup: SecretLookup): TlsReport {
   const errors: FieldError[] = [];
   const warnings: string[] = [];
-  // host -> key type -> the Secret that provides it
-  const byHost = new Map<string, Map<string, string>>();
+  const byHost: KeyTypesByHost = new Map();
   for (const [k, tls] of (ingress.spec?.tls ?? []).entries()) {
     const name = tls.secretName;
+    const secret = name ? lookup(name) : undefined;
     if (!name) continue;
-    const secret = lookup(name);
     if (secret === undefined) {
       warnings.push(
         `spec.tls[${k}].secretName: Secret ${name} does not exist yet; its hosts get no certificate until it does`,
       );
-      continue;
-    }
-    if (!secret.ok) {
+    } else if (!secret.ok) {
       errors.push({
         field: `spec.tls[${k}].secretName`,
         message: `Secret ${name} cannot be served: ${formatErrors(secret.errors)}`,
       });
-      continue;
-    }
-    for (const [i, host] of (tls.hosts ?? []).entries()) {
-      if (!certificateCoversHost(secret.value, host)) {
-        const names = secret.value.dnsNames.join(", ") || "no DNS names";
-        errors.push({
-          field: `spec.tls[${k}].hosts[${i}]`,
-          message: `${host} is not covered by Secret ${name}'s certificate (${names})`,
-        });
-        continue;
-      }
-      const types = byHost.get(host) ?? new Map<string, string>();
-      const other = types.get(secret.value.keyType);
-      if (other && other !== name) {
-        errors.push({
-          field: `spec.tls[${k}]`,
-          message: `host ${host} already has an ${secret.value.keyType} certificate from Secret ${other}; at most one ECC and one RSA certificate per host`,
-        });
-      }
-      types.set(secret.value.keyType, other ?? name);
-      byHost.set(host, types);
+    } else {
+      errors.push(
+        ...checkEntryHosts(
+          { field: `spec.tls[${k}]`, secretName: name, hosts: tls.hosts ?? [] },
+          secret.value,
+          byHost,
+        ),
+      );
     }
   }
   return { errors, warnings };

@@ -1,0 +1,64 @@
+// Admission glue: read what the decision needs from the cluster, decide in core/, answer.
+import { Log, type a, type PeprValidateRequest } from "pepr";
+import { isOurIngress } from "../../core/ingress/class";
+import { reviewIngress } from "../../core/ingress/review-ingress";
+import { reviewTlsSecret } from "../../core/ingress/review-secret";
+import type { Ingress, Secret } from "../../core/ingress/types";
+import { formatErrors, type FieldError } from "../../core/result";
+import { ingressesUsingSecret, secretNamesOf, tlsSecretLookup } from "./cluster-reads";
+
+const TLS_SECRET_TYPE = "kubernetes.io/tls";
+
+type ValidateActionResponse = ReturnType<PeprValidateRequest<a.Ingress>["Approve"]>;
+
+function answer(
+  req: PeprValidateRequest<a.Ingress> | PeprValidateRequest<a.Secret>,
+  what: string,
+  errors: FieldError[],
+  warnings: string[],
+): ValidateActionResponse {
+  const ns = req.Request.namespace;
+  const name = req.Raw.metadata?.name;
+  if (errors.length === 0) return req.Approve(warnings.length > 0 ? warnings : undefined);
+  Log.info({ ns, name, kind: what, reason: formatErrors(errors) }, "denied");
+  return req.Deny(
+    `${what} ${ns}/${name} rejected by Bulwark: ${formatErrors(errors)}`,
+    422,
+    warnings,
+  );
+}
+
+export async function validateIngress(
+  req: PeprValidateRequest<a.Ingress>,
+): Promise<ValidateActionResponse> {
+  const ingress: Ingress = req.Raw;
+  if (!isOurIngress(ingress)) return req.Approve();
+  const namespace = req.Request.namespace ?? ingress.metadata?.namespace ?? "default";
+  const secrets = await tlsSecretLookup(namespace, secretNamesOf([ingress]), new Date());
+  const review = reviewIngress(ingress, secrets);
+  return answer(req, "Ingress", review.errors, review.warnings);
+}
+
+/** TLS Secrets are Bulwark's business only while one of its Ingresses names them. */
+export async function validateTlsSecret(
+  req: PeprValidateRequest<a.Secret>,
+): Promise<ValidateActionResponse> {
+  const secret: Secret = req.Raw;
+  if (secret.type !== TLS_SECRET_TYPE || !secret.metadata?.name) return req.Approve();
+  const namespace = req.Request.namespace ?? secret.metadata.namespace ?? "default";
+  const users = await ingressesUsingSecret(namespace, secret.metadata.name);
+  if (users.length === 0) return req.Approve();
+  const others = await tlsSecretLookup(
+    namespace,
+    secretNamesOf(users).filter(n => n !== secret.metadata?.name),
+    new Date(),
+  );
+  // Pepr hands validate callbacks a Secret with data already base64-decoded.
+  const data = {
+    name: secret.metadata.name,
+    certPem: secret.data?.["tls.crt"] ?? "",
+    keyPem: secret.data?.["tls.key"] ?? "",
+  };
+  const review = reviewTlsSecret(data, new Date(), users, others);
+  return answer(req, "Secret", review.errors, review.warnings);
+}

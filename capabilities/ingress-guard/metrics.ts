@@ -1,0 +1,24 @@
+import { Counter, Gauge, Histogram } from "prom-client";
+import { registry } from "../../kube/metrics-server";
+
+export const guardMetrics = {
+  consistent: new Gauge({
+    name: "bulwark_checksum_consistent",
+    help: "1 when the cluster's objects of this kind match a published checksum object, 0 when none matches",
+    labelNames: ["kind"],
+    registers: [registry],
+  }),
+  mismatches: new Counter({
+    name: "bulwark_checksum_mismatch_total",
+    help: "Times a checksum object turned inconsistent with the cluster",
+    labelNames: ["kind"],
+    registers: [registry],
+  }),
+  verifyDuration: new Histogram({
+    name: "bulwark_checksum_verify_duration_seconds",
+    help: "Time to verify the checksum objects of one kind against the cluster",
+    labelNames: ["kind"],
+    buckets: [0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
+    registers: [registry],
+  }),
+};

@@ -1,0 +1,125 @@
+// The canary annotations: ingress-nginx's names and meanings, plus Tengine-Ingress's extensions,
+// and the schema of each one on its own. Rules between them are in canary-rules.ts.
+import { z } from "zod";
+import {
+  parseHeaderActions,
+  parseModOperator,
+  parsePattern,
+  parseQueryActions,
+  parseQueryName,
+  parseTokenName,
+  valueList,
+} from "./canary-values";
+import { annotation, annotationKey, parseBool, parseIntIn } from "./validators";
+import type { AnnotationField } from "./family";
+
+export const canaryFields = {
+  enabled: {
+    annotation: "canary",
+    doc: 'Marks this ingress as a canary of the main ingress with the same host and path ("true"/"false").',
+  },
+  weight: {
+    annotation: "canary-weight",
+    doc: "Share of random requests sent to the canary, out of canary-weight-total.",
+  },
+  weightTotal: {
+    annotation: "canary-weight-total",
+    doc: "Total the weights are out of, 1..10000 (default 100); Tengine reads it from the main ingress.",
+  },
+  header: {
+    annotation: "canary-by-header",
+    doc: 'Header routing to the canary when "always" (ingress-nginx: back to main when "never").',
+  },
+  headerValue: {
+    annotation: "canary-by-header-value",
+    doc: 'Header values routing to the canary instead of "always": "v1||v2", at most 20.',
+  },
+  headerPattern: {
+    annotation: "canary-by-header-pattern",
+    doc: "Regular expression (JavaScript syntax) on the header value; ignored when -value is set.",
+  },
+  cookie: {
+    annotation: "canary-by-cookie",
+    doc: 'Cookie routing to the canary when "always" (ingress-nginx: back to main when "never").',
+  },
+  cookieValue: {
+    annotation: "canary-by-cookie-value",
+    doc: 'Cookie values routing to the canary instead of "always": "v1||v2", at most 20 (Tengine).',
+  },
+  query: {
+    annotation: "canary-by-query",
+    doc: 'Query parameter routing to the canary when "always" (Tengine).',
+  },
+  queryValue: {
+    annotation: "canary-by-query-value",
+    doc: 'Query parameter values routing to the canary instead of "always": "v1||v2", at most 20 (Tengine).',
+  },
+  modDivisor: {
+    annotation: "canary-mod-divisor",
+    doc: "Divisor 2..100 of the mod rule: integer(value) % divisor <operator> remainder (Tengine).",
+  },
+  modOperator: {
+    annotation: "canary-mod-relational-operator",
+    doc: 'Operator of the mod rule: "==", ">", ">=", "<" or "<=" (Tengine).',
+  },
+  modRemainder: {
+    annotation: "canary-mod-remainder",
+    doc: "Remainder of the mod rule, 0..divisor-1 (Tengine).",
+  },
+  requestAddHeader: {
+    annotation: "canary-request-add-header",
+    doc: 'Headers added to canary requests: "name:value||name:value", at most 2 (Tengine).',
+  },
+  requestAppendHeader: {
+    annotation: "canary-request-append-header",
+    doc: 'Values appended to canary request headers: "name:value||name:value", at most 2 (Tengine).',
+  },
+  requestAddQuery: {
+    annotation: "canary-request-add-query",
+    doc: 'Query parameters added to canary requests: "a=b&c=d", at most 2 (Tengine).',
+  },
+  responseAddHeader: {
+    annotation: "canary-response-add-header",
+    doc: 'Headers added to canary responses: "name:value||name:value", at most 2 (Tengine).',
+  },
+  responseAppendHeader: {
+    annotation: "canary-response-append-header",
+    doc: 'Values appended to canary response headers: "name:value||name:value", at most 2 (Tengine).',
+  },
+} as const satisfies Record<string, AnnotationField>;
+
+export type CanaryField = keyof typeof canaryFields;
+
+/** The full annotation key of a canary field, for messages. */
+export function canaryKey(field: CanaryField): string {
+  return annotationKey(canaryFields[field].annotation);
+}
+
+// Tengine's canary-weight-total range is [100, 10000]; 1..10000 also admits ingress-nginx totals
+// below 100 and rejects nonsense such as 0 (a division by zero) or 1e9.
+export const MAX_CANARY_WEIGHT_TOTAL = 10000;
+
+export const canaryFieldsSchema = z.object({
+  enabled: annotation(parseBool).optional(),
+  weight: annotation(raw => parseIntIn(raw, 0, MAX_CANARY_WEIGHT_TOTAL)).optional(),
+  weightTotal: annotation(raw => parseIntIn(raw, 1, MAX_CANARY_WEIGHT_TOTAL)).optional(),
+  header: annotation(parseTokenName).optional(),
+  headerValue: annotation(valueList("header")).optional(),
+  headerPattern: annotation(parsePattern).optional(),
+  cookie: annotation(parseTokenName).optional(),
+  cookieValue: annotation(valueList("cookie")).optional(),
+  query: annotation(parseQueryName).optional(),
+  queryValue: annotation(valueList("query")).optional(),
+  modDivisor: annotation(raw => parseIntIn(raw, 2, 100)).optional(),
+  modOperator: annotation(parseModOperator).optional(),
+  // The upper bound is the divisor's, checked between fields.
+  modRemainder: annotation(raw => parseIntIn(raw, 0, 99)).optional(),
+  requestAddHeader: annotation(parseHeaderActions).optional(),
+  requestAppendHeader: annotation(parseHeaderActions).optional(),
+  requestAddQuery: annotation(parseQueryActions).optional(),
+  responseAddHeader: annotation(parseHeaderActions).optional(),
+  responseAppendHeader: annotation(parseHeaderActions).optional(),
+} satisfies Record<CanaryField, z.ZodType>);
+
+/** Every canary field after parsing; undefined when its annotation is absent. */
+export type CanaryFields = z.output<typeof canaryFieldsSchema>;

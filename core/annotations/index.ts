@@ -1,0 +1,119 @@
+// The public surface of core/annotations: one parse per kind of object, running every family and
+// returning all errors at once, plus each family for callers that need just one.
+import { fail, ok, type FieldError, type Result } from "../result";
+import { parseCanary, type CanaryConfig } from "./canary";
+import { parseCors, type CorsConfig } from "./cors";
+import { parseProxy, type ProxyConfig } from "./proxy";
+import { parseRedirect, type RedirectConfig } from "./redirect";
+import { unknownAnnotationWarnings } from "./registry";
+import { parseRewrite, type RewriteConfig } from "./rewrite";
+import { parseRobots, type RobotsConfig } from "./robots";
+import { parseIngressRollout, parseSecretRollout, type RolloutConfig } from "./rollout";
+import { parseVersion } from "./version";
+
+/** An Ingress's annotations, one entry per family; undefined when none of its keys is set. */
+export interface IngressAnnotations {
+  canary: CanaryConfig | undefined;
+  cors: CorsConfig | undefined;
+  robots: RobotsConfig | undefined;
+  redirect: RedirectConfig | undefined;
+  proxy: ProxyConfig | undefined;
+  rewrite: RewriteConfig | undefined;
+  rollout: RolloutConfig | undefined;
+  version: number | undefined;
+}
+
+/** A Secret's annotations: its batched rollout and its checksum version. */
+export interface SecretAnnotations {
+  rollout: RolloutConfig | undefined;
+  version: number | undefined;
+}
+
+type Annotations = Readonly<Record<string, string>> | undefined;
+
+/** Gathers every family's errors and warnings, so one denial lists them all. */
+class Gathered {
+  readonly errors: FieldError[] = [];
+  readonly warnings: string[] = [];
+
+  take<T>(result: Result<T>): T | undefined {
+    this.warnings.push(...result.warnings);
+    if (result.ok) return result.value;
+    this.errors.push(...result.errors);
+    return undefined;
+  }
+
+  result<T>(value: T): Result<T> {
+    return this.errors.length > 0 ? fail(this.errors, this.warnings) : ok(value, this.warnings);
+  }
+}
+
+export function parseIngressAnnotations(annotations: Annotations): Result<IngressAnnotations> {
+  const all = new Gathered();
+  const value: IngressAnnotations = {
+    canary: all.take(parseCanary(annotations)),
+    cors: all.take(parseCors(annotations)),
+    robots: all.take(parseRobots(annotations)),
+    redirect: all.take(parseRedirect(annotations)),
+    proxy: all.take(parseProxy(annotations)),
+    rewrite: all.take(parseRewrite(annotations)),
+    rollout: all.take(parseIngressRollout(annotations)),
+    version: all.take(parseVersion(annotations)),
+  };
+  all.warnings.push(...unknownAnnotationWarnings(annotations, "Ingress"));
+  return all.result(value);
+}
+
+export function parseSecretAnnotations(annotations: Annotations): Result<SecretAnnotations> {
+  const all = new Gathered();
+  const value: SecretAnnotations = {
+    rollout: all.take(parseSecretRollout(annotations)),
+    version: all.take(parseVersion(annotations)),
+  };
+  all.warnings.push(...unknownAnnotationWarnings(annotations, "Secret"));
+  return all.result(value);
+}
+
+export { annotationPath } from "./family";
+export type { AnnotationField, Family, FamilyName } from "./family";
+export {
+  ANNOTATION_REGISTRY,
+  lookupAnnotation,
+  type AnnotatedKind,
+  type AnnotationInfo,
+} from "./registry";
+export { canaryFamily, canarySchema, DEFAULT_CANARY_WEIGHT_TOTAL, parseCanary } from "./canary";
+export type {
+  CanaryActions,
+  CanaryConfig,
+  CanaryMatch,
+  CanarySource,
+  HeaderAction,
+  ModOperator,
+  ModRule,
+  QueryParam,
+} from "./canary";
+export { CORS_DEFAULTS, corsFamily, corsSchema, parseCors, type CorsConfig } from "./cors";
+export {
+  INGRESS_NGINX_PROXY_DEFAULTS,
+  parseProxy,
+  proxyFamily,
+  proxySchema,
+  type ProxyConfig,
+} from "./proxy";
+export { parseRedirect, redirectFamily, redirectSchema, type RedirectConfig } from "./redirect";
+export { parseRewrite, rewriteFamily, rewriteSchema, type RewriteConfig } from "./rewrite";
+export { parseRobots, robotsFamily, robotsSchema, type RobotsConfig } from "./robots";
+export {
+  ingressRolloutFamily,
+  parseIngressRollout,
+  parseSecretRollout,
+  podOrdinalFromName,
+  rolloutApplies,
+  rolloutFamily,
+  secretRolloutFamily,
+  rolloutSchema,
+  type RolloutConfig,
+  type RolloutWord,
+} from "./rollout";
+export { parseVersion, versionFamily, versionSchema, type VersionConfig } from "./version";

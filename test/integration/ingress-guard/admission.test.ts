@@ -1,0 +1,217 @@
+// Ingress and TLS Secret admission through the real API server and the built Pepr module.
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { NetworkingV1Api, type V1Ingress } from "@kubernetes/client-node";
+import { errorMessage } from "../../../hack/control-plane/kube";
+import { makeCertificate, tlsSecret } from "../../fixtures/certificates";
+import { testCluster, testNamespace } from "../../harness/cluster";
+
+const cluster = testCluster();
+const networking = cluster.kc.makeApiClient(NetworkingV1Api);
+
+function ingress(
+  name: string,
+  options: {
+    host?: string;
+    annotations?: Record<string, string>;
+    tls?: { hosts: string[]; secretName: string }[];
+    className?: string;
+  } = {},
+): V1Ingress {
+  return {
+    metadata: { name, annotations: options.annotations },
+    spec: {
+      ingressClassName: options.className ?? "bulwark",
+      tls: options.tls,
+      rules: [
+        {
+          host: options.host ?? "shop.example.com",
+          http: {
+            paths: [
+              {
+                path: "/",
+                pathType: "Prefix",
+                backend: { service: { name: "web", port: { number: 80 } } },
+              },
+            ],
+          },
+        },
+      ],
+    },
+  };
+}
+
+async function rejection(create: () => Promise<unknown>): Promise<string> {
+  try {
+    await create();
+  } catch (error) {
+    return errorMessage(error);
+  }
+  assert.fail("the API server accepted the object");
+}
+
+describe("ingress-guard admission", () => {
+  let ns: string;
+  let drop: () => Promise<void>;
+  const shopEcc = makeCertificate({ key: "ecdsa", dnsNames: ["shop.example.com"] });
+  const shopRsa = makeCertificate({ key: "rsa", dnsNames: ["shop.example.com"] });
+  const otherEcc = makeCertificate({ key: "ecdsa", dnsNames: ["other.example.com"] });
+
+  before(async () => ([ns, drop] = await testNamespace(cluster, "guard")));
+  after(async () => drop());
+
+  it("stores a good Ingress with ECC and RSA certificates for one host", async () => {
+    await cluster.core.createNamespacedSecret({
+      namespace: ns,
+      body: tlsSecret(ns, "shop-ecc", shopEcc),
+    });
+    await cluster.core.createNamespacedSecret({
+      namespace: ns,
+      body: tlsSecret(ns, "shop-rsa", shopRsa),
+    });
+    const created = await networking.createNamespacedIngress({
+      namespace: ns,
+      body: ingress("site-1", {
+        annotations: {
+          "nginx.ingress.kubernetes.io/version": "1",
+          "nginx.ingress.kubernetes.io/enable-cors": "true",
+        },
+        tls: [
+          { hosts: ["shop.example.com"], secretName: "shop-ecc" },
+          { hosts: ["shop.example.com"], secretName: "shop-rsa" },
+        ],
+      }),
+    });
+    assert.equal(created.metadata?.name, "site-1");
+  });
+
+  it("rejects a malformed annotation, naming the annotation and the reason", async () => {
+    const message = await rejection(() =>
+      networking.createNamespacedIngress({
+        namespace: ns,
+        body: ingress("bad-weight", {
+          annotations: {
+            "nginx.ingress.kubernetes.io/canary": "true",
+            "nginx.ingress.kubernetes.io/canary-weight": "abc",
+          },
+        }),
+      }),
+    );
+    assert.match(message, /admission webhook "pepr-bulwark\.pepr\.dev" denied the request/);
+    assert.match(
+      message,
+      /metadata\.annotations\["nginx\.ingress\.kubernetes\.io\/canary-weight"\]: expected .*got "abc"/,
+    );
+  });
+
+  it("rejects a bad canary regex at admission", async () => {
+    const message = await rejection(() =>
+      networking.createNamespacedIngress({
+        namespace: ns,
+        body: ingress("bad-regex", {
+          annotations: {
+            "nginx.ingress.kubernetes.io/canary": "true",
+            "nginx.ingress.kubernetes.io/canary-by-header": "X-Canary",
+            "nginx.ingress.kubernetes.io/canary-by-header-pattern": "([a-z",
+          },
+        }),
+      }),
+    );
+    assert.match(message, /canary-by-header-pattern/);
+  });
+
+  it("rejects a host that its TLS Secret's certificate does not cover, naming the tls entry", async () => {
+    await cluster.core.createNamespacedSecret({
+      namespace: ns,
+      body: tlsSecret(ns, "other-ecc", otherEcc),
+    });
+    const message = await rejection(() =>
+      networking.createNamespacedIngress({
+        namespace: ns,
+        body: ingress("wrong-cert", {
+          tls: [{ hosts: ["shop.example.com"], secretName: "other-ecc" }],
+        }),
+      }),
+    );
+    assert.match(
+      message,
+      /spec\.tls\[0\]\.hosts\[0\]: shop\.example\.com is not covered by Secret other-ecc's certificate \(other\.example\.com\)/,
+    );
+  });
+
+  it("rejects two ECC certificates for one host", async () => {
+    const second = makeCertificate({ key: "ecdsa", dnsNames: ["shop.example.com"] });
+    await cluster.core.createNamespacedSecret({
+      namespace: ns,
+      body: tlsSecret(ns, "shop-ecc-2", second),
+    });
+    const message = await rejection(() =>
+      networking.createNamespacedIngress({
+        namespace: ns,
+        body: ingress("two-ecc", {
+          host: "shop.example.com",
+          tls: [
+            { hosts: ["shop.example.com"], secretName: "shop-ecc" },
+            { hosts: ["shop.example.com"], secretName: "shop-ecc-2" },
+          ],
+        }),
+      }),
+    );
+    assert.match(
+      message,
+      /spec\.tls\[1\]: host shop\.example\.com already has an ECC certificate from Secret shop-ecc/,
+    );
+  });
+
+  it("rejects a TLS Secret update that would break an Ingress using it, and keeps the old data", async () => {
+    const message = await rejection(() =>
+      cluster.core.replaceNamespacedSecret({
+        name: "shop-ecc",
+        namespace: ns,
+        body: tlsSecret(ns, "shop-ecc", otherEcc),
+      }),
+    );
+    assert.match(
+      message,
+      /data\["tls\.crt"\]: breaks Ingress .*\/site-1: spec\.tls\[0\]\.hosts\[0\]: shop\.example\.com is not covered/,
+    );
+    const stored = await cluster.core.readNamespacedSecret({ name: "shop-ecc", namespace: ns });
+    assert.equal(Buffer.from(stored.data!["tls.crt"]!, "base64").toString(), shopEcc.certPem);
+  });
+
+  it("rejects a used TLS Secret whose key does not match its certificate", async () => {
+    const message = await rejection(() =>
+      cluster.core.replaceNamespacedSecret({
+        name: "shop-rsa",
+        namespace: ns,
+        body: tlsSecret(ns, "shop-rsa", { certPem: shopRsa.certPem, keyPem: shopEcc.keyPem }),
+      }),
+    );
+    assert.match(message, /data\["tls\.key"\]: does not match/);
+  });
+
+  it("leaves Ingresses of other classes and unused Secrets alone", async () => {
+    await networking.createNamespacedIngress({
+      namespace: ns,
+      body: ingress("nginx-owned", {
+        className: "nginx",
+        annotations: { "nginx.ingress.kubernetes.io/canary-weight": "abc" },
+      }),
+    });
+    await cluster.core.createNamespacedSecret({
+      namespace: ns,
+      body: tlsSecret(ns, "unused", { certPem: shopRsa.certPem, keyPem: shopEcc.keyPem }),
+    });
+  });
+
+  it("stores an Ingress with an unknown annotation under our prefix (a warning, not a rejection)", async () => {
+    const created = await networking.createNamespacedIngress({
+      namespace: ns,
+      body: ingress("site-2", {
+        host: "two.example.com",
+        annotations: { "nginx.ingress.kubernetes.io/made-up": "x" },
+      }),
+    });
+    assert.equal(created.metadata?.name, "site-2");
+  });
+});

@@ -7,7 +7,11 @@ import { loadAll } from "js-yaml";
 export interface SourcedObject {
   /** `path` or `path#3` (the 1-based document in a multi-document file). */
   source: string;
-  object: { apiVersion?: string; kind?: string; metadata?: { name?: string; namespace?: string } } & Record<string, unknown>;
+  object: {
+    apiVersion?: string;
+    kind?: string;
+    metadata?: { name?: string; namespace?: string };
+  } & Record<string, unknown>;
 }
 
 export class InputError extends Error {
@@ -36,7 +40,9 @@ function documentsOf(file: string): unknown[] {
   try {
     return loadAll(readFileSync(file, "utf8"));
   } catch (error) {
-    throw new InputError(`${file}: not valid YAML or JSON: ${(error as Error).message.split("\n")[0]}`);
+    throw new InputError(
+      `${file}: not valid YAML or JSON: ${(error as Error).message.split("\n")[0]}`,
+    );
   }
 }
 
@@ -48,10 +54,13 @@ export function readObjects(paths: string[]): SourcedObject[] {
     docs.forEach((doc, index) => {
       if (doc === null || doc === undefined) return;
       const source = docs.length > 1 ? `${file}#${index + 1}` : file;
-      if (typeof doc !== "object" || Array.isArray(doc)) throw new InputError(`${source}: not a Kubernetes object`);
+      if (typeof doc !== "object" || Array.isArray(doc))
+        throw new InputError(`${source}: not a Kubernetes object`);
       const object = doc as SourcedObject["object"];
       if (object.kind?.endsWith("List") && Array.isArray(object.items)) {
-        object.items.forEach((item, i) => out.push({ source: `${source} items[${i}]`, object: item as SourcedObject["object"] }));
+        object.items.forEach((item, i) =>
+          out.push({ source: `${source} items[${i}]`, object: item as SourcedObject["object"] }),
+        );
       } else {
         out.push({ source, object });
       }

@@ -3,34 +3,15 @@
 // process. Prints "Bulwark is ready" when every part is up; SIGINT/SIGTERM stop everything.
 import { copyFileSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { buildModule, crdFiles, ROOT, writeManifests } from "./build";
-import {
-  ensureBinaries,
-  startControlPlane,
-  type ControlPlane,
-} from "./control-plane/control-plane";
-import {
-  applyOrThrow,
-  loadKubeConfig,
-  readYamlObjects,
-  waitForCrdsEstablished,
-} from "./control-plane/kube";
+import { buildModule, ROOT, writeManifests } from "./build";
+import { ensureBinaries, startControlPlane } from "./control-plane/control-plane";
+import { installCrds } from "./install-crds";
 import { startPeprModule } from "./control-plane/pepr-module";
 import { stopEverything } from "./control-plane/processes";
 
 // BULWARK_STATE_DIR lets a test run a second stack beside a developer's own.
 const STATE_DIR = process.env.BULWARK_STATE_DIR ?? join(ROOT, ".bulwark");
 const log = (message: string): void => console.log(`[bulwark] ${message}`);
-
-async function installCrds(cp: ControlPlane): Promise<string[]> {
-  const crds = crdFiles().flatMap(readYamlObjects);
-  if (crds.length === 0) return [];
-  const kc = loadKubeConfig(cp.kubeconfigPath);
-  await applyOrThrow(kc, crds);
-  const names = crds.map(c => c.metadata?.name ?? "");
-  await waitForCrdsEstablished(kc, names);
-  return names;
-}
 
 async function main(): Promise<void> {
   let stopping = false;
@@ -66,11 +47,16 @@ async function main(): Promise<void> {
   });
   const kubeconfig = join(STATE_DIR, "kubeconfig");
   copyFileSync(controlPlane.kubeconfigPath, kubeconfig);
-  const crds = await installCrds(controlPlane);
+  const crds = await installCrds(controlPlane.kubeconfigPath);
   log(`installed ${crds.length} CRDs${crds.length ? `: ${crds.join(", ")}` : ""}`);
 
   log("step 4/4: starting the Pepr module (admission + watch) and registering its webhooks");
-  const pepr = await startPeprModule(controlPlane, { root: ROOT, log });
+  const metricsPort = Number(process.env.BULWARK_METRICS_PORT ?? 9464);
+  const pepr = await startPeprModule(controlPlane, {
+    root: ROOT,
+    log,
+    env: { BULWARK_METRICS_PORT: String(metricsPort) },
+  });
 
   console.log(
     [
@@ -78,6 +64,7 @@ async function main(): Promise<void> {
       `  API server     ${controlPlane.server}`,
       `  kubeconfig     export KUBECONFIG=${kubeconfig}`,
       `  Pepr module    ${pepr.url} (webhooks ${pepr.webhookNames.join(", ")})`,
+      `  metrics        http://127.0.0.1:${metricsPort}/metrics`,
       `  logs           ${join(runDir, "logs")}`,
       "",
       "Bulwark is ready",

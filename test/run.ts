@@ -17,6 +17,8 @@ import {
 } from "../hack/control-plane/control-plane";
 import { startPeprModule, type RunningPeprModule } from "../hack/control-plane/pepr-module";
 import { stopEverything } from "../hack/control-plane/processes";
+import { freePort } from "../hack/control-plane/ports";
+import { installCrds } from "../hack/install-crds";
 import { CLUSTER_ENV, type TestClusterInfo } from "./harness/cluster";
 
 const SKIP_DIRS = new Set(["node_modules", "dist", ".git", ".bulwark", "manifests"]);
@@ -44,10 +46,12 @@ async function main(): Promise<number> {
   let controlPlane: ControlPlane | undefined;
   let pepr: RunningPeprModule | undefined;
   const dir = mkdtempSync(join(tmpdir(), "bulwark-test-"));
+  let keepLogs = false;
   const cleanup = async (): Promise<void> => {
     await pepr?.stop();
     await controlPlane?.stop();
-    rmSync(dir, { recursive: true, force: true });
+    // A failed run keeps its logs for the person reading the failure.
+    if (!keepLogs) rmSync(dir, { recursive: true, force: true });
   };
   let child: ReturnType<typeof spawn> | undefined;
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
@@ -78,7 +82,17 @@ async function main(): Promise<number> {
         controllerManager: true,
         log,
       });
-      pepr = await startPeprModule(controlPlane, { root: ROOT, log });
+      log(`installed CRDs: ${(await installCrds(controlPlane.kubeconfigPath)).join(", ")}`);
+      const metricsPort = await freePort();
+      pepr = await startPeprModule(controlPlane, {
+        root: ROOT,
+        log,
+        env: {
+          BULWARK_METRICS_PORT: String(metricsPort),
+          // Pepr's watches can miss events; the guard's resync repairs that, sooner in tests.
+          BULWARK_GUARD_RESYNC_SECONDS: "15",
+        },
+      });
       const info: TestClusterInfo = {
         kubeconfigPath: controlPlane.kubeconfigPath,
         server: controlPlane.server,
@@ -86,6 +100,7 @@ async function main(): Promise<number> {
         binDir,
         peprUrl: pepr.url,
         webhookNames: pepr.webhookNames,
+        metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
       };
       const infoPath = join(dir, "cluster.json");
       writeFileSync(infoPath, JSON.stringify(info));
@@ -110,8 +125,10 @@ async function main(): Promise<number> {
       );
       child.on("exit", (c, signal) => resolvePromise(c ?? (signal ? 1 : 0)));
     });
-    if (code !== 0 && controlPlane)
-      log(`control-plane logs were in ${join(controlPlane.dir, "logs")}`);
+    if (code !== 0 && controlPlane) {
+      keepLogs = true;
+      log(`control-plane and Pepr module logs: ${join(controlPlane.dir, "logs")}`);
+    }
     return code;
   } finally {
     await cleanup();

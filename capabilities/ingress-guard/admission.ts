@@ -3,11 +3,10 @@ import { Log, type a, type PeprValidateRequest } from "pepr";
 import { isOurIngress } from "../../core/ingress/class";
 import { reviewIngress } from "../../core/ingress/review-ingress";
 import { reviewTlsSecret } from "../../core/ingress/review-secret";
+import { TLS_SECRET_TYPE } from "../../core/ingress/selection";
 import type { Ingress, Secret } from "../../core/ingress/types";
 import { formatErrors, type FieldError } from "../../core/result";
 import { ingressesUsingSecret, secretNamesOf, tlsSecretLookup } from "./cluster-reads";
-
-const TLS_SECRET_TYPE = "kubernetes.io/tls";
 
 type ValidateActionResponse = ReturnType<PeprValidateRequest<a.Ingress>["Approve"]>;
 

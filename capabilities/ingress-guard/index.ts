@@ -1,5 +1,8 @@
 import { Capability, a } from "pepr";
+import { serveMetrics } from "../../kube/metrics-server";
 import { validateIngress, validateTlsSecret } from "./admission";
+import { IngressCheckSum, SecretCheckSum } from "./checksum-kinds";
+import { ConsistencyGuard } from "./consistency";
 
 export const IngressGuard = new Capability({
   name: "ingress-guard",
@@ -10,3 +13,39 @@ const { When } = IngressGuard;
 
 When(a.Ingress).IsCreatedOrUpdated().Validate(validateIngress);
 When(a.Secret).IsCreatedOrUpdated().Validate(validateTlsSecret);
+
+const guard = new ConsistencyGuard({
+  resyncMs: Number(process.env.BULWARK_GUARD_RESYNC_SECONDS ?? 300) * 1000,
+});
+
+When(a.Ingress)
+  .IsCreatedOrUpdated()
+  .Watch(o => guard.onObject("ingress", o, false));
+When(a.Ingress)
+  .IsDeleted()
+  .Watch(o => guard.onObject("ingress", o, true));
+When(a.Secret)
+  .IsCreatedOrUpdated()
+  .Watch(o => guard.onObject("secret", o, false));
+When(a.Secret)
+  .IsDeleted()
+  .Watch(o => guard.onObject("secret", o, true));
+When(IngressCheckSum)
+  .IsCreatedOrUpdated()
+  .Watch(o => guard.onChecksum("ingress", o, false));
+When(IngressCheckSum)
+  .IsDeleted()
+  .Watch(o => guard.onChecksum("ingress", o, true));
+When(SecretCheckSum)
+  .IsCreatedOrUpdated()
+  .Watch(o => guard.onChecksum("secret", o, false));
+When(SecretCheckSum)
+  .IsDeleted()
+  .Watch(o => guard.onChecksum("secret", o, true));
+
+// The watcher (or dev mode, which runs both halves) owns the reconciler; admission pods do not.
+const isWatcher = process.env.PEPR_WATCH_MODE === "true" || process.env.PEPR_MODE === "dev";
+if (isWatcher) {
+  guard.start();
+  if (process.env.BULWARK_METRICS_PORT) serveMetrics(Number(process.env.BULWARK_METRICS_PORT));
+}

@@ -32,6 +32,8 @@ export interface PeprModuleOptions {
   /** `pepr build`'s output folder, relative to root. */
   distDir?: string;
   logLevel?: string;
+  /** Extra environment for the module process (e.g. BULWARK_METRICS_PORT). */
+  env?: NodeJS.ProcessEnv;
   log?: (message: string) => void;
 }
 
@@ -123,6 +125,7 @@ export async function startPeprModule(
       BULWARK_PEPR_PORT: String(port),
       LOG_LEVEL: options.logLevel ?? "info",
       PEPR_PRETTY_LOGS: "false",
+      ...options.env,
     },
   });
   const webhooks = localWebhookConfigurations(

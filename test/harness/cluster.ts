@@ -14,6 +14,8 @@ export interface TestClusterInfo {
   binDir: string;
   peprUrl: string;
   webhookNames: string[];
+  /** The Pepr module's own Prometheus endpoint (Bulwark's metrics). */
+  metricsUrl: string;
 }
 
 export interface TestCluster extends TestClusterInfo {

@@ -1,0 +1,157 @@
+// What the guard knows: the cluster's Ingresses and TLS Secrets, tracked in both checksum modes,
+// and the published checksum objects. No I/O: the reconciler feeds it events and lists, and
+// reads an Observation per checksum object.
+import { ChecksumTracker, objectKey, type ChecksumMode } from "../../core/checksum";
+import { countsForChecksum } from "../../core/ingress/selection";
+import type { Ingress, Secret } from "../../core/ingress/types";
+import { checksumSpecSchema, type ChecksumKind } from "./checksum-crd";
+import type { ChecksumObject } from "./checksum-kinds";
+import type { Observation } from "./status";
+
+const TRACKER_KIND = { ingress: "Ingress", secret: "Secret" } as const;
+const MODES: ChecksumMode[] = ["tengine", "content"];
+
+type Watched = Ingress | Secret;
+
+interface Published {
+  object: ChecksumObject;
+  mode: ChecksumMode;
+  checksum?: string;
+  ids?: string[];
+  invalidSpec?: string;
+}
+
+class KindState {
+  readonly trackers: Record<ChecksumMode, ChecksumTracker<"Ingress" | "Secret">>;
+  /** key -> resourceVersion of what the trackers hold: an unchanged object is never rehashed. */
+  readonly versions = new Map<string, string>();
+  readonly published = new Map<string, Published>();
+
+  constructor(kind: ChecksumKind) {
+    const trackerKind = TRACKER_KIND[kind];
+    this.trackers = {
+      tengine: new ChecksumTracker(trackerKind, "tengine"),
+      content: new ChecksumTracker(trackerKind, "content"),
+    };
+  }
+}
+
+function invalidSpecMessage(issue: { path: PropertyKey[]; message: string } | undefined): string {
+  return `spec.${issue?.path.map(String).join(".") ?? ""}: ${issue?.message ?? "invalid"}`;
+}
+
+function creationOrder(object: ChecksumObject): string {
+  const created = object.metadata?.creationTimestamp;
+  return created instanceof Date ? created.toISOString() : String(created ?? "");
+}
+
+export class ConsistencyState {
+  readonly #kinds: Record<ChecksumKind, KindState> = {
+    ingress: new KindState("ingress"),
+    secret: new KindState("secret"),
+  };
+
+  /** Takes an object's current version; returns whether anything changed. */
+  observeObject(kind: ChecksumKind, object: Watched): boolean {
+    const key = objectKey(object);
+    if (!countsForChecksum(kind, object)) return this.forgetObject(kind, key);
+    const state = this.#kinds[kind];
+    const version = object.metadata?.resourceVersion ?? "";
+    if (version !== "" && state.versions.get(key) === version) return false;
+    state.versions.set(key, version);
+    for (const mode of MODES) state.trackers[mode].upsert(key, object);
+    return true;
+  }
+
+  forgetObject(kind: ChecksumKind, key: string): boolean {
+    const state = this.#kinds[kind];
+    if (!state.versions.delete(key)) return false;
+    for (const mode of MODES) state.trackers[mode].remove(key);
+    return true;
+  }
+
+  observeChecksum(kind: ChecksumKind, object: ChecksumObject): void {
+    const state = this.#kinds[kind];
+    const key = objectKey(object);
+    const previous = state.published.get(key);
+    const spec = checksumSpecSchema.safeParse(object.spec ?? {});
+    const next: Published = spec.success
+      ? { object, mode: spec.data.mode, checksum: spec.data.checksum, ids: spec.data.ids }
+      : { object, mode: "tengine", invalidSpec: invalidSpecMessage(spec.error.issues[0]) };
+    // Re-publishing the same checksum to the same tracker is cheap there; anything else starts over.
+    if (previous && (previous.mode !== next.mode || !next.checksum))
+      state.trackers[previous.mode].unpublish(key);
+    state.published.set(key, next);
+    if (next.checksum) {
+      state.trackers[next.mode].publish({
+        name: key,
+        checksum: next.checksum,
+        ids: next.ids,
+        order: creationOrder(object),
+      });
+    }
+  }
+
+  forgetChecksum(kind: ChecksumKind, key: string): void {
+    const state = this.#kinds[kind];
+    const old = state.published.get(key);
+    if (old) state.trackers[old.mode].unpublish(key);
+    state.published.delete(key);
+  }
+
+  /** Replaces everything known of a kind with a fresh list (a resync); unchanged objects are not rehashed. */
+  replaceAll(kind: ChecksumKind, objects: Watched[], checksums: ChecksumObject[]): void {
+    const state = this.#kinds[kind];
+    const listed = new Set(objects.map(o => objectKey(o)));
+    for (const key of [...state.versions.keys()])
+      if (!listed.has(key)) this.forgetObject(kind, key);
+    for (const object of objects) this.observeObject(kind, object);
+    const published = new Set(checksums.map(o => objectKey(o)));
+    for (const key of [...state.published.keys()])
+      if (!published.has(key)) this.forgetChecksum(kind, key);
+    for (const object of checksums) this.observeChecksum(kind, object);
+  }
+
+  /** Whether any published checksum object of the kind matches; undefined when none is published. */
+  anyConsistent(kind: ChecksumKind): boolean | undefined {
+    const state = this.#kinds[kind];
+    if (state.published.size === 0) return undefined;
+    return MODES.some(mode => state.trackers[mode].verify().consistent);
+  }
+
+  /** One Observation per published checksum object of the kind. */
+  observations(kind: ChecksumKind): { object: ChecksumObject; observation: Observation }[] {
+    const state = this.#kinds[kind];
+    return [...state.published.entries()].map(([key, published]) => ({
+      object: published.object,
+      observation: observe(kind, state.trackers[published.mode], key, published),
+    }));
+  }
+}
+
+const NO_DIFF = { missing: [], unexpected: [], missingTotal: 0, unexpectedTotal: 0 };
+
+function observe(
+  kind: ChecksumKind,
+  tracker: ChecksumTracker<"Ingress" | "Secret">,
+  key: string,
+  published: Published,
+): Observation {
+  const report = published.checksum ? tracker.report(key) : undefined;
+  const diff = report?.diff ?? NO_DIFF;
+  // A match needs no MD5 over every ID: the published checksum is the observed one.
+  const observedChecksum = report?.matches ? report.checksum : tracker.checksum();
+  return {
+    kind,
+    observedChecksum,
+    objectCount: tracker.idCount,
+    publishedChecksum: published.checksum,
+    publishedCount: published.ids?.length,
+    publishedIdsHash: report?.idsMatchChecksum,
+    missing: diff.missing,
+    unexpected: diff.unexpected,
+    missingCount: diff.missingTotal,
+    unexpectedCount: diff.unexpectedTotal,
+    invalidSpec: published.invalidSpec,
+  };
+}

@@ -1,0 +1,195 @@
+// The consistency reconciler (watcher side): keeps ConsistencyState current from Pepr's watch
+// events plus its own periodic list (Pepr 1.1.4 drops failed callbacks and can miss events), and
+// writes each checksum object's status, an Event on every change of Consistent, and metrics.
+import { K8s, Log, kind as k } from "pepr";
+import { objectKey } from "../../core/checksum";
+import type { Ingress, Secret } from "../../core/ingress/types";
+import { recordEvent } from "../../kube/events";
+import {
+  CHECKSUM_VERSION,
+  checksumKinds,
+  type ChecksumKind,
+  type ChecksumStatus,
+} from "./checksum-crd";
+import { CHECKSUM_GROUP } from "../../core/names";
+import { checksumModel, type ChecksumObject } from "./checksum-kinds";
+import { ConsistencyState } from "./consistency-state";
+import { guardMetrics } from "./metrics";
+import { desiredStatus, isConsistent } from "./status";
+
+const KINDS: ChecksumKind[] = ["ingress", "secret"];
+const COMPONENT = "ingress-guard";
+
+export interface GuardOptions {
+  /** Quiet time before statuses are written, so a burst of events costs one pass. */
+  debounceMs: number;
+  /** Full re-list period: repairs anything a missed watch event left wrong. */
+  resyncMs: number;
+  maxRetryMs: number;
+}
+
+export class ConsistencyGuard {
+  readonly state = new ConsistencyState();
+  readonly #options: GuardOptions;
+  readonly #dirty = new Set<ChecksumKind>();
+  /** The status last written (or read) per checksum object, to patch only on change. */
+  readonly #written = new Map<string, string>();
+  #primed = false;
+  #timer: NodeJS.Timeout | undefined;
+  #retryMs = 0;
+  #running = false;
+
+  constructor(options: Partial<GuardOptions> = {}) {
+    this.#options = { debounceMs: 200, resyncMs: 300_000, maxRetryMs: 30_000, ...options };
+  }
+
+  /** Lists everything once, then re-lists every resync period. */
+  start(): void {
+    void this.#resync();
+    setInterval(() => void this.#resync(), this.#options.resyncMs).unref();
+  }
+
+  onObject(kind: ChecksumKind, object: Ingress | Secret, deleted: boolean): void {
+    const changed = deleted
+      ? this.state.forgetObject(kind, objectKey(object))
+      : this.state.observeObject(kind, object);
+    if (changed) this.#markDirty(kind);
+  }
+
+  onChecksum(kind: ChecksumKind, object: ChecksumObject, deleted: boolean): void {
+    const key = objectKey(object);
+    if (deleted) {
+      this.state.forgetChecksum(kind, key);
+      this.#written.delete(key);
+    } else {
+      this.state.observeChecksum(kind, object);
+      this.#written.set(key, JSON.stringify(object.status ?? {}));
+    }
+    this.#markDirty(kind);
+  }
+
+  async #resync(): Promise<void> {
+    try {
+      for (const kind of KINDS) {
+        const objects = kind === "ingress" ? await K8s(k.Ingress).Get() : await K8s(k.Secret).Get();
+        const checksums = await K8s(checksumModel[kind]).Get();
+        this.state.replaceAll(kind, objects.items as (Ingress | Secret)[], checksums.items);
+        Log.debug(
+          { kind, objects: objects.items.length, checksums: checksums.items.length },
+          "checksum resync listed",
+        );
+        for (const object of checksums.items)
+          this.#written.set(objectKey(object), JSON.stringify(object.status ?? {}));
+        this.#dirty.add(kind);
+      }
+      this.#primed = true;
+      this.#schedule(0);
+    } catch (error) {
+      Log.warn({ err: String(error) }, "checksum resync failed; the next one retries");
+    }
+  }
+
+  #markDirty(kind: ChecksumKind): void {
+    this.#dirty.add(kind);
+    if (this.#primed) this.#schedule(this.#options.debounceMs);
+  }
+
+  #schedule(delayMs: number): void {
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => void this.#flush(), delayMs);
+  }
+
+  async #flush(): Promise<void> {
+    if (this.#running) return this.#schedule(this.#options.debounceMs);
+    this.#running = true;
+    const kinds = [...this.#dirty];
+    this.#dirty.clear();
+    try {
+      for (const kind of kinds) await this.#writeStatuses(kind);
+      this.#retryMs = 0;
+    } catch (error) {
+      for (const kind of kinds) this.#dirty.add(kind);
+      this.#retryMs = Math.min(Math.max(this.#retryMs * 2, 500), this.#options.maxRetryMs);
+      Log.warn(
+        { err: String(error), retryMs: this.#retryMs },
+        "could not write checksum status; retrying",
+      );
+      this.#schedule(this.#retryMs);
+    } finally {
+      this.#running = false;
+    }
+  }
+
+  async #writeStatuses(kind: ChecksumKind): Promise<void> {
+    const stop = guardMetrics.verifyDuration.startTimer({ kind });
+    const observations = this.state.observations(kind);
+    const consistent = this.state.anyConsistent(kind);
+    stop();
+    if (consistent === undefined) guardMetrics.consistent.remove({ kind });
+    else guardMetrics.consistent.set({ kind }, consistent ? 1 : 0);
+
+    for (const { object, observation } of observations) {
+      const key = objectKey(object);
+      const previous = object.status;
+      const status = desiredStatus(observation, object.metadata?.generation, previous, new Date());
+      const serialized = JSON.stringify(status);
+      if (this.#written.get(key) === serialized) continue;
+      await K8s(checksumModel[kind]).PatchStatus({
+        metadata: { name: object.metadata?.name, namespace: object.metadata?.namespace },
+        status,
+      });
+      this.#written.set(key, serialized);
+      Log.debug(
+        {
+          ns: object.metadata?.namespace,
+          name: object.metadata?.name,
+          kind,
+          reason: status.conditions?.[0]?.reason,
+        },
+        "checksum status written",
+      );
+      object.status = status;
+      await this.#announce(kind, object, { previous, status });
+    }
+  }
+
+  async #announce(
+    kind: ChecksumKind,
+    object: ChecksumObject,
+    change: { previous: ChecksumStatus | undefined; status: ChecksumStatus },
+  ): Promise<void> {
+    const was = isConsistent(change.previous);
+    const now = isConsistent(change.status);
+    if (was === now) return;
+    const condition = change.status.conditions?.[0];
+    const message = condition?.message ?? "";
+    // List items may lack apiVersion/kind; the Event must name them.
+    const involved = {
+      ...object,
+      apiVersion: `${CHECKSUM_GROUP}/${CHECKSUM_VERSION}`,
+      kind: checksumKinds[kind].kind,
+    };
+    const log = {
+      ns: object.metadata?.namespace,
+      name: object.metadata?.name,
+      kind: involved.kind,
+      reason: condition?.reason,
+    };
+    if (now) {
+      Log.info(log, "checksum consistent");
+      await recordEvent(
+        involved,
+        { type: "Normal", reason: "ChecksumMatched", message },
+        COMPONENT,
+      );
+    } else {
+      Log.warn({ ...log, detail: message }, "checksum mismatch");
+      guardMetrics.mismatches.inc({ kind });
+      await recordEvent(
+        involved,
+        { type: "Warning", reason: "ChecksumMismatch", message },
+        COMPONENT,
+      );
+    }
+  }
+}

@@ -1,0 +1,207 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { load } from "js-yaml";
+import { makeCertificate, tlsSecret } from "../test/fixtures/certificates";
+import { main } from "./main";
+
+const dir = mkdtempSync(join(tmpdir(), "bulwark-cli-"));
+
+function file(name: string, text: string): string {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+}
+
+function ingressYaml(name: string, version: string, className = "bulwark"): string {
+  return `apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: ${name}
+  namespace: shop
+  annotations:
+    nginx.ingress.kubernetes.io/version: "${version}"
+spec:
+  ingressClassName: ${className}
+  rules:
+    - host: ${name}.example.com
+      http:
+        paths:
+          - {path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}
+`;
+}
+
+async function run(
+  ...argv: string[]
+): Promise<{ code: number; out: string; err: string; error?: Error }> {
+  let out = "";
+  let err = "";
+  try {
+    const code = await main(
+      argv,
+      s => (out += s),
+      s => (err += s),
+    );
+    return { code, out, err };
+  } catch (error) {
+    return { code: -1, out, err, error: error as Error };
+  }
+}
+
+describe("bulwark checksum compute", () => {
+  const multi = file(
+    "ingresses.yaml",
+    [
+      ingressYaml("site-27524", "1"),
+      ingressYaml("site-238210", "1"),
+      ingressYaml("other-5", "1", "nginx"),
+    ].join("---\n"),
+  );
+
+  it("given Ingress files in tengine mode, prints the checksum and the byte-sorted IDs", async () => {
+    const { code, out, err } = await run(
+      "checksum",
+      "compute",
+      "--kind",
+      "ingress",
+      "--mode",
+      "tengine",
+      "-f",
+      multi,
+    );
+    assert.equal(code, 0);
+    const result = JSON.parse(out);
+    assert.deepEqual(result.ids, ["238210-1", "27524-1"]);
+    assert.match(result.checksum, /^[0-9a-f]{32}$/);
+    assert.match(err, /ignored Ingress shop\/other-5 .*: not of IngressClass bulwark/);
+  });
+
+  it("given -o yaml, prints a ready-to-apply checksum object in content mode by default", async () => {
+    const { out } = await run(
+      "checksum",
+      "compute",
+      "--kind",
+      "ingress",
+      "-o",
+      "yaml",
+      "-n",
+      "guard",
+      "-f",
+      dir + "/ingresses.yaml",
+    );
+    const object = load(out) as {
+      apiVersion: string;
+      kind: string;
+      metadata: { namespace: string };
+      spec: { mode: string; ids: string[] };
+    };
+    assert.equal(object.apiVersion, "tengine.taobao.org/v1");
+    assert.equal(object.kind, "IngressCheckSum");
+    assert.equal(object.metadata.namespace, "guard");
+    assert.equal(object.spec.mode, "content");
+    assert.match(object.spec.ids[0] ?? "", /^shop\/site-238210@[0-9a-f]{64}$/);
+  });
+
+  it("given a folder, reads every YAML file in it", async () => {
+    const { out } = await run(
+      "checksum",
+      "compute",
+      "--kind",
+      "ingress",
+      "--mode",
+      "tengine",
+      "-f",
+      dir,
+    );
+    assert.equal(JSON.parse(out).ids.length, 2);
+  });
+
+  it("given a document that is not an Ingress, names the file, the document and the object", async () => {
+    const path = file(
+      "mixed.yaml",
+      ingressYaml("site-1", "1") +
+        "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: shop}\n",
+    );
+    const { error } = await run("checksum", "compute", "--kind", "ingress", "-f", path);
+    assert.equal(
+      error?.message,
+      `ConfigMap shop/settings (${path}#2): is not an Ingress (--kind ingress)`,
+    );
+  });
+
+  it("given YAML that does not parse, names the file", async () => {
+    const path = file("broken.yaml", "kind: [unclosed\n");
+    const { error } = await run("checksum", "compute", "--kind", "ingress", "-f", path);
+    assert.match(error?.message ?? "", new RegExp(`^${path}: not valid YAML or JSON`));
+  });
+
+  it("given a TLS Secret whose certificate cannot be read, names the Secret and the field", async () => {
+    const good = makeCertificate({ key: "ecdsa", dnsNames: ["a.example.com"] });
+    const secret = tlsSecret("shop", "broken-tls", {
+      certPem: "not a certificate",
+      keyPem: good.keyPem,
+    });
+    const path = file("secret.json", JSON.stringify(secret));
+    const { error } = await run("checksum", "compute", "--kind", "secret", "-f", path);
+    assert.equal(
+      error?.message,
+      `Secret shop/broken-tls (${path}): data["tls.crt"]: holds no PEM certificate`,
+    );
+  });
+
+  it("given a Secret written with stringData, hashes it as the API server will store it", async () => {
+    const cert = makeCertificate({ key: "ecdsa", dnsNames: ["a.example.com"] });
+    const stored = tlsSecret("shop", "site-7", cert, {
+      "nginx.ingress.kubernetes.io/version": "3",
+    });
+    const written = {
+      ...stored,
+      data: undefined,
+      stringData: { "tls.crt": cert.certPem, "tls.key": cert.keyPem },
+    };
+    const a = await run(
+      "checksum",
+      "compute",
+      "--kind",
+      "secret",
+      "-f",
+      file("stored.json", JSON.stringify(stored)),
+    );
+    const b = await run(
+      "checksum",
+      "compute",
+      "--kind",
+      "secret",
+      "-f",
+      file("written.json", JSON.stringify(written)),
+    );
+    assert.equal(JSON.parse(a.out).checksum, JSON.parse(b.out).checksum);
+  });
+
+  const usage: [string[], RegExp][] = [
+    [["checksum", "compute", "-f", "x"], /--kind is required/],
+    [
+      ["checksum", "compute", "--kind", "pod", "-f", "x"],
+      /--kind must be ingress or secret, got "pod"/,
+    ],
+    [
+      ["checksum", "compute", "--kind", "ingress", "--mode", "md5", "-f", "x"],
+      /--mode must be tengine or content/,
+    ],
+    [["checksum", "compute", "--kind", "ingress"], /-f FILE_OR_DIR is required/],
+    [["checksum", "publish", "--kind", "ingress"], /-n NAMESPACE is required/],
+    [["checksum", "verify"], /unknown command "checksum verify"/],
+    [
+      ["checksum", "compute", "--kind", "ingress", "-f", "/no/such/file"],
+      /\/no\/such\/file: no such file or folder/,
+    ],
+  ];
+  for (const [argv, expected] of usage) {
+    it(`given \`bulwark ${argv.join(" ")}\`, fails with ${expected}`, async () => {
+      const { error } = await run(...argv);
+      assert.match(error?.message ?? "", expected);
+    });
+  }
+});

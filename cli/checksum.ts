@@ -1,0 +1,146 @@
+// `bulwark checksum compute|publish`: Bulwark's producer of IngressCheckSum/SecretCheckSum
+// objects, the role Tengine-Ingress leaves to an external control plane.
+import { randomBytes } from "node:crypto";
+import { dump } from "js-yaml";
+import { K8s, kind as k } from "kubernetes-fluent-client";
+import { computeChecksum, type ChecksumMode, type ComputedChecksum } from "../core/checksum";
+import { CHECKSUM_GROUP } from "../core/names";
+import { countsForChecksum } from "../core/ingress/selection";
+import type { Ingress, Secret } from "../core/ingress/types";
+import {
+  CHECKSUM_VERSION,
+  checksumKinds,
+  type ChecksumKind,
+} from "../capabilities/ingress-guard/checksum-crd";
+import { checksumModel } from "../capabilities/ingress-guard/checksum-kinds";
+import { describeObject, InputError, readObjects, type SourcedObject } from "./read-objects";
+import { inspectTlsPair } from "../core/tls/certificate";
+import { formatErrors } from "../core/result";
+
+const OBJECT_KIND = { ingress: "Ingress", secret: "Secret" } as const;
+
+export interface ChecksumOptions {
+  kind: ChecksumKind;
+  mode: ChecksumMode;
+}
+
+/** Kubernetes folds `stringData` into `data` on write; a publisher reading YAML must do the same. */
+function asStored(object: SourcedObject["object"]): Ingress | Secret {
+  const stringData = object.stringData as Record<string, string> | undefined;
+  if (!stringData) return object as Ingress | Secret;
+  const data = { ...(object.data as Record<string, string> | undefined) };
+  for (const [key, value] of Object.entries(stringData))
+    data[key] = Buffer.from(value).toString("base64");
+  const stored: Record<string, unknown> = { ...object, data };
+  delete stored.stringData;
+  return stored as Secret;
+}
+
+function checkSecret(sourced: SourcedObject, secret: Secret): void {
+  const decode = (key: string): string =>
+    Buffer.from(secret.data?.[key] ?? "", "base64").toString("utf8");
+  const facts = inspectTlsPair(decode("tls.crt"), decode("tls.key"), new Date(0));
+  // The date is irrelevant here: expiry is admission's business, readability is ours.
+  const unreadable = facts.ok
+    ? []
+    : facts.errors.filter(e => !/expired|not valid before/.test(e.message));
+  if (unreadable.length > 0)
+    throw new InputError(`${describeObject(sourced)}: ${formatErrors(unreadable)}`);
+}
+
+/** The objects of `kind` in the files; anything else is an error naming the file and the object. */
+export function objectsFromFiles(
+  paths: string[],
+  kind: ChecksumKind,
+): { objects: (Ingress | Secret)[]; ignored: string[] } {
+  const objects: (Ingress | Secret)[] = [];
+  const ignored: string[] = [];
+  for (const sourced of readObjects(paths)) {
+    if (sourced.object.kind !== OBJECT_KIND[kind]) {
+      throw new InputError(
+        `${describeObject(sourced)}: is not a${kind === "ingress" ? "n Ingress" : " Secret"} (--kind ${kind})`,
+      );
+    }
+    if (!sourced.object.metadata?.name)
+      throw new InputError(`${describeObject(sourced)}: has no metadata.name`);
+    const object = asStored(sourced.object);
+    if (!countsForChecksum(kind, object)) {
+      ignored.push(
+        `${describeObject(sourced)}: ${kind === "ingress" ? "not of IngressClass bulwark" : "not of type kubernetes.io/tls"}`,
+      );
+      continue;
+    }
+    if (kind === "secret") checkSecret(sourced, object as Secret);
+    objects.push(object);
+  }
+  return { objects, ignored };
+}
+
+export function compute(objects: (Ingress | Secret)[], options: ChecksumOptions): ComputedChecksum {
+  return computeChecksum(OBJECT_KIND[options.kind], options.mode, objects);
+}
+
+export function checksumObject(
+  result: ComputedChecksum,
+  options: ChecksumOptions & { namespace: string; now: Date },
+) {
+  const names = checksumKinds[options.kind];
+  const stamp = options.now.toISOString().replace(/[-:T]/g, "").slice(0, 14);
+  return {
+    apiVersion: `${CHECKSUM_GROUP}/${CHECKSUM_VERSION}`,
+    kind: names.kind,
+    metadata: {
+      name: `${options.kind}-checksum-${stamp}-${randomBytes(2).toString("hex")}`,
+      namespace: options.namespace,
+    },
+    spec: {
+      timestamp: options.now.toISOString(),
+      checksum: result.checksum,
+      ids: result.ids,
+      mode: options.mode,
+    },
+  };
+}
+
+export function render(
+  result: ComputedChecksum,
+  options: ChecksumOptions & { output: "json" | "yaml"; namespace: string },
+): string {
+  if (options.output === "yaml")
+    return dump(checksumObject(result, { ...options, now: new Date() }), { lineWidth: -1 });
+  return (
+    JSON.stringify(
+      { kind: options.kind, mode: options.mode, checksum: result.checksum, ids: result.ids },
+      null,
+      2,
+    ) + "\n"
+  );
+}
+
+/** Reads the cluster, creates a new checksum object, deletes the older ones of that kind in the namespace. */
+export async function publish(
+  options: ChecksumOptions & { namespace: string },
+  say: (line: string) => void,
+): Promise<void> {
+  const listed =
+    options.kind === "ingress" ? await K8s(k.Ingress).Get() : await K8s(k.Secret).Get();
+  const objects = (listed.items as (Ingress | Secret)[]).filter(o =>
+    countsForChecksum(options.kind, o),
+  );
+  say(
+    `read ${objects.length} ${OBJECT_KIND[options.kind]} objects that count (of ${listed.items.length} listed)`,
+  );
+  const result = compute(objects, options);
+  for (const skipped of result.skipped) say(`  left out ${skipped.key}: ${skipped.reason}`);
+  const model = checksumModel[options.kind];
+  const created = await K8s(model).Create(checksumObject(result, { ...options, now: new Date() }));
+  say(
+    `created ${created.kind} ${options.namespace}/${created.metadata?.name}: ${result.ids.length} IDs, ${options.mode} mode, checksum ${result.checksum}`,
+  );
+  const existing = await K8s(model).InNamespace(options.namespace).Get();
+  for (const old of existing.items) {
+    if (old.metadata?.name === created.metadata?.name) continue;
+    await K8s(model).Delete(old);
+    say(`deleted older ${created.kind} ${options.namespace}/${old.metadata?.name}`);
+  }
+}

@@ -1,0 +1,103 @@
+// `bulwark`: the command line. `bulwark --help` lists the commands.
+import { parseArgs } from "node:util";
+import { compute, objectsFromFiles, publish, render, type ChecksumOptions } from "./checksum";
+import { InputError } from "./read-objects";
+
+const VERSION = "0.1.0";
+
+const HELP = `bulwark ${VERSION}
+
+Usage:
+  bulwark checksum compute --kind ingress|secret [--mode tengine|content] [-o json|yaml] [-n NAMESPACE] -f FILE_OR_DIR...
+      Prints {checksum, ids} for the objects in the files (-o yaml: a ready-to-apply checksum object).
+  bulwark checksum publish --kind ingress|secret -n NAMESPACE [--mode tengine|content]
+      Reads the cluster (KUBECONFIG), creates a new checksum object and deletes the older ones.
+
+--mode defaults to content (Bulwark's); tengine reproduces Tengine-Ingress's IDs.
+`;
+
+class UsageError extends Error {}
+
+function oneOf<T extends string>(
+  flag: string,
+  value: string | undefined,
+  allowed: readonly T[],
+  fallback?: T,
+): T {
+  const chosen = value ?? fallback;
+  if (chosen === undefined) throw new UsageError(`--${flag} is required (${allowed.join(" or ")})`);
+  if (!(allowed as readonly string[]).includes(chosen))
+    throw new UsageError(`--${flag} must be ${allowed.join(" or ")}, got "${chosen}"`);
+  return chosen as T;
+}
+
+export async function main(
+  argv: string[],
+  out: (s: string) => void,
+  err: (s: string) => void,
+): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      kind: { type: "string" },
+      mode: { type: "string" },
+      output: { type: "string", short: "o" },
+      namespace: { type: "string", short: "n" },
+      file: { type: "string", short: "f", multiple: true },
+      help: { type: "boolean", short: "h" },
+      version: { type: "boolean" },
+    },
+  });
+  if (values.version) return (out(`${VERSION}\n`), 0);
+  if (values.help || positionals.length === 0) return (out(HELP), 0);
+  const [group, command] = positionals;
+  if (group !== "checksum" || (command !== "compute" && command !== "publish")) {
+    throw new UsageError(`unknown command "${positionals.join(" ")}"; see bulwark --help`);
+  }
+  const kind = oneOf("kind", values.kind, ["ingress", "secret"] as const);
+  const mode = oneOf("mode", values.mode, ["tengine", "content"] as const, "content");
+  if (command === "publish") {
+    if (!values.namespace)
+      throw new UsageError("-n NAMESPACE is required: where the checksum object is created");
+    await publish({ kind, mode, namespace: values.namespace }, line => out(`${line}\n`));
+    return 0;
+  }
+  return computeCommand(values, { kind, mode }, out, err);
+}
+
+type Values = { output?: string; namespace?: string; file?: string[] };
+
+function computeCommand(
+  values: Values,
+  options: ChecksumOptions,
+  out: (s: string) => void,
+  err: (s: string) => void,
+): number {
+  if (!values.file?.length) throw new UsageError("-f FILE_OR_DIR is required");
+  const output = oneOf("output", values.output, ["json", "yaml"] as const, "json");
+  const { objects, ignored } = objectsFromFiles(values.file, options.kind);
+  for (const line of ignored) err(`ignored ${line}\n`);
+  const result = compute(objects, options);
+  for (const skipped of result.skipped) err(`left out ${skipped.key}: ${skipped.reason}\n`);
+  out(render(result, { ...options, output, namespace: values.namespace ?? "default" }));
+  return 0;
+}
+
+if (require.main === module) {
+  main(
+    process.argv.slice(2),
+    s => process.stdout.write(s),
+    s => process.stderr.write(s),
+  ).then(
+    code => process.exit(code),
+    (error: unknown) => {
+      const known =
+        error instanceof UsageError ||
+        error instanceof InputError ||
+        (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS");
+      process.stderr.write(`bulwark: ${error instanceof Error ? error.message : String(error)}\n`);
+      process.exit(known ? 2 : 1);
+    },
+  );
+}

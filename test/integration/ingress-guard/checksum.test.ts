@@ -1,0 +1,226 @@
+// The global checksum end to end: `bulwark checksum publish` attests the cluster, the guard in the
+// Pepr watcher turns the checksum object's status Consistent, and an unpublished change turns it
+// inconsistent, naming the object that changed.
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { CustomObjectsApi, NetworkingV1Api, type V1Ingress } from "@kubernetes/client-node";
+import { waitUntil } from "../../../hack/control-plane/kube";
+import { main } from "../../../cli/main";
+import type { ChecksumStatus } from "../../../capabilities/ingress-guard/checksum-crd";
+import { makeCertificate, tlsSecret } from "../../fixtures/certificates";
+import { testCluster, testNamespace } from "../../harness/cluster";
+
+const cluster = testCluster();
+const networking = cluster.kc.makeApiClient(NetworkingV1Api);
+const custom = cluster.kc.makeApiClient(CustomObjectsApi);
+const GROUP = { group: "tengine.taobao.org", version: "v1" };
+
+interface ChecksumObject {
+  metadata: { name: string; namespace: string; creationTimestamp: string };
+  spec: { checksum: string; ids: string[]; mode: string };
+  status?: ChecksumStatus;
+}
+
+function ingress(name: string, host: string): V1Ingress {
+  return {
+    metadata: { name, annotations: { "nginx.ingress.kubernetes.io/version": "1" } },
+    spec: {
+      ingressClassName: "bulwark",
+      rules: [
+        {
+          host,
+          http: {
+            paths: [
+              {
+                path: "/",
+                pathType: "Prefix",
+                backend: { service: { name: "web", port: { number: 80 } } },
+              },
+            ],
+          },
+        },
+      ],
+    },
+  };
+}
+
+async function publish(
+  ns: string,
+  kind: "ingress" | "secret",
+  mode: "content" | "tengine",
+): Promise<string> {
+  let out = "";
+  const code = await main(
+    ["checksum", "publish", "--kind", kind, "--mode", mode, "-n", ns],
+    s => (out += s),
+    () => {},
+  );
+  assert.equal(code, 0);
+  const name = /created \w+ [^/]+\/(\S+):/.exec(out)?.[1];
+  assert.ok(name, out);
+  return name;
+}
+
+async function checksumObjects(ns: string, plural: string): Promise<ChecksumObject[]> {
+  const list = (await custom.listNamespacedCustomObject({ ...GROUP, namespace: ns, plural })) as {
+    items: ChecksumObject[];
+  };
+  return list.items;
+}
+
+async function waitForCondition(
+  ns: string,
+  plural: string,
+  name: string,
+  status: "True" | "False",
+): Promise<ChecksumObject> {
+  return waitUntil(`${plural} ${ns}/${name} Consistent=${status}`, async () => {
+    const object = (await custom.getNamespacedCustomObject({
+      ...GROUP,
+      namespace: ns,
+      plural,
+      name,
+    })) as ChecksumObject;
+    const condition = object.status?.conditions?.find(c => c.type === "Consistent");
+    return condition?.status === status ? object : undefined;
+  });
+}
+
+/** Other test files' namespaces must be gone: the checksum covers the whole cluster. */
+async function quietCluster(): Promise<void> {
+  await waitUntil(
+    "namespaces of earlier tests to finish terminating",
+    async () =>
+      (await cluster.core.listNamespace()).items.every(n => n.status?.phase !== "Terminating"),
+    120_000,
+    500,
+  );
+}
+
+describe("the global checksum", () => {
+  let ns: string;
+  let drop: () => Promise<void>;
+  before(async () => {
+    await quietCluster();
+    [ns, drop] = await testNamespace(cluster, "checksum");
+    for (const [name, host] of [
+      ["site-101", "a.example.com"],
+      ["site-102", "b.example.com"],
+      ["site-103", "c.example.com"],
+    ] as const) {
+      await networking.createNamespacedIngress({ namespace: ns, body: ingress(name, host) });
+    }
+  });
+  after(async () => drop());
+
+  it("shows MODE, CONSISTENT and AGE columns in `kubectl get ingresschecksums`", async () => {
+    const table = await fetchTable(`/apis/tengine.taobao.org/v1/namespaces/${ns}/ingresschecksums`);
+    const names = table.columnDefinitions.map(c => c.name);
+    for (const column of ["Mode", "Consistent", "Age"])
+      assert.ok(names.includes(column), names.join());
+  });
+
+  it("turns Consistent when the cluster matches a published checksum, and deletes older ones", async () => {
+    const first = await publish(ns, "ingress", "content");
+    await waitForCondition(ns, "ingresschecksums", first, "True");
+    const second = await publish(ns, "ingress", "content");
+    const object = await waitForCondition(ns, "ingresschecksums", second, "True");
+    assert.deepEqual(
+      (await checksumObjects(ns, "ingresschecksums")).map(o => o.metadata.name),
+      [second],
+    );
+    assert.equal(object.status?.observedChecksum, object.spec.checksum);
+    assert.ok((object.status?.objectCount ?? 0) >= 3);
+  });
+
+  it("turns inconsistent when one Ingress is edited without republishing, and names it", async () => {
+    const [published] = await checksumObjects(ns, "ingresschecksums");
+    assert.ok(published);
+    const before = published.spec.ids.find(id => id.startsWith(`${ns}/site-102@`));
+    assert.ok(before, "the published IDs include site-102");
+    const site = await networking.readNamespacedIngress({ name: "site-102", namespace: ns });
+    site.spec!.rules![0]!.host = "b2.example.com";
+    await networking.replaceNamespacedIngress({ name: "site-102", namespace: ns, body: site });
+
+    const object = await waitForCondition(ns, "ingresschecksums", published.metadata.name, "False");
+    assert.deepEqual(object.status?.missing, [before]);
+    assert.equal(object.status?.unexpected?.length, 1);
+    assert.match(object.status?.unexpected?.[0] ?? "", new RegExp(`^${ns}/site-102@`));
+    const condition = object.status?.conditions?.[0];
+    assert.equal(condition?.reason, "Mismatch");
+    assert.match(condition?.message ?? "", /1 published IDs missing, 1 unexpected/);
+
+    const events = await cluster.core.listNamespacedEvent({
+      namespace: ns,
+      fieldSelector: `involvedObject.name=${published.metadata.name}`,
+    });
+    assert.ok(
+      events.items.some(e => e.reason === "ChecksumMismatch" && e.type === "Warning"),
+      "a Warning Event",
+    );
+  });
+
+  it("names a deleted Ingress as missing, and exports the state as a metric", async () => {
+    const [published] = await checksumObjects(ns, "ingresschecksums");
+    await networking.deleteNamespacedIngress({ name: "site-103", namespace: ns });
+    const object = await waitUntil("site-103 reported missing", async () => {
+      const o = (await custom.getNamespacedCustomObject({
+        ...GROUP,
+        namespace: ns,
+        plural: "ingresschecksums",
+        name: published!.metadata.name,
+      })) as ChecksumObject;
+      return o.status?.missing?.some(id => id.startsWith(`${ns}/site-103@`)) ? o : undefined;
+    });
+    assert.equal(object.status?.missingCount, 2);
+    const metrics = await (await fetch(cluster.metricsUrl)).text();
+    assert.match(metrics, /bulwark_checksum_consistent\{kind="ingress"\} 0/);
+    assert.match(metrics, /bulwark_checksum_mismatch_total\{kind="ingress"\} [1-9]/);
+    assert.match(metrics, /bulwark_checksum_verify_duration_seconds_count\{kind="ingress"\} [1-9]/);
+  });
+
+  it("turns Consistent again once the publisher attests the change, in tengine mode too", async () => {
+    const name = await publish(ns, "ingress", "tengine");
+    const object = await waitForCondition(ns, "ingresschecksums", name, "True");
+    assert.ok(object.spec.ids.includes("101-1") && object.spec.ids.includes("102-1"));
+    assert.ok(!object.spec.ids.includes("103-1"));
+    const metrics = await (await fetch(cluster.metricsUrl)).text();
+    assert.match(metrics, /bulwark_checksum_consistent\{kind="ingress"\} 1/);
+  });
+
+  it("attests TLS Secrets with SecretCheckSum, and notices a changed certificate", async () => {
+    const cert = makeCertificate({ key: "ecdsa", dnsNames: ["a.example.com"] });
+    await cluster.core.createNamespacedSecret({
+      namespace: ns,
+      body: tlsSecret(ns, "cert-7", cert, { "nginx.ingress.kubernetes.io/version": "1" }),
+    });
+    const name = await publish(ns, "secret", "tengine");
+    const object = await waitForCondition(ns, "secretchecksums", name, "True");
+    assert.ok(object.spec.ids.some(id => id.startsWith("7-1-")));
+    const next = makeCertificate({ key: "ecdsa", dnsNames: ["a.example.com"] });
+    await cluster.core.replaceNamespacedSecret({
+      name: "cert-7",
+      namespace: ns,
+      body: tlsSecret(ns, "cert-7", next, { "nginx.ingress.kubernetes.io/version": "1" }),
+    });
+    const changed = await waitForCondition(ns, "secretchecksums", name, "False");
+    assert.ok(changed.status?.missing?.some(id => id.startsWith("7-1-")));
+  });
+});
+
+async function fetchTable(path: string): Promise<{ columnDefinitions: { name: string }[] }> {
+  const { request } = await import("node:https");
+  const opts: { headers: Record<string, string>; ca?: string; cert?: string; key?: string } = {
+    headers: { accept: "application/json;as=Table;v=v1;g=meta.k8s.io" },
+  };
+  await cluster.kc.applyToHTTPSOptions(opts as never);
+  return new Promise((resolve, reject) => {
+    request(`${cluster.server}${path}`, opts, res => {
+      let body = "";
+      res.on("data", c => (body += c));
+      res.on("end", () => resolve(JSON.parse(body)));
+    })
+      .on("error", reject)
+      .end();
+  });
+}

@@ -34,6 +34,12 @@ export default [
     },
   },
   {
+    // CommonJS launchers (bin/) run as plain Node scripts.
+    files: ["**/*.js"],
+    languageOptions: { sourceType: "commonjs", globals: { ...globals.node } },
+    rules: { "@typescript-eslint/no-require-imports": "off" },
+  },
+  {
     // Tests read best as flat tables of assertions; optional chains count as branches.
     files: ["**/*.test.ts"],
     rules: { complexity: "off" },

@@ -84,7 +84,8 @@ function computeCommand(
   return 0;
 }
 
-if (require.main === module) {
+/** Runs the CLI on the process's arguments and exits with its status (2 for a usage or input error). */
+export function run(): void {
   main(
     process.argv.slice(2),
     s => process.stdout.write(s),
@@ -95,9 +96,11 @@ if (require.main === module) {
       const known =
         error instanceof UsageError ||
         error instanceof InputError ||
-        (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS");
+        String((error as { code?: unknown }).code).startsWith("ERR_PARSE_ARGS");
       process.stderr.write(`bulwark: ${error instanceof Error ? error.message : String(error)}\n`);
       process.exit(known ? 2 : 1);
     },
   );
 }
+
+if (require.main === module) run();

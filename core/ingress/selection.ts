@@ -8,5 +8,7 @@ export const TLS_SECRET_TYPE = "kubernetes.io/tls";
  * (Tengine counts every Secret that holds a certificate). Publisher and guard must agree on this.
  */
 export function countsForChecksum(kind: "ingress" | "secret", object: Ingress | Secret): boolean {
-  return kind === "ingress" ? isOurIngress(object as Ingress) : (object as Secret).type === TLS_SECRET_TYPE;
+  return kind === "ingress"
+    ? isOurIngress(object as Ingress)
+    : (object as Secret).type === TLS_SECRET_TYPE;
 }

@@ -52,6 +52,11 @@ export const DEFAULT_CONTROLLERS = [
   "garbage-collector-controller",
   "namespace-controller",
   "serviceaccount-controller",
+  // Workloads: tests create pods through Deployments, ReplicaSets, StatefulSets and Jobs.
+  "deployment-controller",
+  "replicaset-controller",
+  "statefulset-controller",
+  "job-controller",
 ];
 
 /** Builds the binaries if they are not cached yet and returns their folder. */

@@ -31,7 +31,8 @@ export interface PeprModuleOptions {
   root: string;
   /** `pepr build`'s output folder, relative to root. */
   distDir?: string;
-  logLevel?: string;
+  /** info (default) or debug: the wiring probe reads the "Incoming request" lines Pepr logs at info. */
+  logLevel?: "info" | "debug";
   /** Extra environment for the module process (e.g. BULWARK_METRICS_PORT). */
   env?: NodeJS.ProcessEnv;
   log?: (message: string) => void;

@@ -150,14 +150,14 @@ describe("the global checksum", () => {
     assert.equal(condition?.reason, "Mismatch");
     assert.match(condition?.message ?? "", /1 published IDs missing, 1 unexpected/);
 
-    const events = await cluster.core.listNamespacedEvent({
-      namespace: ns,
-      fieldSelector: `involvedObject.name=${published.metadata.name}`,
+    // The Event follows the status write.
+    await waitUntil("a ChecksumMismatch Warning Event", async () => {
+      const events = await cluster.core.listNamespacedEvent({
+        namespace: ns,
+        fieldSelector: `involvedObject.name=${published.metadata.name}`,
+      });
+      return events.items.some(e => e.reason === "ChecksumMismatch" && e.type === "Warning");
     });
-    assert.ok(
-      events.items.some(e => e.reason === "ChecksumMismatch" && e.type === "Warning"),
-      "a Warning Event",
-    );
   });
 
   it("names a deleted Ingress as missing, and exports the state as a metric", async () => {

@@ -5,10 +5,11 @@ import { inspectTlsPair } from "../tls/certificate";
 import type { Ingress } from "./types";
 import { reviewTlsSecret } from "./review-secret";
 
-const NOW = new Date();
 const shopEcc = makeCertificate({ key: "ecdsa", dnsNames: ["shop.example.com"] });
 const otherEcc = makeCertificate({ key: "ecdsa", dnsNames: ["other.example.com"] });
 const wildEcc = makeCertificate({ key: "ecdsa", dnsNames: ["*.example.com"] });
+// After the certificates: openssl truncates notBefore to the second it signs in.
+const NOW = new Date();
 
 const site: Ingress = {
   metadata: { name: "site-1", namespace: "shop" },

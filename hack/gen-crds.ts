@@ -3,10 +3,13 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { dump } from "js-yaml";
 import { checksumCrd } from "../capabilities/ingress-guard/checksum-crd";
+import { permissionCrd } from "../capabilities/pod-permission/permission-crds";
 
 export const CRD_FILES: Record<string, () => object> = {
   "ingresschecksums.tengine.taobao.org.yaml": () => checksumCrd("ingress"),
   "secretchecksums.tengine.taobao.org.yaml": () => checksumCrd("secret"),
+  "permissiongroups.bulwark.dev.yaml": () => permissionCrd("group"),
+  "permissionproviders.bulwark.dev.yaml": () => permissionCrd("provider"),
 };
 
 export function renderCrd(make: () => object): string {

@@ -15,3 +15,6 @@ export const CHECKSUM_GROUP = "tengine.taobao.org";
 export const EDGE_ZONE_LABEL = "superedgehealth/topology-zone";
 export const EDGE_HEALTH_ANNOTATION = "superedgehealth/node-health";
 export const EDGE_UNHEALTHY_ANNOTATION = "nodeunhealth";
+
+/** Set with the injection so the revocation sweep lists only Bulwark's pods. */
+export const PERMISSION_MANAGED_LABEL = `${PERMISSION_PREFIX}managed`;

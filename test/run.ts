@@ -19,6 +19,7 @@ import { startPeprModule, type RunningPeprModule } from "../hack/control-plane/p
 import { stopEverything } from "../hack/control-plane/processes";
 import { freePort } from "../hack/control-plane/ports";
 import { installCrds } from "../hack/install-crds";
+import { startPermissionEndpoint } from "./harness/permission-endpoint";
 import { CLUSTER_ENV, type TestClusterInfo } from "./harness/cluster";
 
 const SKIP_DIRS = new Set(["node_modules", "dist", ".git", ".bulwark", "manifests"]);
@@ -45,11 +46,13 @@ async function main(): Promise<number> {
 
   let controlPlane: ControlPlane | undefined;
   let pepr: RunningPeprModule | undefined;
+  let permissionEndpoint: Awaited<ReturnType<typeof startPermissionEndpoint>> | undefined;
   const dir = mkdtempSync(join(tmpdir(), "bulwark-test-"));
   let keepLogs = false;
   const cleanup = async (): Promise<void> => {
     await pepr?.stop();
     await controlPlane?.stop();
+    await permissionEndpoint?.close();
     // A failed run keeps its logs for the person reading the failure.
     if (!keepLogs) rmSync(dir, { recursive: true, force: true });
   };
@@ -84,6 +87,7 @@ async function main(): Promise<number> {
       });
       log(`installed CRDs: ${(await installCrds(controlPlane.kubeconfigPath)).join(", ")}`);
       const metricsPort = await freePort();
+      permissionEndpoint = await startPermissionEndpoint();
       pepr = await startPeprModule(controlPlane, {
         root: ROOT,
         log,
@@ -91,6 +95,8 @@ async function main(): Promise<number> {
           BULWARK_METRICS_PORT: String(metricsPort),
           // Pepr's watches can miss events; the guard's resync repairs that, sooner in tests.
           BULWARK_GUARD_RESYNC_SECONDS: "15",
+          BULWARK_PERMISSION_SERVER: permissionEndpoint.url,
+          BULWARK_PERMISSION_SWEEP_SECONDS: "5",
         },
       });
       const info: TestClusterInfo = {
@@ -101,6 +107,7 @@ async function main(): Promise<number> {
         peprUrl: pepr.url,
         webhookNames: pepr.webhookNames,
         metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
+        permissionEndpointUrl: permissionEndpoint.url,
       };
       const infoPath = join(dir, "cluster.json");
       writeFileSync(infoPath, JSON.stringify(info));

@@ -1,6 +1,10 @@
 import { Capability, a } from "pepr";
-import { PERMISSION_GROUP_ANNOTATION, PERMISSION_STATUS_ANNOTATION } from "../../core/names";
-import { initialPermissionStatus } from "./status";
+import { PERMISSION_GROUP_ANNOTATION, PERMISSION_MANAGED_LABEL } from "../../core/names";
+import { injectPermissionInit, validatePermissionPod } from "./admission";
+import { validateGroup, validateProvider } from "./crd-admission";
+import { PermissionGroup, PermissionProvider } from "./permission-kinds";
+import { Revoker } from "./revoke";
+import { loadSettings } from "./settings";
 
 export const PodPermission = new Capability({
   name: "pod-permission",
@@ -8,11 +12,25 @@ export const PodPermission = new Capability({
 });
 
 const { When } = PodPermission;
+const settings = loadSettings();
 
+// CREATE only: a pod update may not add containers (and must never block finalizer removal).
 When(a.Pod)
   .IsCreated()
   .WithAnnotation(PERMISSION_GROUP_ANNOTATION)
-  .Mutate(function markPermissionPending(req) {
-    const status = initialPermissionStatus(req.Raw.metadata?.annotations);
-    if (status) req.SetAnnotation(PERMISSION_STATUS_ANNOTATION, status);
-  });
+  .Mutate(injectPermissionInit(settings));
+When(a.Pod)
+  .IsCreated()
+  .WithAnnotation(PERMISSION_GROUP_ANNOTATION)
+  .Validate(validatePermissionPod(settings));
+When(PermissionGroup).IsCreatedOrUpdated().Validate(validateGroup);
+When(PermissionProvider).IsCreatedOrUpdated().Validate(validateProvider);
+
+// Not Pepr's Finalize(): its fixed name and its removal on error do not fit (see revoke.ts).
+const revoker = new Revoker(settings);
+When(a.Pod)
+  .IsCreatedOrUpdated()
+  .WithLabel(PERMISSION_MANAGED_LABEL)
+  .Watch(pod => (pod.metadata?.deletionTimestamp ? revoker.handle(pod) : undefined));
+
+if (process.env.PEPR_WATCH_MODE === "true" || process.env.PEPR_MODE === "dev") revoker.start();

@@ -211,8 +211,9 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
         `--service-account-signing-key-file=${saKeys.privateKeyPath}`,
         "--service-cluster-ip-range=10.0.0.0/24",
         "--allow-privileged=true",
-        // No controller creates default ServiceAccounts unless the controller manager runs.
-        "--disable-admission-plugins=ServiceAccount",
+        // Without the controller manager no default ServiceAccounts exist, so pods could not be
+        // created with the ServiceAccount plugin on; with it, pods are admitted as in a cluster.
+        ...(options.controllerManager ? [] : ["--disable-admission-plugins=ServiceAccount"]),
         "--endpoint-reconciler-type=none",
         "--enable-priority-and-fairness=false",
         "--profiling=false",

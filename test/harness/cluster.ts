@@ -1,9 +1,14 @@
 // What an integration test gets: the shared control plane that test/run.ts started, a client,
 // and a namespace of its own so tests never see each other's objects.
-import { CoreV1Api, KubernetesObjectApi, type KubeConfig } from "@kubernetes/client-node";
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  KubernetesObjectApi,
+  type KubeConfig,
+} from "@kubernetes/client-node";
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { loadKubeConfig } from "../../hack/control-plane/kube";
+import { errorMessage, loadKubeConfig, waitUntil } from "../../hack/control-plane/kube";
 
 export const CLUSTER_ENV = "BULWARK_TEST_CLUSTER";
 
@@ -16,6 +21,8 @@ export interface TestClusterInfo {
   webhookNames: string[];
   /** The Pepr module's own Prometheus endpoint (Bulwark's metrics). */
   metricsUrl: string;
+  /** The stand-in permission endpoint (test/harness/permission-endpoint.ts). */
+  permissionEndpointUrl: string;
 }
 
 export interface TestCluster extends TestClusterInfo {
@@ -50,5 +57,56 @@ export async function testNamespace(
   await cluster.core.createNamespace({
     body: { metadata: { name, labels: { "bulwark.dev/test": "true" } } },
   });
+  // Pods need the default ServiceAccount, which the controller manager creates a moment later.
+  await waitUntil(`the default ServiceAccount in ${name}`, () =>
+    cluster.core.readNamespacedServiceAccount({ name: "default", namespace: name }),
+  );
   return [name, async () => void (await cluster.core.deleteNamespace({ name }))];
+}
+
+/** The API server's message for a create or update that must be refused; fails the test if accepted. */
+export async function rejection(write: () => Promise<unknown>): Promise<string> {
+  try {
+    await write();
+  } catch (error) {
+    return errorMessage(error);
+  }
+  throw new Error("the API server accepted the object");
+}
+
+/** A PermissionProvider `authz-<namespace>` (cluster-scoped) and a PermissionGroup in the namespace using it. */
+export async function createPermissionGroup(
+  cluster: TestCluster,
+  namespace: string,
+  group: string,
+): Promise<string> {
+  const custom = cluster.kc.makeApiClient(CustomObjectsApi);
+  const api = { group: "bulwark.dev", version: "v1alpha1" };
+  const provider = `authz-${namespace}`;
+  await custom.createClusterCustomObject({
+    ...api,
+    plural: "permissionproviders",
+    body: {
+      apiVersion: "bulwark.dev/v1alpha1",
+      kind: "PermissionProvider",
+      metadata: { name: provider },
+      spec: { type: "http", address: "https://authz.example.com" },
+    },
+  });
+  await custom.createNamespacedCustomObject({
+    ...api,
+    namespace,
+    plural: "permissiongroups",
+    body: {
+      apiVersion: "bulwark.dev/v1alpha1",
+      kind: "PermissionGroup",
+      metadata: { name: group },
+      spec: {
+        permissions: [
+          { name: "orders-read", provider, params: { resource: "orders", action: "read" } },
+        ],
+      },
+    },
+  });
+  return provider;
 }

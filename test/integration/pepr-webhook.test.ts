@@ -3,7 +3,7 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { AdmissionregistrationV1Api } from "@kubernetes/client-node";
-import { testCluster, testNamespace } from "../harness/cluster";
+import { createPermissionGroup, testCluster, testNamespace } from "../harness/cluster";
 
 const cluster = testCluster();
 
@@ -17,7 +17,11 @@ function pod(name: string, annotations?: Record<string, string>) {
 describe("the Pepr module behind the real API server", () => {
   let ns: string;
   let dropNamespace: () => Promise<void>;
-  before(async () => ([ns, dropNamespace] = await testNamespace(cluster, "pepr")));
+  before(async () => {
+    [ns, dropNamespace] = await testNamespace(cluster, "pepr");
+    // The group a pod names must exist (pod-permission's admission checks it).
+    await createPermissionGroup(cluster, ns, "db-readers");
+  });
   after(async () => dropNamespace());
 
   it("is registered as a mutating webhook that calls a loopback URL with our CA", async () => {
@@ -35,13 +39,14 @@ describe("the Pepr module behind the real API server", () => {
     );
   });
 
-  it("marks a pod that names a permission group pending, in the stored object", async () => {
+  it("injects into a pod that names a permission group, in the stored object", async () => {
     await cluster.core.createNamespacedPod({
       namespace: ns,
       body: pod("with-group", { "permission.bulwark.dev/group": "db-readers" }),
     });
     const stored = await cluster.core.readNamespacedPod({ name: "with-group", namespace: ns });
     assert.equal(stored.metadata?.annotations?.["permission.bulwark.dev/status"], "pending");
+    assert.equal(stored.spec?.initContainers?.[0]?.name, "bulwark-init");
     // Pepr's own receipt that the pod-permission capability mutated this object.
     assert.equal(stored.metadata?.annotations?.["bulwark.pepr.dev/pod-permission"], "succeeded");
   });

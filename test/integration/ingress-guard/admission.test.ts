@@ -2,9 +2,8 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { NetworkingV1Api, type V1Ingress } from "@kubernetes/client-node";
-import { errorMessage } from "../../../hack/control-plane/kube";
 import { makeCertificate, tlsSecret } from "../../fixtures/certificates";
-import { testCluster, testNamespace } from "../../harness/cluster";
+import { rejection, testCluster, testNamespace } from "../../harness/cluster";
 
 const cluster = testCluster();
 const networking = cluster.kc.makeApiClient(NetworkingV1Api);
@@ -39,15 +38,6 @@ function ingress(
       ],
     },
   };
-}
-
-async function rejection(create: () => Promise<unknown>): Promise<string> {
-  try {
-    await create();
-  } catch (error) {
-    return errorMessage(error);
-  }
-  assert.fail("the API server accepted the object");
 }
 
 describe("ingress-guard admission", () => {

@@ -1,0 +1,62 @@
+// Pod CREATE: validate (the group must exist, no hostNetwork), then inject in one mutation.
+import { K8s, Log, type a, type PeprMutateRequest, type PeprValidateRequest } from "pepr";
+import { PERMISSION_GROUP_ANNOTATION, PERMISSION_MANAGED_LABEL } from "../../core/names";
+import { planInjection, podDisplayName, type PermissionPod } from "../../core/permission";
+import { PermissionGroup } from "./permission-kinds";
+import type { PermissionSettings } from "./settings";
+
+type ValidateResponse = ReturnType<PeprValidateRequest<a.Pod>["Approve"]>;
+
+function isNotFound(error: unknown): boolean {
+  return (
+    typeof error === "object" && error !== null && (error as { status?: number }).status === 404
+  );
+}
+
+function namespaceOf(req: { Request: { namespace?: string } }, pod: PermissionPod): string {
+  // ReplicaSet pods carry no namespace at admission: the request has it.
+  return req.Request.namespace ?? pod.metadata?.namespace ?? "default";
+}
+
+export function injectPermissionInit(settings: PermissionSettings) {
+  return function injectPermissionInit(req: PeprMutateRequest<a.Pod>): void {
+    const pod: PermissionPod = req.Raw;
+    const namespace = namespaceOf(req, pod);
+    const plan = planInjection(pod, namespace, settings.inject);
+    if (plan.action !== "inject") return;
+    req.Raw.metadata = {
+      ...plan.pod.metadata,
+      labels: { ...req.Raw.metadata?.labels, [PERMISSION_MANAGED_LABEL]: "true" },
+    } as a.Pod["metadata"];
+    req.Raw.spec = plan.pod.spec as a.Pod["spec"];
+    Log.info(
+      { ns: namespace, name: podDisplayName(pod), group: plan.group },
+      "injected bulwark-init",
+    );
+  };
+}
+
+export function validatePermissionPod(settings: PermissionSettings) {
+  return async function validatePermissionPod(
+    req: PeprValidateRequest<a.Pod>,
+  ): Promise<ValidateResponse> {
+    const pod: PermissionPod = req.Raw;
+    const namespace = namespaceOf(req, pod);
+    const plan = planInjection(pod, namespace, settings.inject);
+    const name = podDisplayName(pod);
+    if (plan.action === "deny") return req.Deny(`Pod ${namespace}/${name}: ${plan.reason}`, 422);
+    // The mutation has already run: an injected pod is checked for its group like any other.
+    const group = pod.metadata?.annotations?.[PERMISSION_GROUP_ANNOTATION];
+    if (!group || namespace === settings.inject.ownNamespace) return req.Approve();
+    try {
+      await K8s(PermissionGroup).InNamespace(namespace).Get(group);
+      return req.Approve();
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+      return req.Deny(
+        `Pod ${namespace}/${name}: ${PERMISSION_GROUP_ANNOTATION} names PermissionGroup "${group}", which does not exist in namespace ${namespace}`,
+        422,
+      );
+    }
+  };
+}

@@ -1,0 +1,189 @@
+// Revocation (watcher side): for each of Bulwark's pods that is being deleted, revoke what its
+// grant record says, then remove only our finalizer. Pepr delivers pod updates; a periodic sweep
+// catches pods that started terminating while the watcher was down. Failed revocations retry
+// with Kubernetes' backoff until the deadline, after which the finalizer goes with a Warning.
+import { K8s, Log, kind } from "pepr";
+import { PERMISSION_MANAGED_LABEL } from "../../core/names";
+import {
+  finalizerRemovalPatch,
+  revocationPlan,
+  stepBackoff,
+  type Backoff,
+  type GrantRecord,
+  type PermissionPod,
+} from "../../core/permission";
+import { recordEvent } from "../../kube/events";
+import type { PermissionSettings } from "./settings";
+
+const COMPONENT = "pod-permission";
+const RETRY: Backoff = { durationMs: 1000, factor: 2, jitter: 1, steps: 8, capMs: 60_000 };
+
+type Pod = PermissionPod & { apiVersion?: string; kind?: string };
+
+export class Revoker {
+  readonly #settings: PermissionSettings;
+  /** Per pod UID: the next retry's timer and backoff state. */
+  readonly #retries = new Map<string, { timer: NodeJS.Timeout; backoff: Backoff }>();
+  readonly #inFlight = new Set<string>();
+
+  constructor(settings: PermissionSettings) {
+    this.#settings = settings;
+  }
+
+  start(): void {
+    void this.sweep();
+    setInterval(() => void this.sweep(), this.#settings.sweepMs).unref();
+  }
+
+  async sweep(): Promise<void> {
+    try {
+      const pods = await K8s(kind.Pod).WithLabel(PERMISSION_MANAGED_LABEL, "true").Get();
+      await Promise.all(
+        pods.items.filter(p => p.metadata?.deletionTimestamp).map(p => this.handle(p)),
+      );
+    } catch (error) {
+      Log.warn({ err: String(error) }, "pod-permission sweep failed; the next one retries");
+    }
+  }
+
+  /** Level-triggered: safe to call for any pod, any number of times. */
+  async handle(pod: Pod): Promise<void> {
+    const uid = pod.metadata?.uid ?? "";
+    if (this.#inFlight.has(uid)) return;
+    this.#inFlight.add(uid);
+    try {
+      await this.#act(pod);
+    } finally {
+      this.#inFlight.delete(uid);
+    }
+  }
+
+  async #act(pod: Pod): Promise<void> {
+    const plan = revocationPlan(pod, new Date(), this.#settings.revokeDeadlineMs);
+    const log = { ns: pod.metadata?.namespace, name: pod.metadata?.name, uid: pod.metadata?.uid };
+    switch (plan.action) {
+      case "none":
+        return;
+      case "release":
+        await this.#release(pod, {
+          type: "Normal",
+          reason: "Released",
+          message: `finalizer removed: ${plan.reason}`,
+        });
+        return;
+      case "release-invalid-record":
+      case "force-release":
+        Log.warn({ ...log, reason: plan.reason }, "releasing without revocation");
+        await this.#release(pod, {
+          type: "Warning",
+          reason: "RevokeAbandoned",
+          message: `finalizer removed without revoking: ${plan.reason}`,
+        });
+        return;
+      case "revoke":
+        await this.#revoke(pod, plan.record);
+    }
+  }
+
+  async #revoke(pod: Pod, record: GrantRecord): Promise<void> {
+    const uid = record.uid;
+    await recordEvent(
+      pod,
+      {
+        type: "Normal",
+        reason: "Revoking",
+        message: `revoking ${record.permissions.length} permissions of ${record.ip}`,
+      },
+      COMPONENT,
+    );
+    try {
+      await this.#callRevoke(pod, record);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      Log.warn(
+        { ns: pod.metadata?.namespace, name: pod.metadata?.name, uid, err: message },
+        "revocation failed; retrying",
+      );
+      await recordEvent(pod, { type: "Warning", reason: "RevokeFailed", message }, COMPONENT);
+      this.#retryLater(pod);
+      return;
+    }
+    this.#clearRetry(uid);
+    await this.#release(pod, {
+      type: "Normal",
+      reason: "Revoked",
+      message: `revoked ${record.permissions.map(p => p.name).join(", ")} for ${record.ip}`,
+    });
+  }
+
+  /** The grant record's IP and UID, never the pod's current IP: a Terminating pod's IP may be reused. */
+  async #callRevoke(pod: Pod, record: GrantRecord): Promise<void> {
+    const response = await fetch(new URL("/v1/revoke", this.#settings.inject.serverUrl), {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        namespace: pod.metadata?.namespace,
+        pod: pod.metadata?.name,
+        ...record,
+      }),
+      signal: AbortSignal.timeout(this.#settings.revokeTimeoutMs),
+    });
+    // Not granted (404) is as good as revoked: revocation is idempotent.
+    if (!response.ok && response.status !== 404) {
+      throw new Error(
+        `permission server answered ${response.status} ${(await response.text()).slice(0, 200)}`,
+      );
+    }
+  }
+
+  #retryLater(pod: Pod): void {
+    const uid = pod.metadata?.uid ?? "";
+    const previous = this.#retries.get(uid);
+    if (previous) clearTimeout(previous.timer);
+    const { waitMs, next } = stepBackoff(previous?.backoff ?? RETRY, Math.random);
+    const timer = setTimeout(() => void this.#retryNow(pod), waitMs);
+    timer.unref();
+    this.#retries.set(uid, { timer, backoff: next });
+  }
+
+  async #retryNow(pod: Pod): Promise<void> {
+    try {
+      const fresh = await K8s(kind.Pod)
+        .InNamespace(pod.metadata?.namespace ?? "")
+        .Get(pod.metadata?.name ?? "");
+      await this.handle(fresh);
+    } catch (error) {
+      if ((error as { status?: number }).status === 404) this.#clearRetry(pod.metadata?.uid ?? "");
+      else this.#retryLater(pod);
+    }
+  }
+
+  #clearRetry(uid: string): void {
+    const retry = this.#retries.get(uid);
+    if (retry) clearTimeout(retry.timer);
+    this.#retries.delete(uid);
+  }
+
+  /** Removes only our finalizer, guarded by a JSON Patch `test`; never touches the spec. */
+  async #release(pod: Pod, note: Parameters<typeof recordEvent>[1]): Promise<void> {
+    const ops = finalizerRemovalPatch(pod.metadata?.finalizers);
+    if (!ops) return;
+    const namespace = pod.metadata?.namespace ?? "";
+    const name = pod.metadata?.name ?? "";
+    try {
+      await K8s(kind.Pod, { namespace, name }).Patch(ops);
+    } catch (error) {
+      // The finalizer list moved under us (or the pod is gone): act again on a fresh read.
+      if ((error as { status?: number }).status === 404) return;
+      Log.info(
+        { ns: namespace, name, err: String(error) },
+        "finalizer patch conflicted; re-reading",
+      );
+      this.#retryLater(pod);
+      return;
+    }
+    this.#clearRetry(pod.metadata?.uid ?? "");
+    Log.info({ ns: namespace, name, reason: note.reason }, "finalizer removed");
+    await recordEvent({ ...pod, apiVersion: "v1", kind: "Pod" }, note, COMPONENT);
+  }
+}

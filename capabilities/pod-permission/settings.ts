@@ -1,0 +1,31 @@
+// The pod-permission capability's settings, from the module's environment (manifests set them).
+import { parseInjectConfig, type InjectConfig } from "../../core/permission";
+import { formatErrors } from "../../core/result";
+
+export interface PermissionSettings {
+  inject: InjectConfig;
+  /** After this long past deletionTimestamp, the finalizer goes even if revocation failed. */
+  revokeDeadlineMs: number;
+  /** How often the watcher lists terminating pods it may have missed. */
+  sweepMs: number;
+  /** Per-attempt timeout of a revoke call. */
+  revokeTimeoutMs: number;
+}
+
+export function loadSettings(env: NodeJS.ProcessEnv = process.env): PermissionSettings {
+  const inject = parseInjectConfig({
+    image: env.BULWARK_INIT_IMAGE ?? "ghcr.io/bulwark-dev/bulwark:0.1.0",
+    serverUrl:
+      env.BULWARK_PERMISSION_SERVER ?? "https://bulwark-permission-server.bulwark-system.svc:8443",
+    audience: env.BULWARK_PERMISSION_AUDIENCE ?? "bulwark-permission-server",
+    tokenExpirationSeconds: Number(env.BULWARK_PERMISSION_TOKEN_SECONDS ?? 3600),
+    ownNamespace: env.BULWARK_NAMESPACE ?? "bulwark-system",
+  });
+  if (!inject.ok) throw new Error(`pod-permission settings: ${formatErrors(inject.errors)}`);
+  return {
+    inject: inject.value,
+    revokeDeadlineMs: Number(env.BULWARK_REVOKE_DEADLINE_SECONDS ?? 3600) * 1000,
+    sweepMs: Number(env.BULWARK_PERMISSION_SWEEP_SECONDS ?? 60) * 1000,
+    revokeTimeoutMs: Number(env.BULWARK_REVOKE_TIMEOUT_SECONDS ?? 10) * 1000,
+  };
+}

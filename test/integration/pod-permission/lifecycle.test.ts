@@ -1,0 +1,257 @@
+// Pod pre-authorization through the real API server: CREATE-only injection (bare pods and a
+// Deployment's), admission of groups and providers, and finalizer-held revocation.
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { AppsV1Api, CustomObjectsApi, type V1Pod } from "@kubernetes/client-node";
+import { waitUntil } from "../../../hack/control-plane/kube";
+import type { RevokeCall } from "../../harness/permission-endpoint";
+import {
+  createPermissionGroup,
+  rejection,
+  testCluster,
+  testNamespace,
+} from "../../harness/cluster";
+
+const cluster = testCluster();
+const custom = cluster.kc.makeApiClient(CustomObjectsApi);
+const apps = cluster.kc.makeApiClient(AppsV1Api);
+const BULWARK = { group: "bulwark.dev", version: "v1alpha1" };
+const FINALIZER = "stke.io/podpermission-protection";
+
+function pod(
+  name: string,
+  annotations: Record<string, string>,
+  extra: Partial<V1Pod["spec"]> = {},
+): V1Pod {
+  return {
+    metadata: { name, annotations },
+    spec: {
+      initContainers: [{ name: "istio-init", image: "istio/proxyv2:1" }],
+      containers: [{ name: "app", image: "registry.example/app:1" }],
+      ...extra,
+    },
+  };
+}
+
+async function gone(ns: string, name: string): Promise<boolean> {
+  try {
+    await cluster.core.readNamespacedPod({ name, namespace: ns });
+    return false;
+  } catch (error) {
+    return (error as { code?: number }).code === 404;
+  }
+}
+
+async function revokeCalls(): Promise<RevokeCall[]> {
+  return (await (
+    await fetch(`${cluster.permissionEndpointUrl}/_test/calls`)
+  ).json()) as RevokeCall[];
+}
+
+async function grant(ns: string, name: string, ip: string): Promise<V1Pod> {
+  const current = await cluster.core.readNamespacedPod({ name, namespace: ns });
+  const record = {
+    ip,
+    uid: current.metadata!.uid,
+    group: "db-readers",
+    permissions: [
+      { name: "orders-read", provider: "authz", params: { resource: "orders", action: "read" } },
+    ],
+    grantedAt: new Date().toISOString(),
+  };
+  // Annotations only: a pod update that touched containers would be refused.
+  return cluster.core.patchNamespacedPod({
+    name,
+    namespace: ns,
+    body: [
+      {
+        op: "add",
+        path: "/metadata/annotations/permission.bulwark.dev~1grant",
+        value: JSON.stringify(record),
+      },
+    ],
+  });
+}
+
+describe("pod permission", () => {
+  let ns: string;
+  let drop: () => Promise<void>;
+  let provider: string;
+
+  before(async () => {
+    [ns, drop] = await testNamespace(cluster, "permission");
+    provider = await createPermissionGroup(cluster, ns, "db-readers");
+  });
+  after(async () => drop());
+
+  it("rejects a PermissionGroup naming an unknown provider or bad params, naming the field", async () => {
+    const message = await rejection(() =>
+      custom.createNamespacedCustomObject({
+        ...BULWARK,
+        namespace: ns,
+        plural: "permissiongroups",
+        body: {
+          apiVersion: "bulwark.dev/v1alpha1",
+          kind: "PermissionGroup",
+          metadata: { name: "broken" },
+          spec: {
+            permissions: [
+              { name: "a", provider: "nowhere", params: { resource: "x", action: "read" } },
+              {
+                name: "b",
+                provider,
+                params: { resource: "x", action: "delete-everything" },
+              },
+            ],
+          },
+        },
+      }),
+    );
+    assert.match(message, /spec\.permissions\[0\]\.provider: provider "nowhere" does not exist/);
+    assert.match(message, /spec\.permissions\[1\]\.params\.action/);
+  });
+
+  it("injects bulwark-init first, the token, the finalizer and the pending status in one CREATE", async () => {
+    const created = await cluster.core.createNamespacedPod({
+      namespace: ns,
+      body: pod("bare", { "permission.bulwark.dev/group": "db-readers" }),
+    });
+    const init = created.spec?.initContainers ?? [];
+    assert.deepEqual(
+      init.map(c => c.name),
+      ["bulwark-init", "istio-init"],
+    );
+    const env = Object.fromEntries(
+      (init[0]?.env ?? []).map(e => [e.name, e.value ?? e.valueFrom?.fieldRef?.fieldPath]),
+    );
+    assert.equal(env.POD_IP, "status.podIP");
+    assert.equal(env.POD_UID, "metadata.uid");
+    assert.equal(env.BULWARK_PERMISSION_GROUP, "db-readers");
+    assert.equal(env.BULWARK_PERMISSION_SERVER, cluster.permissionEndpointUrl);
+    const token = created.spec?.volumes?.find(v => v.name === "bulwark-token")?.projected
+      ?.sources?.[0]?.serviceAccountToken;
+    assert.equal(token?.audience, "bulwark-permission-server");
+    assert.deepEqual(created.metadata?.finalizers, [FINALIZER]);
+    assert.equal(created.metadata?.annotations?.["permission.bulwark.dev/status"], "pending");
+    assert.deepEqual(
+      created.spec?.containers?.map(c => c.name),
+      ["app"],
+      "app containers untouched",
+    );
+  });
+
+  it("rejects a group that does not exist, and a hostNetwork pod, with clear messages", async () => {
+    const missing = await rejection(() =>
+      cluster.core.createNamespacedPod({
+        namespace: ns,
+        body: pod("no-group", { "permission.bulwark.dev/group": "nope" }),
+      }),
+    );
+    assert.match(missing, /names PermissionGroup "nope", which does not exist in namespace/);
+    const host = await rejection(() =>
+      cluster.core.createNamespacedPod({
+        namespace: ns,
+        body: pod("host", { "permission.bulwark.dev/group": "db-readers" }, { hostNetwork: true }),
+      }),
+    );
+    assert.match(host, /hostNetwork/);
+  });
+
+  it("injects exactly once into every pod of a Deployment", async () => {
+    await apps.createNamespacedDeployment({
+      namespace: ns,
+      body: {
+        metadata: { name: "web" },
+        spec: {
+          replicas: 2,
+          selector: { matchLabels: { app: "web" } },
+          template: {
+            metadata: {
+              labels: { app: "web" },
+              annotations: { "permission.bulwark.dev/group": "db-readers" },
+            },
+            spec: { containers: [{ name: "app", image: "registry.example/app:1" }] },
+          },
+        },
+      },
+    });
+    const pods = await waitUntil(
+      "the Deployment's two pods",
+      async () => {
+        const list = await cluster.core.listNamespacedPod({
+          namespace: ns,
+          labelSelector: "app=web",
+        });
+        return list.items.length === 2 ? list.items : undefined;
+      },
+      60_000,
+    );
+    for (const p of pods) {
+      assert.deepEqual(
+        p.spec?.initContainers?.map(c => c.name),
+        ["bulwark-init"],
+      );
+      assert.deepEqual(p.metadata?.finalizers, [FINALIZER]);
+    }
+  });
+
+  it("releases a never-granted pod at once when it is deleted", async () => {
+    await cluster.core.deleteNamespacedPod({ name: "bare", namespace: ns });
+    await waitUntil("the never-granted pod to be gone", () => gone(ns, "bare"), 30_000);
+  });
+
+  it("holds a granted pod until the revoke call succeeds, retrying through endpoint failures", async () => {
+    await cluster.core.createNamespacedPod({
+      namespace: ns,
+      body: pod("granted", { "permission.bulwark.dev/group": "db-readers" }),
+    });
+    const granted = await grant(ns, "granted", "10.1.2.3");
+    await fetch(`${cluster.permissionEndpointUrl}/_test/fail?count=2`, { method: "POST" });
+    await cluster.core.deleteNamespacedPod({ name: "granted", namespace: ns });
+
+    const held = await cluster.core.readNamespacedPod({ name: "granted", namespace: ns });
+    assert.ok(held.metadata?.deletionTimestamp, "the finalizer holds the deletion");
+    await waitUntil(
+      "the pod to be gone after the revoke succeeded",
+      () => gone(ns, "granted"),
+      60_000,
+      250,
+    );
+    const calls = (await revokeCalls()).filter(c => c.uid === granted.metadata?.uid);
+    assert.deepEqual(
+      calls.map(c => c.answeredStatus),
+      [503, 503, 200],
+    );
+    assert.equal(calls[2]?.ip, "10.1.2.3");
+  });
+
+  it("revokes the recorded (IP, UID) even when another pod now has that IP", async () => {
+    await cluster.core.createNamespacedPod({
+      namespace: ns,
+      body: pod("old", { "permission.bulwark.dev/group": "db-readers" }),
+    });
+    const old = await grant(ns, "old", "10.9.9.9");
+    const fresh = await cluster.core.createNamespacedPod({
+      namespace: ns,
+      body: pod("new", { "permission.bulwark.dev/group": "db-readers" }),
+    });
+    await cluster.core.patchNamespacedPodStatus({
+      name: "new",
+      namespace: ns,
+      body: [{ op: "add", path: "/status/podIP", value: "10.9.9.9" }],
+    });
+    await cluster.core.deleteNamespacedPod({ name: "old", namespace: ns });
+    await waitUntil("the old pod to be gone", () => gone(ns, "old"), 30_000);
+    const calls = (await revokeCalls()).filter(c => c.ip === "10.9.9.9");
+    assert.deepEqual(
+      calls.map(c => c.uid),
+      [old.metadata?.uid],
+    );
+    assert.notEqual(old.metadata?.uid, fresh.metadata?.uid);
+    assert.equal(
+      (await cluster.core.readNamespacedPod({ name: "new", namespace: ns })).metadata
+        ?.deletionTimestamp,
+      undefined,
+    );
+  });
+});

@@ -63,7 +63,7 @@ async function main(): Promise<void> {
       "",
       `  API server     ${controlPlane.server}`,
       `  kubeconfig     export KUBECONFIG=${kubeconfig}`,
-      `  Pepr module    ${pepr.url} (webhooks ${pepr.webhookNames.join(", ")})`,
+      `  Pepr module    admission ${pepr.url} (webhooks ${pepr.webhookNames.join(", ")}), watcher PID in ${pepr.watcherPidFile}`,
       `  metrics        http://127.0.0.1:${metricsPort}/metrics`,
       `  logs           ${join(runDir, "logs")}`,
       "",

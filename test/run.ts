@@ -108,6 +108,7 @@ async function main(): Promise<number> {
         webhookNames: pepr.webhookNames,
         metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
         permissionEndpointUrl: permissionEndpoint.url,
+        watcherPidFile: pepr.watcherPidFile,
       };
       const infoPath = join(dir, "cluster.json");
       writeFileSync(infoPath, JSON.stringify(info));

@@ -1,13 +1,13 @@
-// Runs the built Pepr module as a local process against the control plane, the way `pepr dev`
-// does for a cluster: admission and watch in one process (PEPR_MODE=dev), its webhook
-// configurations pointing at https://127.0.0.1:<port> with our CA as caBundle.
+// Runs the built Pepr module as local processes against the control plane, as its two
+// Deployments run in a cluster: an admission controller and a watcher (PEPR_WATCH_MODE=true),
+// the webhook configurations pointing at https://127.0.0.1:<port> with our CA as caBundle.
 import {
   KubernetesObjectApi,
   type KubeConfig,
   type KubernetesObject,
 } from "@kubernetes/client-node";
 import { randomBytes } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { peprStoreCRD } from "pepr/src/lib/assets/store";
 import type { ControlPlane } from "./control-plane";
@@ -33,6 +33,8 @@ export interface PeprModuleOptions {
   distDir?: string;
   /** info (default) or debug: the wiring probe reads the "Incoming request" lines Pepr logs at info. */
   logLevel?: "info" | "debug";
+  /** How long a dead watcher stays down before it is restarted (a Deployment's restart). */
+  watcherRestartDelayMs?: number;
   /** Extra environment for the module process (e.g. BULWARK_METRICS_PORT). */
   env?: NodeJS.ProcessEnv;
   log?: (message: string) => void;
@@ -40,7 +42,10 @@ export interface PeprModuleOptions {
 
 export interface RunningPeprModule {
   readonly url: string;
+  /** The admission controller; the watcher is supervised apart (see watcherPidFile). */
   readonly process: ManagedProcess;
+  /** Holds the current watcher's PID. */
+  readonly watcherPidFile: string;
   readonly webhookNames: string[];
   stop(): Promise<void>;
 }
@@ -109,25 +114,37 @@ export async function startPeprModule(
   await waitForCrdsEstablished(kc, [peprStoreCRD.metadata!.name!]);
 
   const cert = issueLoopbackServingCertificate(cp.pki, "pepr-module");
-  const port = await freePort();
+  const [port, watcherPort] = [await freePort(), await freePort()];
   const apiPath = randomBytes(32).toString("hex");
   const url = `https://127.0.0.1:${port}`;
-  log(`starting the Pepr module on ${url}`);
-  const child = startProcess("pepr-module", process.execPath, [bundle], {
+  const baseEnv: NodeJS.ProcessEnv = {
+    ...process.env,
+    KUBECONFIG: cp.kubeconfigPath,
+    PEPR_API_PATH: apiPath,
+    SSL_KEY_PATH: cert.keyPath,
+    SSL_CERT_PATH: cert.certPath,
+    LOG_LEVEL: options.logLevel ?? "info",
+    PEPR_PRETTY_LOGS: "false",
+    ...options.env,
+  };
+  delete baseEnv.PEPR_MODE;
+  // As in a cluster: one admission process, one watcher process (Pepr's two Deployments).
+  log(`starting the Pepr module's admission controller on ${url}`);
+  const admission = startProcess("pepr-admission", process.execPath, [bundle], {
     cwd: options.root,
-    logFile: join(cp.dir, "logs", "pepr-module.log"),
-    env: {
-      ...process.env,
-      KUBECONFIG: cp.kubeconfigPath,
-      PEPR_MODE: "dev",
-      PEPR_API_PATH: apiPath,
-      SSL_KEY_PATH: cert.keyPath,
-      SSL_CERT_PATH: cert.certPath,
-      BULWARK_PEPR_PORT: String(port),
-      LOG_LEVEL: options.logLevel ?? "info",
-      PEPR_PRETTY_LOGS: "false",
-      ...options.env,
-    },
+    logFile: join(cp.dir, "logs", "pepr-admission.log"),
+    env: { ...baseEnv, BULWARK_PEPR_PORT: String(port) },
+  });
+  const watcher = superviseWatcher({
+    start: () =>
+      startProcess("pepr-watcher", process.execPath, [bundle], {
+        cwd: options.root,
+        logFile: join(cp.dir, "logs", "pepr-watcher.log"),
+        env: { ...baseEnv, PEPR_WATCH_MODE: "true", BULWARK_PEPR_PORT: String(watcherPort) },
+      }),
+    pidFile: join(cp.dir, "pepr-watcher.pid"),
+    restartDelayMs: options.watcherRestartDelayMs ?? 5000,
+    log,
   });
   const webhooks = localWebhookConfigurations(
     readYamlObjects(manifest),
@@ -137,19 +154,73 @@ export async function startPeprModule(
   );
   const stop = async (): Promise<void> => {
     await removeWebhooks(kc, webhooks).catch(() => {});
-    await child.stop();
+    await watcher.stop();
+    await admission.stop();
   };
   try {
-    await waitForHttpsOk(`${url}/healthz`, cp.pki.caPem, child, 60_000);
+    await waitForHttpsOk(`${url}/healthz`, cp.pki.caPem, admission, 60_000);
+    await waitForHttpsOk(
+      `https://127.0.0.1:${watcherPort}/healthz`,
+      cp.pki.caPem,
+      watcher.current(),
+      60_000,
+    );
     await applyOrThrow(kc, webhooks);
-    if (mutatesPodCreates(webhooks)) await waitForWebhookTraffic(kc, child.logFile);
+    if (mutatesPodCreates(webhooks)) await waitForWebhookTraffic(kc, admission.logFile);
     else log("no Pod CREATE rule to probe the webhook wiring with; not waiting for it");
   } catch (error) {
     await stop();
     throw error;
   }
   log("the Pepr module serves the API server's admission calls");
-  return { url, process: child, webhookNames: webhooks.map(w => w.metadata?.name ?? ""), stop };
+  return {
+    url,
+    process: admission,
+    watcherPidFile: join(cp.dir, "pepr-watcher.pid"),
+    webhookNames: webhooks.map(w => w.metadata?.name ?? ""),
+    stop,
+  };
+}
+
+interface Supervised {
+  current(): ManagedProcess;
+  stop(): Promise<void>;
+}
+
+/**
+ * Keeps the watcher running as its Deployment would: when it dies it comes back after a delay.
+ * Its PID is kept in `pidFile`, so a test can kill it and watch it return.
+ */
+function superviseWatcher(options: {
+  start: () => ManagedProcess;
+  pidFile: string;
+  restartDelayMs: number;
+  log: (message: string) => void;
+}): Supervised {
+  let stopped = false;
+  let current = options.start();
+  const watch = (child: ManagedProcess): void => {
+    writeFileSync(options.pidFile, String(child.pid));
+    void child.exited.then(code => {
+      if (stopped) return;
+      options.log(
+        `the Pepr watcher exited (${code}); restarting it in ${options.restartDelayMs}ms`,
+      );
+      setTimeout(() => {
+        if (stopped) return;
+        current = options.start();
+        watch(current);
+      }, options.restartDelayMs);
+    });
+  };
+  watch(current);
+  return {
+    current: () => current,
+    stop: async () => {
+      stopped = true;
+      await current.stop();
+    },
+  };
 }
 
 async function removeWebhooks(kc: KubeConfig, webhooks: KubernetesObject[]): Promise<void> {

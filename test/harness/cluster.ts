@@ -23,6 +23,8 @@ export interface TestClusterInfo {
   metricsUrl: string;
   /** The stand-in permission endpoint (test/harness/permission-endpoint.ts). */
   permissionEndpointUrl: string;
+  /** The supervised Pepr watcher's PID: kill it and it comes back after a few seconds. */
+  watcherPidFile: string;
 }
 
 export interface TestCluster extends TestClusterInfo {

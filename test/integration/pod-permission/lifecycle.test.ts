@@ -2,6 +2,7 @@
 // Deployment's), admission of groups and providers, and finalizer-held revocation.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { AppsV1Api, CustomObjectsApi, type V1Pod } from "@kubernetes/client-node";
 import { waitUntil } from "../../../hack/control-plane/kube";
 import type { RevokeCall } from "../../harness/permission-endpoint";
@@ -252,6 +253,41 @@ describe("pod permission", () => {
       (await cluster.core.readNamespacedPod({ name: "new", namespace: ns })).metadata
         ?.deletionTimestamp,
       undefined,
+    );
+  });
+
+  it("revokes every pod deleted while the watcher was down, once it is back", async () => {
+    const names = ["down-1", "down-2", "down-3"];
+    const uids: string[] = [];
+    for (const [i, name] of names.entries()) {
+      await cluster.core.createNamespacedPod({
+        namespace: ns,
+        body: pod(name, { "permission.bulwark.dev/group": "db-readers" }),
+      });
+      uids.push((await grant(ns, name, `10.7.0.${i + 1}`)).metadata!.uid!);
+    }
+    const watcherPid = Number(readFileSync(cluster.watcherPidFile, "utf8"));
+    process.kill(watcherPid, "SIGKILL");
+    for (const name of names) await cluster.core.deleteNamespacedPod({ name, namespace: ns });
+    // Nobody revokes while the watcher is down: the finalizer holds every pod.
+    await new Promise(r => setTimeout(r, 1000));
+    for (const name of names) {
+      const held = await cluster.core.readNamespacedPod({ name, namespace: ns });
+      assert.ok(held.metadata?.deletionTimestamp && held.metadata.finalizers?.includes(FINALIZER));
+    }
+    await waitUntil(
+      "a new watcher",
+      async () => Number(readFileSync(cluster.watcherPidFile, "utf8")) !== watcherPid,
+      30_000,
+    );
+    for (const name of names)
+      await waitUntil(`${name} to be revoked and gone`, () => gone(ns, name), 60_000, 250);
+    const revoked = new Set(
+      (await revokeCalls()).filter(c => c.answeredStatus === 200).map(c => c.uid),
+    );
+    assert.deepEqual(
+      uids.filter(uid => !revoked.has(uid)),
+      [],
     );
   });
 });

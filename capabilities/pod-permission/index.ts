@@ -3,6 +3,7 @@ import { PERMISSION_GROUP_ANNOTATION, PERMISSION_MANAGED_LABEL } from "../../cor
 import { injectPermissionInit, validatePermissionPod } from "./admission";
 import { validateGroup, validateProvider } from "./crd-admission";
 import { PermissionGroup, PermissionProvider } from "./permission-kinds";
+import { InjectionNotices } from "./notices";
 import { Revoker } from "./revoke";
 import { loadSettings } from "./settings";
 
@@ -28,9 +29,10 @@ When(PermissionProvider).IsCreatedOrUpdated().Validate(validateProvider);
 
 // Not Pepr's Finalize(): its fixed name and its removal on error do not fit (see revoke.ts).
 const revoker = new Revoker(settings);
+const notices = new InjectionNotices();
 When(a.Pod)
   .IsCreatedOrUpdated()
   .WithLabel(PERMISSION_MANAGED_LABEL)
-  .Watch(pod => (pod.metadata?.deletionTimestamp ? revoker.handle(pod) : undefined));
+  .Watch(pod => (pod.metadata?.deletionTimestamp ? revoker.handle(pod) : notices.notice(pod)));
 
 if (process.env.PEPR_WATCH_MODE === "true" || process.env.PEPR_MODE === "dev") revoker.start();

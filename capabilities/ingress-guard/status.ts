@@ -1,5 +1,6 @@
 // The status a checksum object should carry, from what the guard observed. Pure: the reconciler
 // patches it only when it differs from what is stored.
+import { setCondition } from "../../core/conditions";
 import {
   CONSISTENT_CONDITION,
   STATUS_ID_CAP,
@@ -66,11 +67,11 @@ export function desiredStatus(
   previous: ChecksumStatus | undefined,
   now: Date,
 ): ChecksumStatus {
-  const next = condition(o);
-  const old = previous?.conditions?.find(c => c.type === CONSISTENT_CONDITION);
-  // lastTransitionTime moves only when the status does, as metav1.Condition requires.
-  const lastTransitionTime =
-    old && old.status === next.status ? old.lastTransitionTime : now.toISOString();
+  const conditions = setCondition(
+    previous?.conditions,
+    { type: CONSISTENT_CONDITION, ...condition(o), observedGeneration: generation },
+    now,
+  );
   return {
     observedGeneration: generation,
     observedChecksum: o.observedChecksum,
@@ -80,9 +81,7 @@ export function desiredStatus(
     unexpectedCount: o.unexpectedCount,
     missing: o.missing.slice(0, STATUS_ID_CAP),
     unexpected: o.unexpected.slice(0, STATUS_ID_CAP),
-    conditions: [
-      { type: CONSISTENT_CONDITION, ...next, lastTransitionTime, observedGeneration: generation },
-    ],
+    conditions,
   };
 }
 

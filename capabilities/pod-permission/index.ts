@@ -4,6 +4,7 @@ import { injectPermissionInit, validatePermissionPod } from "./admission";
 import { validateGroup, validateProvider } from "./crd-admission";
 import { PermissionGroup, PermissionProvider } from "./permission-kinds";
 import { InjectionNotices } from "./notices";
+import { PermissionStatusWriter } from "./resource-status";
 import { Revoker } from "./revoke";
 import { loadSettings } from "./settings";
 
@@ -35,4 +36,18 @@ When(a.Pod)
   .WithLabel(PERMISSION_MANAGED_LABEL)
   .Watch(pod => (pod.metadata?.deletionTimestamp ? revoker.handle(pod) : notices.notice(pod)));
 
-if (process.env.PEPR_WATCH_MODE === "true" || process.env.PEPR_MODE === "dev") revoker.start();
+const statuses = new PermissionStatusWriter(settings.sweepMs);
+When(PermissionGroup)
+  .IsCreatedOrUpdated()
+  .Watch(() => statuses.changed());
+When(PermissionProvider)
+  .IsCreatedOrUpdated()
+  .Watch(() => statuses.changed());
+When(PermissionProvider)
+  .IsDeleted()
+  .Watch(() => statuses.changed());
+
+if (process.env.PEPR_WATCH_MODE === "true" || process.env.PEPR_MODE === "dev") {
+  revoker.start();
+  statuses.start();
+}

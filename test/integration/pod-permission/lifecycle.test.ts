@@ -85,6 +85,22 @@ describe("pod permission", () => {
   });
   after(async () => drop());
 
+  it("marks the provider and the group Ready", async () => {
+    for (const [plural, namespace, name] of [
+      ["permissionproviders", undefined, provider],
+      ["permissiongroups", ns, "db-readers"],
+    ] as const) {
+      await waitUntil(`${plural} ${name} Ready=True`, async () => {
+        const object = (
+          namespace
+            ? await custom.getNamespacedCustomObject({ ...BULWARK, namespace, plural, name })
+            : await custom.getClusterCustomObject({ ...BULWARK, plural, name })
+        ) as { status?: { conditions?: { type: string; status: string }[] } };
+        return object.status?.conditions?.some(c => c.type === "Ready" && c.status === "True");
+      });
+    }
+  });
+
   it("rejects a PermissionGroup naming an unknown provider or bad params, naming the field", async () => {
     const message = await rejection(() =>
       custom.createNamespacedCustomObject({

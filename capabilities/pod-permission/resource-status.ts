@@ -1,0 +1,98 @@
+// Ready conditions on PermissionGroup and PermissionProvider (watcher side). A group is Ready when
+// its spec is valid and every provider it names exists and is valid; groups are re-judged when a
+// provider changes, so the whole (small) set is synced together, debounced, and resynced.
+import { K8s, Log } from "pepr";
+import { setCondition, type ConditionChange } from "../../core/conditions";
+import {
+  parsePermissionProviderSpec,
+  validatePermissionGroup,
+  validatePermissionProvider,
+  type ProviderInfo,
+} from "../../core/permission";
+import { formatErrors, type FieldError } from "../../core/result";
+import { READY_CONDITION, type PermissionResourceStatus } from "./permission-crds";
+import { PermissionGroup, PermissionProvider } from "./permission-kinds";
+
+export function readyCondition(
+  errors: FieldError[],
+  generation: number | undefined,
+): ConditionChange {
+  return errors.length === 0
+    ? {
+        type: READY_CONDITION,
+        status: "True",
+        reason: "Valid",
+        message: "spec is valid",
+        observedGeneration: generation,
+      }
+    : {
+        type: READY_CONDITION,
+        status: "False",
+        reason: "InvalidSpec",
+        message: formatErrors(errors),
+        observedGeneration: generation,
+      };
+}
+
+type Resource = (PermissionGroup | PermissionProvider) & { status?: PermissionResourceStatus };
+
+export class PermissionStatusWriter {
+  #timer: NodeJS.Timeout | undefined;
+  readonly #resyncMs: number;
+
+  constructor(resyncMs: number) {
+    this.#resyncMs = resyncMs;
+  }
+
+  start(): void {
+    this.changed();
+    setInterval(() => this.changed(), this.#resyncMs).unref();
+  }
+
+  /** Something changed: sync everything a moment later (bursts cost one pass). */
+  changed(): void {
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => void this.#sync(), 300);
+  }
+
+  async #sync(): Promise<void> {
+    try {
+      const providers = (await K8s(PermissionProvider).Get()).items;
+      const known = new Map<string, ProviderInfo>();
+      for (const provider of providers) {
+        const spec = parsePermissionProviderSpec(provider.spec);
+        if (spec.ok && provider.metadata?.name)
+          known.set(provider.metadata.name, { type: spec.value.type });
+        await this.#write(PermissionProvider, provider, validatePermissionProvider(provider.spec));
+      }
+      for (const group of (await K8s(PermissionGroup).Get()).items) {
+        await this.#write(PermissionGroup, group, validatePermissionGroup(group.spec, known));
+      }
+    } catch (error) {
+      Log.warn({ err: String(error) }, "permission status sync failed; retrying");
+      setTimeout(() => this.changed(), 5000).unref();
+    }
+  }
+
+  async #write(
+    model: typeof PermissionGroup | typeof PermissionProvider,
+    resource: Resource,
+    errors: FieldError[],
+  ): Promise<void> {
+    const generation = resource.metadata?.generation;
+    const previous = resource.status;
+    const status: PermissionResourceStatus = {
+      observedGeneration: generation,
+      conditions: setCondition(
+        previous?.conditions,
+        readyCondition(errors, generation),
+        new Date(),
+      ),
+    };
+    if (JSON.stringify(status) === JSON.stringify(previous ?? {})) return;
+    await K8s(model).PatchStatus({
+      metadata: { name: resource.metadata?.name, namespace: resource.metadata?.namespace },
+      status,
+    });
+  }
+}

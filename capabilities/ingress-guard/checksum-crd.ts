@@ -1,6 +1,8 @@
 // IngressCheckSum and SecretCheckSum (tengine.taobao.org/v1): Tengine-Ingress's spec, unchanged,
 // plus Bulwark's optional `mode` and a status that says whether the cluster matches.
 import { z } from "zod";
+import type { Condition } from "../../core/conditions";
+import { customResourceDefinition } from "../../core/crd";
 import { CHECKSUM_GROUP } from "../../core/names";
 
 export const CHECKSUM_VERSION = "v1";
@@ -36,14 +38,8 @@ export const checksumSpecSchema = z.object({
 });
 export type ChecksumSpec = z.infer<typeof checksumSpecSchema>;
 
-export interface ChecksumCondition {
-  type: string;
-  status: "True" | "False" | "Unknown";
-  reason: string;
-  message: string;
-  lastTransitionTime: string;
-  observedGeneration?: number;
-}
+/** metav1.Condition (core/conditions.ts). */
+export type ChecksumCondition = Condition;
 
 export interface ChecksumStatus {
   observedGeneration?: number;
@@ -97,83 +93,54 @@ function statusSchema() {
 
 export function checksumCrd(kind: ChecksumKind) {
   const names = checksumKinds[kind];
-  return {
-    apiVersion: "apiextensions.k8s.io/v1",
-    kind: "CustomResourceDefinition",
-    metadata: { name: `${names.plural}.${CHECKSUM_GROUP}` },
-    spec: {
-      group: CHECKSUM_GROUP,
-      scope: "Namespaced",
-      names: {
-        kind: names.kind,
-        listKind: `${names.kind}List`,
-        plural: names.plural,
-        singular: names.singular,
-        shortNames: [names.shortName],
+  return customResourceDefinition({
+    group: CHECKSUM_GROUP,
+    version: CHECKSUM_VERSION,
+    scope: "Namespaced",
+    names,
+    description: `${names.kind}: the checksum a publisher attests for the cluster's ${kind === "ingress" ? "Ingress" : "TLS Secret"} objects (Tengine-Ingress compatible).`,
+    printerColumns: [
+      { name: "Mode", type: "string", jsonPath: ".spec.mode" },
+      {
+        name: "Consistent",
+        type: "string",
+        jsonPath: `.status.conditions[?(@.type=="${CONSISTENT_CONDITION}")].status`,
       },
-      versions: [
-        {
-          name: CHECKSUM_VERSION,
-          served: true,
-          storage: true,
-          subresources: { status: {} },
-          additionalPrinterColumns: [
-            { name: "Mode", type: "string", jsonPath: ".spec.mode" },
-            {
-              name: "Consistent",
-              type: "string",
-              jsonPath: `.status.conditions[?(@.type=="${CONSISTENT_CONDITION}")].status`,
-            },
-            { name: "Missing", type: "integer", jsonPath: ".status.missingCount", priority: 1 },
-            {
-              name: "Unexpected",
-              type: "integer",
-              jsonPath: ".status.unexpectedCount",
-              priority: 1,
-            },
-            { name: "Checksum", type: "string", jsonPath: ".spec.checksum", priority: 1 },
-            { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
-          ],
-          schema: {
-            openAPIV3Schema: {
-              type: "object",
-              description: `${names.kind}: the checksum a publisher attests for the cluster's ${kind === "ingress" ? "Ingress" : "TLS Secret"} objects (Tengine-Ingress compatible).`,
-              required: ["spec"],
-              properties: {
-                apiVersion: { type: "string" },
-                kind: { type: "string" },
-                metadata: { type: "object" },
-                spec: {
-                  type: "object",
-                  required: ["timestamp"],
-                  properties: {
-                    timestamp: {
-                      type: "string",
-                      format: "date-time",
-                      description: "When the checksum was computed.",
-                    },
-                    checksum: {
-                      type: "string",
-                      pattern: "^[0-9a-f]{32}$",
-                      description: "MD5 (lowercase hex) of the sorted IDs joined by ','.",
-                    },
-                    // Tengine declares a set, but its formula keeps duplicate IDs: atomic keeps them.
-                    ids: { ...idList, description: "The IDs that went into the checksum." },
-                    mode: {
-                      type: "string",
-                      enum: ["tengine", "content"],
-                      default: "tengine",
-                      description:
-                        "tengine: <N>-<version>[-<cert sha1>] IDs; content: <ns>/<name>@<sha256 of canonical JSON>.",
-                    },
-                  },
-                },
-                status: statusSchema(),
-              },
-            },
-          },
+      { name: "Missing", type: "integer", jsonPath: ".status.missingCount", priority: 1 },
+      {
+        name: "Unexpected",
+        type: "integer",
+        jsonPath: ".status.unexpectedCount",
+        priority: 1,
+      },
+      { name: "Checksum", type: "string", jsonPath: ".spec.checksum", priority: 1 },
+      { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
+    ],
+    spec: {
+      type: "object",
+      required: ["timestamp"],
+      properties: {
+        timestamp: {
+          type: "string",
+          format: "date-time",
+          description: "When the checksum was computed.",
         },
-      ],
+        checksum: {
+          type: "string",
+          pattern: "^[0-9a-f]{32}$",
+          description: "MD5 (lowercase hex) of the sorted IDs joined by ','.",
+        },
+        // Tengine declares a set, but its formula keeps duplicate IDs: atomic keeps them.
+        ids: { ...idList, description: "The IDs that went into the checksum." },
+        mode: {
+          type: "string",
+          enum: ["tengine", "content"],
+          default: "tengine",
+          description:
+            "tengine: <N>-<version>[-<cert sha1>] IDs; content: <ns>/<name>@<sha256 of canonical JSON>.",
+        },
+      },
     },
-  };
+    status: statusSchema(),
+  });
 }

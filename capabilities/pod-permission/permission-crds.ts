@@ -1,6 +1,8 @@
 // PermissionGroup (namespaced) and PermissionProvider (cluster-scoped), bulwark.dev/v1alpha1.
 // The structural schemas below check shape and bounds; params are schemaless here and validated
 // per provider type by core/permission's zod schemas, which admission runs.
+import type { Condition } from "../../core/conditions";
+import { customResourceDefinition } from "../../core/crd";
 import {
   DNS_LABEL_MAX,
   DNS_LABEL_PATTERN,
@@ -42,15 +44,8 @@ export const permissionKinds = {
 } as const;
 export type PermissionKind = keyof typeof permissionKinds;
 
-/** metav1.Condition, as `meta.SetStatusCondition` writes it. */
-export interface PermissionCondition {
-  type: string;
-  status: "True" | "False" | "Unknown";
-  reason: string;
-  message: string;
-  lastTransitionTime: string;
-  observedGeneration?: number;
-}
+/** metav1.Condition, as `meta.SetStatusCondition` writes it (core/conditions.ts). */
+export type PermissionCondition = Condition;
 
 export interface PermissionResourceStatus {
   observedGeneration?: number;
@@ -236,44 +231,14 @@ const DESCRIPTIONS = {
 };
 
 export function permissionCrd(kind: PermissionKind) {
-  const names = permissionKinds[kind];
-  return {
-    apiVersion: "apiextensions.k8s.io/v1",
-    kind: "CustomResourceDefinition",
-    metadata: { name: `${names.plural}.${PERMISSION_API_GROUP}` },
-    spec: {
-      group: PERMISSION_API_GROUP,
-      scope: names.scope,
-      names: {
-        kind: names.kind,
-        listKind: `${names.kind}List`,
-        plural: names.plural,
-        singular: names.singular,
-        shortNames: [names.shortName],
-      },
-      versions: [
-        {
-          name: PERMISSION_API_VERSION,
-          served: true,
-          storage: true,
-          subresources: { status: {} },
-          additionalPrinterColumns: PRINTER_COLUMNS[kind],
-          schema: {
-            openAPIV3Schema: {
-              type: "object",
-              description: DESCRIPTIONS[kind],
-              required: ["spec"],
-              properties: {
-                apiVersion: { type: "string" },
-                kind: { type: "string" },
-                metadata: { type: "object" },
-                spec: SPEC_SCHEMAS[kind](),
-                status: permissionStatusSchema,
-              },
-            },
-          },
-        },
-      ],
-    },
-  };
+  return customResourceDefinition({
+    group: PERMISSION_API_GROUP,
+    version: PERMISSION_API_VERSION,
+    scope: permissionKinds[kind].scope,
+    names: permissionKinds[kind],
+    description: DESCRIPTIONS[kind],
+    printerColumns: PRINTER_COLUMNS[kind],
+    spec: SPEC_SCHEMAS[kind](),
+    status: permissionStatusSchema,
+  });
 }

@@ -18,3 +18,11 @@ export const EDGE_UNHEALTHY_ANNOTATION = "nodeunhealth";
 
 /** Set with the injection so the revocation sweep lists only Bulwark's pods. */
 export const PERMISSION_MANAGED_LABEL = `${PERMISSION_PREFIX}managed`;
+
+// Edge health (issue 8). The ConfigMap and its TaintZoneAdmission key are SuperEdge's; the
+// autonomy limit (annotation and ConfigMap key) is Bulwark's own bound on how long a voted-healthy
+// Unknown node keeps its pods.
+export const EDGE_ZONE_CONFIGMAP = "edge-health-zone-config";
+export const EDGE_TAINT_ZONE_ADMISSION_KEY = "TaintZoneAdmission";
+export const EDGE_MAX_UNKNOWN_KEY = "MaxUnknownSeconds";
+export const EDGE_MAX_UNKNOWN_ANNOTATION = "edge.bulwark.dev/max-unknown-seconds";

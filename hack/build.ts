@@ -2,9 +2,11 @@
 // manifests/ is generated: each `pepr build` makes a new webhook CA and API path, so the output
 // is not committed (it would carry a private key) and never edited by hand.
 import { execFileSync } from "node:child_process";
-import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
+import { dump } from "js-yaml";
 import { readYamlObjects } from "./control-plane/kube";
+import { splitFailOpenRules } from "./webhook-policy";
 
 export const ROOT = resolve(__dirname, "..");
 export const MANIFESTS = join(ROOT, "manifests");
@@ -54,7 +56,8 @@ export function writeManifests(): string[] {
     written.push(path);
   }
   const module = join(MANIFESTS, "10-pepr-module.yaml");
-  copyFileSync(join(DIST, "pepr-module-bulwark.yaml"), module);
+  const objects = readYamlObjects(join(DIST, "pepr-module-bulwark.yaml")).map(splitFailOpenRules);
+  writeFileSync(module, objects.map(o => dump(o, { lineWidth: -1, noRefs: true })).join("---\n"));
   written.push(module);
   return written;
 }

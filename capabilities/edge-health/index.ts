@@ -1,8 +1,35 @@
-import { Capability } from "pepr";
+import { Capability, a } from "pepr";
+import type { Node } from "../../core/edge";
+import { NodeCache } from "./node-cache";
+import { loadEdgeSettings, Protection } from "./protection";
+import { reconcileNodeTaint, stripTaintOnUpdate } from "./taints";
 
-// Bindings arrive with the edge-health issue: node taint and endpoint admission, reconciler.
 export const EdgeHealth = new Capability({
   name: "edge-health",
   description:
     "Keeps nodes that their peers vote healthy from being evicted while cut off from the cloud.",
 });
+
+const { When } = EdgeHealth;
+const settings = loadEdgeSettings();
+const nodes = new NodeCache();
+const protection = new Protection(nodes, settings);
+
+// UPDATE covers the node-lifecycle controller's PATCH that adds the taint.
+When(a.Node).IsUpdated().Mutate(stripTaintOnUpdate(protection));
+When(a.Node)
+  .IsCreatedOrUpdated()
+  .Watch(node => reconcileNodeTaint(protection, node as Node));
+
+if (process.env.PEPR_MODE !== "build") {
+  nodes.start(settings.resyncMs);
+  void protection.refreshZoneConfig();
+  setInterval(() => void protection.refreshZoneConfig(), settings.resyncMs).unref();
+}
+if (process.env.PEPR_WATCH_MODE === "true" || process.env.PEPR_MODE === "dev") {
+  // The resync repairs what a missed event left: every protected node that still has the taint.
+  setInterval(
+    () => nodes.all().forEach(node => void reconcileNodeTaint(protection, node as Node)),
+    settings.resyncMs,
+  ).unref();
+}

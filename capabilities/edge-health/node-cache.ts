@@ -45,7 +45,9 @@ export class NodeCache {
       K8s(kind.Node)
         .Watch((node, phase) => this.observe(node, phase === "DELETED"))
         .start()
-        .catch(error => Log.warn({ err: String(error) }, "node watch failed; resync keeps the cache")),
+        .catch(error =>
+          Log.warn({ err: String(error) }, "node watch failed; resync keeps the cache"),
+        ),
     );
     setInterval(() => void this.relist(), resyncMs).unref();
   }

@@ -20,6 +20,7 @@ import {
   waitUntil,
 } from "./kube";
 import { issueLoopbackServingCertificate } from "./pki";
+import { splitFailOpenRules } from "../webhook-policy";
 import { freePort } from "./ports";
 import { startProcess, type ManagedProcess } from "./processes";
 
@@ -88,7 +89,7 @@ export function localWebhookConfigurations(
         const action = path.startsWith("/validate/") ? "validate" : "mutate";
         webhook.clientConfig = { url: `${baseUrl}/${action}/${apiPath}`, caBundle };
       }
-      return config;
+      return splitFailOpenRules(config);
     });
 }
 

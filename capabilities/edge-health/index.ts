@@ -1,5 +1,11 @@
 import { Capability, a } from "pepr";
-import type { Node } from "../../core/edge";
+import type { EndpointSlice, Endpoints, Node } from "../../core/edge";
+import {
+  promoteEndpointsOnWrite,
+  promoteSliceOnWrite,
+  reconcileEndpoints,
+  reconcileSlice,
+} from "./endpoints";
 import { NodeCache } from "./node-cache";
 import { loadEdgeSettings, Protection } from "./protection";
 import { reconcileNodeTaint, stripTaintOnUpdate } from "./taints";
@@ -20,6 +26,15 @@ When(a.Node).IsUpdated().Mutate(stripTaintOnUpdate(protection));
 When(a.Node)
   .IsCreatedOrUpdated()
   .Watch(node => reconcileNodeTaint(protection, node as Node));
+
+When(a.Endpoints).IsCreatedOrUpdated().Mutate(promoteEndpointsOnWrite(protection));
+When(a.EndpointSlice).IsCreatedOrUpdated().Mutate(promoteSliceOnWrite(protection));
+When(a.Endpoints)
+  .IsCreatedOrUpdated()
+  .Watch(endpoints => reconcileEndpoints(protection, endpoints as Endpoints));
+When(a.EndpointSlice)
+  .IsCreatedOrUpdated()
+  .Watch(slice => reconcileSlice(protection, slice as EndpointSlice));
 
 if (process.env.PEPR_MODE !== "build") {
   nodes.start(settings.resyncMs);

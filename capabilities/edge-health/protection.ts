@@ -6,6 +6,7 @@ import {
   votingGroup,
   type Decision,
   type Node,
+  type ProtectionContext,
   type ZoneConfig,
 } from "../../core/edge";
 import { EDGE_ZONE_CONFIGMAP } from "../../core/names";
@@ -57,6 +58,18 @@ export class Protection {
       if ((error as { status?: number }).status === 404) this.#zoneConfig = undefined;
       else Log.warn({ err: String(error) }, "zone config read failed; keeping the last one");
     }
+  }
+
+  /** What the pure endpoint promotion needs: node lookups from the cache, the same decision rules. */
+  context(now = new Date()): ProtectionContext {
+    return {
+      node: name => this.nodes.get(name) as Node | undefined,
+      now,
+      zoneConfig: this.#zoneConfig,
+      defaultMaxUnknownMs: this.settings.defaultMaxUnknownMs,
+      groupSize: node =>
+        votingGroup({ node, nodes: this.nodes.all(), config: this.#zoneConfig }).length,
+    };
   }
 
   decide(node: Node, now = new Date()): Decision {

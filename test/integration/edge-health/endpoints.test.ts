@@ -1,0 +1,147 @@
+// Endpoints and EndpointSlices of a voted-healthy node cut off from the cloud: the node-lifecycle
+// controller marks its pods not ready and the endpoint controllers follow; Bulwark keeps the pods
+// that were ready in service, and never promotes one that was not.
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { DiscoveryV1Api, type V1Pod } from "@kubernetes/client-node";
+import { waitUntil } from "../../../hack/control-plane/kube";
+import { fakeNodes, type FakeNodes } from "../../harness/nodes";
+import { testCluster, testNamespace } from "../../harness/cluster";
+
+const cluster = testCluster();
+const discovery = cluster.kc.makeApiClient(DiscoveryV1Api);
+
+describe("edge health: endpoints of a voted-healthy Unknown node", () => {
+  let nodes: FakeNodes;
+  let ns: string;
+  let drop: () => Promise<void>;
+  const run = Math.random().toString(16).slice(2, 6);
+  const edge = `edge-ep-${run}`;
+
+  async function runningPod(name: string, ip: string, ready: boolean): Promise<void> {
+    const body: V1Pod = {
+      metadata: { name, labels: { app: "web" } },
+      spec: {
+        nodeName: edge,
+        containers: [
+          { name: "app", image: "registry.example/app:1", ports: [{ containerPort: 80 }] },
+        ],
+      },
+    };
+    await cluster.core.createNamespacedPod({ namespace: ns, body });
+    const now = new Date().toISOString();
+    // The kubelet's part: running, an IP, and a readiness verdict.
+    await cluster.core.patchNamespacedPodStatus({
+      name,
+      namespace: ns,
+      body: [
+        {
+          op: "replace",
+          path: "/status",
+          value: {
+            phase: "Running",
+            podIP: ip,
+            podIPs: [{ ip }],
+            conditions: [
+              { type: "Ready", status: ready ? "True" : "False", lastTransitionTime: now },
+              {
+                type: "ContainersReady",
+                status: ready ? "True" : "False",
+                lastTransitionTime: now,
+              },
+            ],
+          },
+        },
+      ],
+    });
+  }
+
+  async function endpointState() {
+    const endpoints = await cluster.core.readNamespacedEndpoints({ name: "web", namespace: ns });
+    const slices = await discovery.listNamespacedEndpointSlice({
+      namespace: ns,
+      labelSelector: "kubernetes.io/service-name=web",
+    });
+    return {
+      ready: (endpoints.subsets ?? []).flatMap(s => s.addresses ?? []).map(a => a.ip),
+      notReady: (endpoints.subsets ?? []).flatMap(s => s.notReadyAddresses ?? []).map(a => a.ip),
+      sliceReady: Object.fromEntries(
+        slices.items.flatMap(s => s.endpoints).map(e => [e.addresses[0], e.conditions?.ready]),
+      ),
+    };
+  }
+
+  before(async () => {
+    [ns, drop] = await testNamespace(cluster, "edge-ep");
+    nodes = fakeNodes(cluster.kc);
+    await nodes.add(`edge-keeper-${run}`, { "topology.kubernetes.io/zone": `zone-keeper-${run}` });
+    await nodes.add(
+      edge,
+      { "topology.kubernetes.io/zone": `zone-ep-${run}` },
+      { "superedgehealth/node-health": "true" },
+    );
+    await cluster.core.createNamespacedService({
+      namespace: ns,
+      body: {
+        metadata: { name: "web" },
+        spec: { selector: { app: "web" }, ports: [{ port: 80, targetPort: 80 }] },
+      },
+    });
+    await runningPod("ready", "10.244.7.5", true);
+    await runningPod("unready", "10.244.7.6", false);
+    await waitUntil(
+      "the endpoints controllers to list both pods",
+      async () => {
+        const s = await endpointState();
+        return (
+          s.ready.includes("10.244.7.5") &&
+          s.notReady.includes("10.244.7.6") &&
+          s.sliceReady["10.244.7.5"] === true
+        );
+      },
+      30_000,
+      250,
+    );
+  });
+
+  after(async () => {
+    for (const name of ["ready", "unready"]) {
+      await cluster.core
+        .deleteNamespacedPod({ name, namespace: ns, gracePeriodSeconds: 0 })
+        .catch(() => {});
+    }
+    await nodes.close();
+    await drop();
+  });
+
+  it("keeps the ready pod in Endpoints and EndpointSlices after the controller marks it not ready", async () => {
+    nodes.cutOff(edge);
+    await waitUntil(
+      "the node-lifecycle controller to mark the pod not ready",
+      async () => {
+        const pod = await cluster.core.readNamespacedPod({ name: "ready", namespace: ns });
+        return pod.status?.conditions?.some(c => c.type === "Ready" && c.status === "False");
+      },
+      60_000,
+      500,
+    );
+    for (let i = 0; i < 10; i++) {
+      const state = await endpointState();
+      assert.ok(
+        state.ready.includes("10.244.7.5"),
+        `sample ${i}: Endpoints keep the ready pod: ${JSON.stringify(state)}`,
+      );
+      assert.equal(
+        state.sliceReady["10.244.7.5"],
+        true,
+        `sample ${i}: the EndpointSlice keeps it ready`,
+      );
+      assert.ok(
+        state.notReady.includes("10.244.7.6"),
+        `sample ${i}: the pod that was never ready stays not ready`,
+      );
+      assert.equal(state.sliceReady["10.244.7.6"], false);
+      await new Promise(r => setTimeout(r, 500));
+    }
+  });
+});

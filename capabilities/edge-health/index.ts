@@ -9,6 +9,7 @@ import {
 import { NodeCache } from "./node-cache";
 import { loadEdgeSettings, Protection } from "./protection";
 import { reconcileNodeTaint, stripTaintOnUpdate } from "./taints";
+import { isWatcherProcess } from "../../kube/runtime";
 
 export const EdgeHealth = new Capability({
   name: "edge-health",
@@ -41,7 +42,7 @@ if (process.env.PEPR_MODE !== "build") {
   void protection.refreshZoneConfig();
   setInterval(() => void protection.refreshZoneConfig(), settings.resyncMs).unref();
 }
-if (process.env.PEPR_WATCH_MODE === "true" || process.env.PEPR_MODE === "dev") {
+if (isWatcherProcess()) {
   // The resync repairs what a missed event left: every protected node that still has the taint.
   setInterval(
     () => nodes.all().forEach(node => void reconcileNodeTaint(protection, node as Node)),

@@ -12,6 +12,7 @@ import {
 import { EDGE_ZONE_CONFIGMAP } from "../../core/names";
 import { formatErrors } from "../../core/result";
 import type { NodeCache } from "./node-cache";
+import { isNotFound } from "../../kube/runtime";
 
 export interface EdgeSettings {
   /** Namespace of the edge-health-zone-config ConfigMap (SuperEdge: edge-system). */
@@ -55,7 +56,7 @@ export class Protection {
           "zone config ignored",
         );
     } catch (error) {
-      if ((error as { status?: number }).status === 404) this.#zoneConfig = undefined;
+      if (isNotFound(error)) this.#zoneConfig = undefined;
       else Log.warn({ err: String(error) }, "zone config read failed; keeping the last one");
     }
   }

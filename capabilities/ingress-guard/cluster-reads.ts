@@ -5,12 +5,7 @@ import { inspectTlsPair, type CertificateFacts } from "../../core/tls/certificat
 import { isOurIngress } from "../../core/ingress/class";
 import type { Ingress } from "../../core/ingress/types";
 import type { SecretLookup } from "../../core/ingress/validate-tls";
-
-function isNotFound(error: unknown): boolean {
-  return (
-    typeof error === "object" && error !== null && (error as { status?: number }).status === 404
-  );
-}
+import { isNotFound } from "../../kube/runtime";
 
 function decode(value: string | undefined): string {
   return value === undefined ? "" : Buffer.from(value, "base64").toString("utf8");

@@ -3,6 +3,7 @@ import { serveMetrics } from "../../kube/metrics-server";
 import { validateIngress, validateTlsSecret } from "./admission";
 import { IngressCheckSum, SecretCheckSum } from "./checksum-kinds";
 import { ConsistencyGuard } from "./consistency";
+import { isWatcherProcess } from "../../kube/runtime";
 
 export const IngressGuard = new Capability({
   name: "ingress-guard",
@@ -44,8 +45,7 @@ When(SecretCheckSum)
   .Watch(o => guard.onChecksum("secret", o, true));
 
 // The watcher (or dev mode, which runs both halves) owns the reconciler; admission pods do not.
-const isWatcher = process.env.PEPR_WATCH_MODE === "true" || process.env.PEPR_MODE === "dev";
-if (isWatcher) {
+if (isWatcherProcess()) {
   guard.start();
   if (process.env.BULWARK_METRICS_PORT) serveMetrics(Number(process.env.BULWARK_METRICS_PORT));
 }

@@ -4,14 +4,9 @@ import { PERMISSION_GROUP_ANNOTATION, PERMISSION_MANAGED_LABEL } from "../../cor
 import { planInjection, podDisplayName, type PermissionPod } from "../../core/permission";
 import { PermissionGroup } from "./permission-kinds";
 import type { PermissionSettings } from "./settings";
+import { isNotFound } from "../../kube/runtime";
 
 type ValidateResponse = ReturnType<PeprValidateRequest<a.Pod>["Approve"]>;
-
-function isNotFound(error: unknown): boolean {
-  return (
-    typeof error === "object" && error !== null && (error as { status?: number }).status === 404
-  );
-}
 
 function namespaceOf(req: { Request: { namespace?: string } }, pod: PermissionPod): string {
   // ReplicaSet pods carry no namespace at admission: the request has it.

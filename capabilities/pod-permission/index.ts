@@ -7,6 +7,7 @@ import { InjectionNotices } from "./notices";
 import { PermissionStatusWriter } from "./resource-status";
 import { Revoker } from "./revoke";
 import { loadSettings } from "./settings";
+import { isWatcherProcess } from "../../kube/runtime";
 
 export const PodPermission = new Capability({
   name: "pod-permission",
@@ -47,7 +48,7 @@ When(PermissionProvider)
   .IsDeleted()
   .Watch(() => statuses.changed());
 
-if (process.env.PEPR_WATCH_MODE === "true" || process.env.PEPR_MODE === "dev") {
+if (isWatcherProcess()) {
   revoker.start();
   statuses.start();
 }

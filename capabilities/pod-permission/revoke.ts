@@ -14,6 +14,7 @@ import {
 } from "../../core/permission";
 import { recordEvent } from "../../kube/events";
 import type { PermissionSettings } from "./settings";
+import { isNotFound } from "../../kube/runtime";
 
 const COMPONENT = "pod-permission";
 const RETRY: Backoff = { durationMs: 1000, factor: 2, jitter: 1, steps: 8, capMs: 60_000 };
@@ -153,7 +154,7 @@ export class Revoker {
         .Get(pod.metadata?.name ?? "");
       await this.handle(fresh);
     } catch (error) {
-      if ((error as { status?: number }).status === 404) this.#clearRetry(pod.metadata?.uid ?? "");
+      if (isNotFound(error)) this.#clearRetry(pod.metadata?.uid ?? "");
       else this.#retryLater(pod);
     }
   }
@@ -174,7 +175,7 @@ export class Revoker {
       await K8s(kind.Pod, { namespace, name }).Patch(ops);
     } catch (error) {
       // The finalizer list moved under us (or the pod is gone): act again on a fresh read.
-      if ((error as { status?: number }).status === 404) return;
+      if (isNotFound(error)) return;
       Log.info(
         { ns: namespace, name, err: String(error) },
         "finalizer patch conflicted; re-reading",

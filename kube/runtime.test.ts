@@ -1,0 +1,29 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { isNotFound, isWatcherProcess } from "./runtime";
+
+describe("isWatcherProcess", () => {
+  const cases: [NodeJS.ProcessEnv, boolean][] = [
+    [{ PEPR_WATCH_MODE: "true" }, true],
+    [{ PEPR_MODE: "dev" }, true],
+    [{ PEPR_MODE: "build" }, false],
+    [{}, false],
+  ];
+  for (const [env, expected] of cases) {
+    it(`given ${JSON.stringify(env)}, returns ${expected}`, () =>
+      assert.equal(isWatcherProcess(env), expected));
+  }
+});
+
+describe("isNotFound", () => {
+  const cases: [unknown, boolean][] = [
+    [{ status: 404 }, true],
+    [{ status: 409 }, false],
+    [new Error("x"), false],
+    [null, false],
+  ];
+  for (const [error, expected] of cases) {
+    it(`given ${JSON.stringify(error)}, returns ${expected}`, () =>
+      assert.equal(isNotFound(error), expected));
+  }
+});

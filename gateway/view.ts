@@ -1,0 +1,32 @@
+// The contract between the gateway's control side (watch, guard, rollout, disk) and its data
+// plane (routing, TLS, proxy). The control side decides *what* is served and hands the data plane
+// one plain-JSON view; the data plane compiles it into an immutable routing table and swaps it in.
+// Plain JSON on purpose: the same value goes to worker processes over IPC and to disk as the last
+// good configuration.
+import type { V1EndpointSlice, V1Ingress } from "@kubernetes/client-node";
+
+/** A TLS key pair from a `kubernetes.io/tls` Secret, already decoded to PEM text. */
+export interface TlsPair {
+  namespace: string;
+  name: string;
+  cert: string;
+  key: string;
+}
+
+export interface GatewayView {
+  /** Chosen by the control side, increases with every view; what /healthz and workers report. */
+  version: number;
+  /** The Ingresses to serve, after class selection, the checksum guard and batched rollout. */
+  ingresses: V1Ingress[];
+  /** The Secrets those Ingresses name in `spec.tls`, keyed by namespace/name inside. */
+  tlsPairs: TlsPair[];
+  /** EndpointSlices of the Services those Ingresses name (label kubernetes.io/service-name). */
+  endpointSlices: V1EndpointSlice[];
+}
+
+/** What the data plane reports after a swap, per worker. */
+export interface AppliedView {
+  version: number;
+  /** Problems that left a route or certificate out (the rest of the view is still served). */
+  problems: string[];
+}

@@ -1,0 +1,59 @@
+// Small per-request rules of an Ingress's annotations that answer without the backend or change
+// the request line: Tengine's disable-robots, ingress-nginx's ssl-redirect and rewrite-target.
+import type { RedirectConfig } from "../../core/annotations/redirect";
+import type { RewriteConfig } from "../../core/annotations/rewrite";
+import type { RobotsConfig } from "../../core/annotations/robots";
+
+export const ROBOTS_PATH = "/robots.txt";
+export const DENY_ALL_ROBOTS = "User-agent: *\nDisallow: /\n";
+
+/** The deny-all robots.txt body when the host disables robots and this is its path. */
+export function robotsBody(config: RobotsConfig | undefined, path: string): string | undefined {
+  return config?.disableRobots && path === ROBOTS_PATH ? DENY_ALL_ROBOTS : undefined;
+}
+
+/** ingress-nginx's default http-redirect-code: keeps the method and body. */
+export const SSL_REDIRECT_STATUS = 308;
+
+/**
+ * Whether a plain-HTTP request must be redirected to HTTPS: ssl-redirect defaults to true when the
+ * ingress has TLS for the host; force-ssl-redirect redirects even without.
+ */
+export function needsSslRedirect(
+  config: RedirectConfig | undefined,
+  hostHasTls: boolean,
+  isHttps: boolean,
+): boolean {
+  if (isHttps) return false;
+  if (config?.forceSslRedirect) return true;
+  return config?.sslRedirect ?? hostHasTls;
+}
+
+/** The Location of the redirect: the same host and request target on the HTTPS port. */
+export function httpsLocation(host: string, target: string, httpsPort: number): string {
+  const name = host.replace(/:\d+$/, "");
+  return `https://${name}${httpsPort === 443 ? "" : `:${httpsPort}`}${target}`;
+}
+
+/**
+ * ingress-nginx turns a path into a case-insensitive regular expression anchored at the start
+ * when use-regex or rewrite-target is set (`location ~* "^<path>"`).
+ */
+export function pathRegex(path: string): RegExp {
+  return new RegExp(`^${path}`, "i");
+}
+
+/**
+ * The rewritten request target: as nginx's `rewrite`, the whole path is replaced by the target
+ * with "$1".."$9" taken from the path regex's captures; the query string is kept.
+ */
+export function rewriteTarget(config: RewriteConfig, regex: RegExp, target: string): string {
+  if (config.target === undefined) return target;
+  const queryAt = target.indexOf("?");
+  const path = queryAt < 0 ? target : target.slice(0, queryAt);
+  const query = queryAt < 0 ? "" : target.slice(queryAt);
+  const match = regex.exec(path);
+  if (!match) return target;
+  const rewritten = config.target.replace(/\$([1-9])/g, (_, n: string) => match[Number(n)] ?? "");
+  return (rewritten.startsWith("/") ? rewritten : `/${rewritten}`) + query;
+}

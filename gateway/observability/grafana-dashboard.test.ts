@@ -1,0 +1,45 @@
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { Registry } from "prom-client";
+import { TrafficMetrics } from "./traffic";
+
+interface Dashboard {
+  panels: { title: string; targets: { expr: string }[] }[];
+}
+
+describe("the Grafana dashboard", () => {
+  const dashboard = JSON.parse(
+    readFileSync(join(__dirname, "grafana-dashboard.json"), "utf8"),
+  ) as Dashboard;
+  const registry = new Registry();
+  new TrafficMetrics(registry);
+  const names = new Set(
+    registry
+      .getMetricsAsArray()
+      .flatMap(({ name }) => [name, `${name}_bucket`, `${name}_count`, `${name}_sum`]),
+  );
+
+  it("plots QPS, success rate, RT percentiles and bytes per host", () => {
+    const titles = dashboard.panels.map(p => p.title).join("\n");
+    for (const wanted of ["QPS", "Success rate", "Response time", "Bytes"]) {
+      assert.match(titles, new RegExp(wanted));
+    }
+  });
+  it("queries only metrics the gateway exports, by labels it sets", () => {
+    for (const panel of dashboard.panels) {
+      for (const { expr } of panel.targets) {
+        for (const [metric] of expr.matchAll(/bulwark_[a-z_]+/g)) {
+          assert.ok(names.has(metric), `${panel.title}: ${metric} is not exported`);
+        }
+        for (const [, label] of expr.matchAll(/[{,(]\s*([a-z_]+)\s*(?:=~|!=|=)/g)) {
+          assert.ok(
+            ["host", "status_class", "variant", "ingress", "service"].includes(label ?? ""),
+            `${panel.title}: label ${label} is not set`,
+          );
+        }
+      }
+    }
+  });
+});

@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # Installs the system tools the control plane and the harness need, from Debian, when missing:
-# openssl (certificates) and setpriv (children die with their parent). Go comes with the machine.
+# openssl (certificates), setpriv (children die with their parent) and mariadb-server (the mysql
+# provider's tests). Go comes with the machine.
 set -euo pipefail
 missing=()
 command -v openssl >/dev/null || missing+=(openssl)
 command -v setpriv >/dev/null || missing+=(util-linux)
+# iptables: the edge-daemon integration test cuts traffic between loopback addresses with it.
+command -v iptables >/dev/null || missing+=(iptables)
+# The mysql provider's tests run a real MariaDB server (test/harness/mariadb.ts).
+[[ -x /usr/sbin/mariadbd ]] || missing+=(mariadb-server)
 if ((${#missing[@]} > 0)); then
   echo "[system-packages] installing ${missing[*]}" >&2
   if [[ $(id -u) -ne 0 ]]; then SUDO=sudo; else SUDO=; fi

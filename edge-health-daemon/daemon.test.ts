@@ -1,0 +1,234 @@
+// The engine with its I/O replaced by direct calls: rounds are run by hand on a fake clock, rows
+// go straight into the peers' receive(), probes answer from a set of "down" nodes.
+import assert from "node:assert/strict";
+import { afterEach, describe, it } from "node:test";
+import { EdgeDaemon, type DaemonIo } from "./daemon";
+import type { Member } from "./membership";
+import type { Decision } from "./tally";
+
+const key = Buffer.from("0123456789abcdef0123456789abcdef");
+const quiet = { info: () => {}, warn: () => {}, debug: () => {} };
+
+function cluster(n: number, maxProbePeers = 16) {
+  const members: Member[] = Array.from({ length: n }, (_, i) => ({
+    name: `n${i}`,
+    ip: `10.0.0.${i + 1}`,
+  }));
+  let now = 1_000_000;
+  const down = new Set<string>();
+  const apiDown = new Set<string>();
+  // Partition: a node's half, by name; traffic between different halves fails.
+  const half = new Map<string, number>();
+  const cut = (a: string, b: string) => (half.get(a) ?? 0) !== (half.get(b) ?? 0);
+  const record = new Map<string, string>();
+  const writes: { by: string; node: string; value: Decision }[] = [];
+  const daemons = new Map<string, EdgeDaemon>();
+  for (const m of members) {
+    const io: DaemonIo = {
+      now: () => now,
+      members: () => members,
+      onRecord: node => record.get(node),
+      write: async (node, value) => {
+        if (apiDown.has(m.name)) throw new Error("API server unreachable");
+        record.set(node, value);
+        writes.push({ by: m.name, node, value });
+      },
+      probe: async ip => {
+        const target = members.find(x => x.ip === ip);
+        const ok = target !== undefined && !down.has(target.name) && !cut(m.name, target.name);
+        return [{ kind: "daemon", weight: 1, ok }];
+      },
+      send: async (to, message) => {
+        if (down.has(to.name) || cut(m.name, to.name)) throw new Error("unreachable");
+        const reply = daemons.get(to.name)?.receive(JSON.parse(JSON.stringify(message)), m.ip);
+        if (reply?.status !== 200) throw new Error(`rejected: ${JSON.stringify(reply)}`);
+      },
+      log: quiet,
+    };
+    daemons.set(
+      m.name,
+      new EdgeDaemon(
+        {
+          self: m.name,
+          key,
+          checkPeriodMs: 1000,
+          scoreLine: 100,
+          voteTimeoutMs: 3000,
+          messageMaxAgeMs: 30_000,
+          maxProbePeers,
+          writerFallbackPeriods: 3,
+          verifySource: true,
+        },
+        io,
+      ),
+    );
+  }
+  const round = async (): Promise<void> => {
+    now += 1000;
+    for (const [name, d] of daemons) if (!down.has(name)) await d.checkRound();
+    await new Promise(r => setImmediate(r)); // let the writes settle
+  };
+  const stop = () => daemons.forEach(d => d.stop());
+  return { members, daemons, down, apiDown, half, record, writes, round, stop };
+}
+
+describe("EdgeDaemon", () => {
+  let stop = () => {};
+  afterEach(() => stop());
+
+  it("5 healthy nodes: each is written true exactly once, by the lowest-named checker", async () => {
+    const c = cluster(5);
+    stop = c.stop;
+    for (let i = 0; i < 4; i++) await c.round();
+    assert.deepEqual(
+      [...c.record.entries()].sort(),
+      c.members.map(m => [m.name, "true"]),
+    );
+    assert.equal(c.writes.length, 5, JSON.stringify(c.writes));
+    assert.ok(
+      c.writes.every(w => w.by === "n0"),
+      "n0 is the lowest-named checker of every node",
+    );
+  });
+
+  it("a dead node is written false once; the dead writer is replaced by the next lowest", async () => {
+    const c = cluster(5);
+    stop = c.stop;
+    for (let i = 0; i < 3; i++) await c.round();
+    c.down.add("n0");
+    for (let i = 0; i < 5; i++) await c.round();
+    assert.equal(c.record.get("n0"), "false");
+    const falseWrites = c.writes.filter(w => w.value === "false");
+    assert.deepEqual(falseWrites, [{ by: "n1", node: "n0", value: "false" }]);
+  });
+
+  it("the dead node is the lowest-named (the writer of everything): decided within 2 rounds", async () => {
+    const c = cluster(7);
+    stop = c.stop;
+    for (let i = 0; i < 3; i++) await c.round();
+    const before = c.writes.length;
+    c.down.add("n0");
+    await c.round();
+    await c.round();
+    assert.deepEqual(c.writes.slice(before), [{ by: "n1", node: "n0", value: "false" }]);
+  });
+
+  it("a writer that cannot reach the API server is covered by the others after the fallback periods", async () => {
+    const c = cluster(3);
+    stop = c.stop;
+    c.apiDown.add("n0");
+    await c.round();
+    assert.equal(c.record.size, 0, "only n0 may write at first, and it cannot");
+    for (let i = 0; i < 4; i++) await c.round();
+    assert.deepEqual([...c.record.values()], ["true", "true", "true"]);
+  });
+
+  it("2|2 even split: neither half writes anything", async () => {
+    const c = cluster(4);
+    stop = c.stop;
+    for (let i = 0; i < 3; i++) await c.round();
+    const before = c.writes.length;
+    c.half.set("n2", 1).set("n3", 1);
+    for (let i = 0; i < 6; i++) await c.round();
+    assert.equal(c.writes.length, before, JSON.stringify(c.writes.slice(before)));
+    assert.deepEqual(
+      [...c.record.values()],
+      ["true", "true", "true", "true"],
+      "the last vote stays",
+    );
+    const view = c.daemons.get("n0")?.view();
+    assert.ok(view?.targets.every(t => t.decision === undefined));
+  });
+
+  it("4|3 split: the 4 write the 3 false; the 3 write nothing", async () => {
+    const c = cluster(7);
+    stop = c.stop;
+    for (let i = 0; i < 3; i++) await c.round();
+    const before = c.writes.length;
+    for (const n of ["n4", "n5", "n6"]) c.half.set(n, 1);
+    for (let i = 0; i < 6; i++) await c.round();
+    const after = c.writes.slice(before);
+    assert.deepEqual(after.map(w => `${w.node}=${w.value}`).sort(), [
+      "n4=false",
+      "n5=false",
+      "n6=false",
+    ]);
+    assert.ok(after.every(w => ["n0", "n1", "n2", "n3"].includes(w.by)));
+  });
+
+  it("3|4 split with the 3 lowest-named in the minority: the minority never writes back", async () => {
+    const c = cluster(7);
+    stop = c.stop;
+    for (let i = 0; i < 3; i++) await c.round();
+    const before = c.writes.length;
+    for (const n of ["n3", "n4", "n5", "n6"]) c.half.set(n, 1);
+    for (let i = 0; i < 8; i++) await c.round();
+    const after = c.writes.slice(before);
+    assert.deepEqual(after.map(w => `${w.node}=${w.value}`).sort(), [
+      "n0=false",
+      "n1=false",
+      "n2=false",
+    ]);
+    assert.ok(
+      after.every(w => ["n3", "n4", "n5", "n6"].includes(w.by)),
+      JSON.stringify(after),
+    );
+  });
+
+  it("200 nodes sampled to 16 probes: every node is decided true", async () => {
+    const c = cluster(200, 16);
+    stop = c.stop;
+    for (let i = 0; i < 3; i++) await c.round();
+    assert.equal([...c.record.values()].filter(v => v === "true").length, 200);
+    assert.ok(c.writes.length <= 200 * 1.05, `${c.writes.length} writes for 200 decisions`);
+  });
+});
+
+describe("EdgeDaemon key rotation", () => {
+  it("accepts the previous key for one message window after a rotation, then refuses it", async () => {
+    const { signResult, newNonce } = await import("./signing");
+    let now = 5_000_000;
+    const members = [
+      { name: "a", ip: "10.0.0.1" },
+      { name: "b", ip: "10.0.0.2" },
+    ];
+    const d = new EdgeDaemon(
+      {
+        self: "a",
+        key,
+        checkPeriodMs: 1000,
+        scoreLine: 100,
+        voteTimeoutMs: 3000,
+        messageMaxAgeMs: 5000,
+        maxProbePeers: 16,
+        writerFallbackPeriods: 3,
+        verifySource: true,
+      },
+      {
+        now: () => now,
+        members: () => members,
+        onRecord: () => undefined,
+        write: async () => {},
+        probe: async () => [],
+        send: async () => {},
+        log: quiet,
+      },
+    );
+    const fromB = (k: Buffer) =>
+      d.receive(
+        signResult(
+          { sender: "b", timestamp: now, nonce: newNonce(), checkedAt: now, results: { b: true } },
+          k,
+        ),
+        "10.0.0.2",
+      ).status;
+    const next = Buffer.from("fedcba9876543210fedcba9876543210");
+    d.setKey(next);
+    assert.equal(fromB(key), 200, "old key, inside the window");
+    assert.equal(fromB(next), 200, "new key");
+    now += 6000;
+    assert.equal(fromB(key), 401, "old key, after the window");
+    assert.equal(fromB(next), 200);
+    d.stop();
+  });
+});

@@ -1,0 +1,350 @@
+// One edge-health daemon's engine: check rounds, receiving signed rows, tallying, writing.
+// It owns no sockets and no API client: the caller passes them in (main.ts for the real
+// process, hack/bench/edge-health.ts for the 200-node simulation), so the same code runs in both.
+import type { CheckOutcome } from "./score";
+import { isNormal } from "./score";
+import { Ring, type Member } from "./membership";
+import {
+  newNonce,
+  REJECTION_STATUS,
+  ReplayGuard,
+  signResult,
+  verifyResult,
+  type SignedResult,
+} from "./signing";
+import { ResultStore, shouldWrite, tally, writerOf, type Decision, type Tally } from "./tally";
+
+export interface DaemonLog {
+  info(message: string, meta?: Record<string, unknown>): void;
+  warn(message: string, meta?: Record<string, unknown>): void;
+  debug(message: string, meta?: Record<string, unknown>): void;
+}
+
+export interface DaemonIo {
+  now(): number;
+  /** The current group (membership.ts `groupOf` over the watch cache). */
+  members(): readonly Member[];
+  /** The node's `superedgehealth/node-health` annotation as the watch cache has it. */
+  onRecord(node: string): string | undefined;
+  write(node: string, value: Decision): Promise<void>;
+  probe(ip: string): Promise<CheckOutcome[]>;
+  send(to: Member, message: SignedResult): Promise<void>;
+  log: DaemonLog;
+}
+
+export interface DaemonOptions {
+  self: string;
+  key: Buffer;
+  /** The check period: a peer not heard from for 1.5 periods is no longer a writer candidate. */
+  checkPeriodMs: number;
+  scoreLine: number;
+  voteTimeoutMs: number;
+  messageMaxAgeMs: number;
+  maxProbePeers: number;
+  writerFallbackPeriods: number;
+  verifySource: boolean;
+}
+
+export interface Reply {
+  status: number;
+  body: { accepted: boolean; reason?: string; detail?: string };
+}
+
+interface Held {
+  decision: Decision;
+  /** The round in which this daemon first held this decision. */
+  sinceRound: number;
+  sinceMs: number;
+  /** The round in which it first found it not on record (for the writer fallback). */
+  pendingSince?: number;
+}
+
+export interface TargetView extends Tally {
+  writer?: string;
+  onRecord?: string;
+  decidedRound?: number;
+  decidedAtMs?: number;
+  checks?: CheckOutcome[];
+}
+
+const normalize = (address: string | undefined): string => (address ?? "").replace(/^::ffff:/, "");
+
+export class EdgeDaemon {
+  #o: DaemonOptions;
+  readonly #io: DaemonIo;
+  readonly #store = new ResultStore();
+  readonly #guard: ReplayGuard;
+  #ring: Ring;
+  #ringKey = "";
+  #previousKey: { key: Buffer; until: number } | undefined;
+  #round = 0;
+  #running = false;
+  #decideTimer: NodeJS.Timeout | undefined;
+  readonly #held = new Map<string, Held>();
+  /** When we last accepted a row from each peer (our clock): liveness for the writer choice. */
+  readonly #heard = new Map<string, number>();
+  /** Each node's value on record and when this daemon saw it change (our clock). */
+  readonly #recordSeen = new Map<string, { value: string | undefined; at: number }>();
+  readonly #written = new Map<string, { value: Decision; round: number }>();
+  readonly #inFlight = new Set<string>();
+  readonly #lastChecks = new Map<string, CheckOutcome[]>();
+  readonly stats = {
+    accepted: 0,
+    rejected: {} as Record<string, number>,
+    sendFailures: 0,
+    writes: 0,
+  };
+
+  constructor(options: DaemonOptions, io: DaemonIo) {
+    this.#o = { ...options };
+    this.#io = io;
+    this.#guard = new ReplayGuard(options.messageMaxAgeMs);
+    this.#ring = new Ring([], options.maxProbePeers);
+    this.#refreshRing();
+  }
+
+  get round(): number {
+    return this.#round;
+  }
+
+  get ring(): Ring {
+    return this.#ring;
+  }
+
+  #refreshRing(): void {
+    const members = this.#io.members();
+    const key = members.map(m => `${m.name}=${m.ip}`).join(",");
+    if (key === this.#ringKey) return;
+    this.#ringKey = key;
+    this.#ring = new Ring(members, this.#o.maxProbePeers);
+    this.#store.retain(sender => this.#ring.has(sender));
+    for (const name of this.#heard.keys()) if (!this.#ring.has(name)) this.#heard.delete(name);
+    this.#io.log.info("group changed", {
+      members: this.#ring.size,
+      probes: this.#ring.k,
+      group: members.map(m => m.name),
+    });
+  }
+
+  /**
+   * A rotated key (the Secret changed): sign with it from now on, and accept the old one for one
+   * message window, so peers that have not re-read the Secret yet are not cut off.
+   */
+  setKey(key: Buffer): void {
+    if (key.equals(this.#o.key)) return;
+    this.#previousKey = { key: this.#o.key, until: this.#io.now() + this.#o.messageMaxAgeMs };
+    this.#o.key = key;
+    this.#io.log.info("HMAC key rotated", {});
+  }
+
+  /** Handles one PUT /result body from `remoteAddress`. */
+  receive(raw: unknown, remoteAddress: string | undefined): Reply {
+    const verified = verifyResult(raw, {
+      key: this.#o.key,
+      previousKey:
+        this.#previousKey && this.#previousKey.until > this.#io.now()
+          ? this.#previousKey.key
+          : undefined,
+      guard: this.#guard,
+      now: this.#io.now(),
+    });
+    if (!verified.ok)
+      return this.#reject(REJECTION_STATUS[verified.reason], verified.reason, verified.detail);
+    const m = verified.message;
+    // A sender we do not know yet may have joined since our last round: look again first.
+    if (!this.#ring.has(m.sender)) this.#refreshRing();
+    const member = this.#ring.member(m.sender);
+    if (!member) return this.#reject(403, "not-a-member", `${m.sender} is not in this group`);
+    if (this.#o.verifySource && member.ip !== normalize(remoteAddress)) {
+      return this.#reject(
+        403,
+        "wrong-source",
+        `${m.sender} is ${member.ip}, message came from ${normalize(remoteAddress)}`,
+      );
+    }
+    this.#store.put({ sender: m.sender, checkedAt: m.checkedAt, results: m.results });
+    this.#heard.set(m.sender, this.#io.now());
+    this.stats.accepted++;
+    this.#scheduleDecide();
+    return { status: 200, body: { accepted: true } };
+  }
+
+  #reject(status: number, reason: string, detail: string): Reply {
+    this.stats.rejected[reason] = (this.stats.rejected[reason] ?? 0) + 1;
+    this.#io.log.warn("result rejected", { reason, detail });
+    return { status, body: { accepted: false, reason, detail } };
+  }
+
+  #scheduleDecide(): void {
+    // Rows arrive in bursts after each peer's round: decide once per burst, not per row.
+    this.#decideTimer ??= setTimeout(() => {
+      this.#decideTimer = undefined;
+      this.decide();
+    }, 20);
+  }
+
+  /** One check round: probe my targets, keep and send my row, then decide. */
+  async checkRound(): Promise<void> {
+    if (this.#running) {
+      this.#io.log.debug("previous round still running; skipped");
+      return;
+    }
+    this.#running = true;
+    try {
+      this.#round++;
+      this.#refreshRing();
+      const targets = this.#ring.targetsOf(this.#o.self);
+      if (targets.length === 0) return;
+      const checkedAt = this.#io.now();
+      const outcomes = await Promise.all(targets.map(t => this.#io.probe(t.ip)));
+      const results: Record<string, boolean> = {};
+      targets.forEach((t, i) => {
+        const o = outcomes[i] ?? [];
+        this.#lastChecks.set(t.name, o);
+        results[t.name] = isNormal(o, this.#o.scoreLine);
+      });
+      this.#store.put({ sender: this.#o.self, checkedAt, results });
+      this.#send(checkedAt, results);
+      this.decide();
+    } finally {
+      this.#running = false;
+    }
+  }
+
+  #send(checkedAt: number, results: Record<string, boolean>): void {
+    for (const peer of this.#ring.recipientsOf(this.#o.self)) {
+      const message = signResult(
+        { sender: this.#o.self, timestamp: this.#io.now(), nonce: newNonce(), checkedAt, results },
+        this.#o.key,
+      );
+      this.#io.send(peer, message).catch((error: unknown) => {
+        this.stats.sendFailures++;
+        this.#io.log.debug("send failed", { peer: peer.name, error: String(error) });
+      });
+    }
+  }
+
+  #tallyOf(target: string, since?: number): Tally {
+    return tally({
+      target,
+      checkers: this.#ring.checkersOf(target).map(c => c.name),
+      store: this.#store,
+      now: this.#io.now(),
+      voteTimeoutMs: this.#o.voteTimeoutMs,
+      since,
+    });
+  }
+
+  /** When this daemon saw `target`'s value on record become `value` (first sight counts). */
+  #recordChangedAt(target: string, value: string | undefined): number {
+    const seen = this.#recordSeen.get(target);
+    if (seen && seen.value === value) return seen.at;
+    const at = this.#io.now();
+    this.#recordSeen.set(target, { value, at });
+    return at;
+  }
+
+  /**
+   * Writer liveness is stricter than vote freshness: a live peer sends every period, so one not
+   * heard from for 1.5 periods (our receipt clock) is passed over. Otherwise a dead writer, e.g.
+   * a dead lowest-named node voted on itself, would hold every decision it was due to write for
+   * the whole vote timeout. Two daemons briefly both writing is harmless (same idempotent patch).
+   */
+  #writerOf(target: string): string | undefined {
+    const now = this.#io.now();
+    const window = 1.5 * this.#o.checkPeriodMs;
+    return writerOf({
+      checkers: this.#ring.checkersOf(target).map(c => c.name),
+      self: this.#o.self,
+      alive: name => now - (this.#heard.get(name) ?? Number.NEGATIVE_INFINITY) <= window,
+    });
+  }
+
+  /** The annotation as recorded, counting our own write until the watch has caught up. */
+  #onRecord(target: string): string | undefined {
+    const written = this.#written.get(target);
+    if (written && this.#round - written.round <= 2) return written.value;
+    return this.#io.onRecord(target);
+  }
+
+  /** Tallies every node this daemon checks (only checkers can be writers) and writes. */
+  decide(): void {
+    for (const target of this.#ring.targetsOf(this.#o.self)) {
+      const t = this.#tallyOf(target.name);
+      const held = this.#hold(target.name, t.decision);
+      const onRecord = this.#onRecord(target.name);
+      if (held && t.decision !== onRecord) held.pendingSince ??= this.#round;
+      else if (held) held.pendingSince = undefined;
+      // Only a majority of votes cast after the record last changed may overwrite it (tally.ts).
+      const since = this.#recordChangedAt(target.name, onRecord);
+      const backed =
+        t.decision !== undefined && this.#tallyOf(target.name, since).decision === t.decision;
+      const write = shouldWrite({
+        decision: backed ? t.decision : undefined,
+        onRecord,
+        isWriter: this.#writerOf(target.name) === this.#o.self,
+        pendingPeriods: held?.pendingSince === undefined ? 0 : this.#round - held.pendingSince,
+        fallbackPeriods: this.#o.writerFallbackPeriods,
+      });
+      if (write && t.decision) this.#write(target.name, t.decision, t.reason);
+    }
+  }
+
+  #hold(target: string, decision: Decision | undefined): Held | undefined {
+    const held = this.#held.get(target);
+    if (decision === undefined) {
+      this.#held.delete(target);
+      return undefined;
+    }
+    if (held?.decision === decision) return held;
+    const fresh: Held = { decision, sinceRound: this.#round, sinceMs: this.#io.now() };
+    this.#held.set(target, fresh);
+    return fresh;
+  }
+
+  #write(target: string, value: Decision, reason: string): void {
+    if (this.#inFlight.has(target)) return;
+    this.#inFlight.add(target);
+    this.#io
+      .write(target, value)
+      .then(() => {
+        this.stats.writes++;
+        this.#written.set(target, { value, round: this.#round });
+        this.#io.log.info("node-health written", { node: target, value, reason });
+      })
+      .catch((error: unknown) =>
+        this.#io.log.warn("node-health write failed", {
+          node: target,
+          value,
+          error: String(error),
+        }),
+      )
+      .finally(() => this.#inFlight.delete(target));
+  }
+
+  /** What this daemon sees: for GET /localinfo and the tests' view of each half. */
+  view(): { node: string; round: number; members: string[]; targets: TargetView[] } {
+    const targets = this.#ring.targetsOf(this.#o.self).map(m => {
+      const held = this.#held.get(m.name);
+      return {
+        ...this.#tallyOf(m.name),
+        writer: this.#writerOf(m.name),
+        onRecord: this.#io.onRecord(m.name),
+        decidedRound: held?.sinceRound,
+        decidedAtMs: held?.sinceMs,
+        checks: this.#lastChecks.get(m.name),
+      };
+    });
+    return {
+      node: this.#o.self,
+      round: this.#round,
+      members: this.#ring.members.map(m => m.name),
+      targets,
+    };
+  }
+
+  stop(): void {
+    if (this.#decideTimer) clearTimeout(this.#decideTimer);
+    this.#decideTimer = undefined;
+  }
+}

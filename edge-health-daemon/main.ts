@@ -1,0 +1,104 @@
+// bulwark-edge-health: the edge-health daemon (DaemonSet on edge nodes). See README.md.
+//   main(argv) → 0 after a graceful stop on SIGTERM/SIGINT, 2 on a bad setting, 1 on a failure.
+import { Agent, type Server } from "node:http";
+import { version } from "../package.json";
+import { makeProber } from "./checks";
+import { EdgeDaemon } from "./daemon";
+import { KubeSource, kubeConfig } from "./kube";
+import { makeLogger } from "./log";
+import { closeServer, listen, makeApp } from "./server";
+import { NAME, helpText, parseSettings, type Settings } from "./settings";
+import { makeSender } from "./transport";
+import { runWorkload, untilStopSignal } from "../kube/workload-process";
+
+async function run(settings: Settings): Promise<number> {
+  const log = makeLogger(settings.logLevel, settings.nodeName);
+  const kube = new KubeSource(kubeConfig(settings.kubeconfig), settings, log);
+  const key = await kube.hmacKey(settings);
+  await kube.start();
+  const selfIp = (): string | undefined => kube.selfIp();
+  // One keep-alive connection per peer, shared by the daemon check and the result PUTs.
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const prober = makeProber(settings.checks, selfIp, agent);
+  const sender = makeSender({
+    agent,
+    port: settings.port,
+    timeoutMs: Math.min(settings.checkPeriodMs, 2000),
+    localAddress: selfIp,
+  });
+  const daemon = new EdgeDaemon(
+    {
+      self: settings.nodeName,
+      key,
+      checkPeriodMs: settings.checkPeriodMs,
+      scoreLine: settings.scoreLine,
+      voteTimeoutMs: settings.voteTimeoutMs,
+      messageMaxAgeMs: settings.messageMaxAgeMs,
+      maxProbePeers: settings.maxProbePeers,
+      writerFallbackPeriods: settings.writerFallbackPeriods,
+      verifySource: settings.verifySource,
+    },
+    {
+      now: Date.now,
+      members: () => kube.members(),
+      onRecord: name => kube.onRecord(name),
+      write: (name, value) => kube.write(name, value),
+      probe: ip => prober.probe(ip),
+      send: (to, message) => sender.send(to, message),
+      log,
+    },
+  );
+  const server: Server = await listen(makeApp(daemon), settings.listenAddress, settings.port);
+  log.info("started", {
+    listen: `${settings.listenAddress}:${settings.port}`,
+    checkPeriodMs: settings.checkPeriodMs,
+    checks: settings.checks.map(c => c.kind),
+  });
+  const round = (): void =>
+    void daemon.checkRound().catch(error => log.warn("round failed", { error: String(error) }));
+  round();
+  const timer = setInterval(round, settings.checkPeriodMs);
+  // The key is re-read every minute: a rotated Secret (or mounted file) takes effect.
+  const rekey = setInterval(() => {
+    kube.hmacKey(settings).then(
+      k => daemon.setKey(k),
+      error =>
+        log.warn("HMAC key re-read failed; keeping the current key", { error: String(error) }),
+    );
+  }, 60_000);
+  const signal = await untilStopSignal();
+  log.info("stopping", { signal });
+  clearInterval(timer);
+  clearInterval(rekey);
+  daemon.stop();
+  await closeServer(server);
+  sender.close();
+  prober.close();
+  await kube.stop();
+  log.close();
+  return 0;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const parsed = parseSettings(argv, process.env);
+  if (parsed.kind === "help") {
+    process.stdout.write(helpText(version));
+    return 0;
+  }
+  if (parsed.kind === "version") {
+    process.stdout.write(`${NAME} ${version}\n`);
+    return 0;
+  }
+  if (parsed.kind === "error") {
+    process.stderr.write(`${NAME}: ${parsed.message}\n`);
+    return 2;
+  }
+  try {
+    return await run(parsed.settings);
+  } catch (error) {
+    process.stderr.write(`${NAME}: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  }
+}
+
+if (require.main === module) runWorkload(NAME, main);

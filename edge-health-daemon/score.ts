@@ -1,0 +1,23 @@
+// The weighted score of one peer: each check plugin contributes 100 × its weight when it passes,
+// and the peer is normal when the sum reaches the score line (SuperEdge's rule). Weights encode
+// AND/OR: two checks of weight 0.5 must both pass to reach 100; two of weight 1 need either.
+// Settings refuse a plugin set that can never reach the line (settings.ts), the misconfiguration
+// behind SuperEdge #433, where every node scored 0 and was voted unhealthy.
+
+export interface CheckOutcome {
+  kind: string;
+  weight: number;
+  ok: boolean;
+  /** Why it failed, for the debug view. */
+  error?: string;
+}
+
+export function score(outcomes: readonly CheckOutcome[]): number {
+  // Round away float noise (0.1 + 0.2) so that weights 0.3 + 0.7 reach exactly 100.
+  const sum = outcomes.reduce((acc, o) => acc + (o.ok ? 100 * o.weight : 0), 0);
+  return Math.round(sum * 1e6) / 1e6;
+}
+
+export function isNormal(outcomes: readonly CheckOutcome[], scoreLine: number): boolean {
+  return score(outcomes) >= scoreLine;
+}

@@ -1,0 +1,27 @@
+// What every workload entrypoint (gateway, permission server, init, edge-health daemon) does with
+// its process: wait for the stop signal, and turn main's result into an exit code.
+
+/** Resolves with the first of SIGTERM (kubelet) or SIGINT (a terminal). */
+export function untilStopSignal(): Promise<string> {
+  return new Promise(resolve => {
+    for (const signal of ["SIGTERM", "SIGINT"] as const)
+      process.once(signal, () => resolve(signal));
+  });
+}
+
+/**
+ * Runs main and exits with its code; an unexpected error exits 1 with one line naming the
+ * workload, because kubelet shows the container's last line as its termination message.
+ */
+export function runWorkload(name: string, main: (argv: string[]) => Promise<number>): void {
+  main(process.argv.slice(2)).then(
+    code => process.exit(code),
+    error => {
+      const message = error instanceof Error ? error.message : String(error);
+      process.stderr.write(`${name}: ${message.replace(/\s*\n\s*/g, " ")}\n`);
+      if (error instanceof Error && error.stack && process.env.LOG_LEVEL === "debug")
+        process.stderr.write(`${error.stack}\n`);
+      process.exit(1);
+    },
+  );
+}

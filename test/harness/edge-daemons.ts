@@ -1,0 +1,190 @@
+// A group of real edge-health daemons for integration tests: N local processes, each on its own
+// loopback address (any 127.x.y.z works on Linux `lo`), with a Node object per daemon whose
+// InternalIP is that address, a zone of their own (the zone ConfigMap lives in the test's
+// namespace, so other tests' nodes never join the group), and the HMAC key in a Secret.
+// Partitions are real: iptables DROP rules in a chain of our own on OUTPUT, between the halves'
+// addresses (the daemons bind their own address for peer traffic; their API-server connections
+// come from 127.0.0.1 and are not affected). Needs root and iptables (hack/system-packages.sh).
+import { PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
+import { execFileSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdirSync } from "node:fs";
+import { join, resolve } from "node:path";
+import {
+  EDGE_TAINT_ZONE_ADMISSION_KEY,
+  EDGE_ZONE_CONFIGMAP,
+  EDGE_ZONE_LABEL,
+} from "../../core/names";
+import { startProcess, type ManagedProcess } from "../../hack/control-plane/processes";
+import type { TargetView } from "../../edge-health-daemon/daemon";
+import type { TestCluster } from "./cluster";
+import { fakeNodes, type FakeNodes } from "./nodes";
+
+const MAIN = resolve(__dirname, "../../edge-health-daemon/main.ts");
+
+export interface DaemonView {
+  node: string;
+  round: number;
+  members: string[];
+  targets: TargetView[];
+  stats: { accepted: number; rejected: Record<string, number>; writes: number };
+}
+
+export interface EdgeDaemonGroup {
+  names: string[];
+  ips: string[];
+  port: number;
+  key: Buffer;
+  periodSeconds: number;
+  url(i: number): string;
+  view(i: number): Promise<DaemonView>;
+  /** SIGKILL: the daemon is gone without a goodbye. */
+  kill(i: number): Promise<void>;
+  restart(i: number): Promise<void>;
+  /** Drops all traffic between the two sets of daemons (by index). */
+  partition(a: number[], b: number[]): void;
+  heal(): void;
+  close(): Promise<void>;
+}
+
+function iptables(args: string[]): void {
+  execFileSync("iptables", ["-w", ...args], { stdio: ["ignore", "ignore", "pipe"] });
+}
+
+async function waitHealthy(url: string, proc: ManagedProcess): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  let exited = false;
+  void proc.exited.then(() => (exited = true));
+  while (Date.now() < deadline) {
+    if (exited) throw new Error(`${proc.name} exited; see ${proc.logFile}`);
+    const ok = await fetch(`${url}/healthz`).then(
+      r => r.ok,
+      () => false,
+    );
+    if (ok) return;
+    await new Promise(r => setTimeout(r, 200));
+  }
+  throw new Error(`${proc.name} did not answer /healthz; see ${proc.logFile}`);
+}
+
+export async function startEdgeDaemons(options: {
+  cluster: TestCluster;
+  namespace: string;
+  count: number;
+  periodSeconds: number;
+}): Promise<EdgeDaemonGroup> {
+  const { cluster, namespace, count, periodSeconds } = options;
+  const id = randomBytes(3);
+  const prefix = `edge-${id.toString("hex")}`;
+  // A /24 of our own inside 127/8, so parallel runs never share an address.
+  const base = `127.${100 + ((id[0] ?? 0) % 100)}.${id[1] ?? 0}`;
+  const names = Array.from({ length: count }, (_, i) => `${prefix}-${i}`);
+  const ips = names.map((_, i) => `${base}.${10 + i}`);
+  const port = 51005;
+  const key = Buffer.from(randomBytes(32).toString("hex"));
+  const dir = join(cluster.dir, prefix);
+  mkdirSync(dir, { recursive: true });
+
+  await cluster.core.createNamespacedSecret({
+    namespace,
+    body: { metadata: { name: "edge-hmac" }, data: { hmackey: key.toString("base64") } },
+  });
+  await cluster.core.createNamespacedConfigMap({
+    namespace,
+    body: {
+      metadata: { name: EDGE_ZONE_CONFIGMAP },
+      data: { [EDGE_TAINT_ZONE_ADMISSION_KEY]: "true" },
+    },
+  });
+  const nodes: FakeNodes = fakeNodes(cluster.kc);
+  for (const [i, name] of names.entries()) {
+    await nodes.add(name, { [EDGE_ZONE_LABEL]: prefix });
+    await cluster.core.patchNodeStatus(
+      { name, body: { status: { addresses: [{ type: "InternalIP", address: ips[i] }] } } },
+      setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
+    );
+  }
+
+  const procs = new Map<number, ManagedProcess>();
+  const start = (i: number): ManagedProcess => {
+    const name = names[i] ?? "";
+    const proc = startProcess(
+      name,
+      process.execPath,
+      [
+        "--import",
+        "tsx",
+        MAIN,
+        `--node-name=${name}`,
+        `--listen-address=${ips[i]}`,
+        `--port=${port}`,
+        `--check-period=${periodSeconds}`,
+        `--message-max-age=5`,
+        `--zone-namespace=${namespace}`,
+        `--hmac-secret=${namespace}/edge-hmac`,
+        `--kubeconfig=${cluster.kubeconfigPath}`,
+        // No kubelet here: the kubelet check is off; the peer daemon's health and a TCP dial to
+        // its port, half the score each, must both pass.
+        "--check-kubelet=off",
+        `--check-daemon=weight=0.5,timeout=${periodSeconds * 0.4},retries=0`,
+        `--check-tcp=weight=0.5,port=${port},timeout=${periodSeconds * 0.4},retries=0`,
+      ],
+      { logFile: join(dir, `${name}.log`), env: { ...process.env, BULWARK_LOG_LEVEL: "info" } },
+    );
+    procs.set(i, proc);
+    return proc;
+  };
+  const url = (i: number): string => `http://${ips[i]}:${port}`;
+  for (let i = 0; i < count; i++) start(i);
+  for (let i = 0; i < count; i++) await waitHealthy(url(i), procs.get(i) as ManagedProcess);
+
+  const chain = `BW-EDGE-${id.toString("hex")}`;
+  let chained = false;
+  const heal = (): void => {
+    if (!chained) return;
+    iptables(["-D", "OUTPUT", "-j", chain]);
+    iptables(["-F", chain]);
+    iptables(["-X", chain]);
+    chained = false;
+  };
+  return {
+    names,
+    ips,
+    port,
+    key,
+    periodSeconds,
+    url,
+    async view(i) {
+      const res = await fetch(`${url(i)}/localinfo`);
+      return (await res.json()) as DaemonView;
+    },
+    async kill(i) {
+      const proc = procs.get(i);
+      if (!proc) return;
+      // setpriv execs the command, so this PID is the daemon's own.
+      process.kill(proc.pid, "SIGKILL");
+      await proc.exited;
+    },
+    async restart(i) {
+      await waitHealthy(url(i), start(i));
+    },
+    partition(a, b) {
+      heal();
+      iptables(["-N", chain]);
+      chained = true;
+      for (const x of a) {
+        for (const y of b) {
+          iptables(["-A", chain, "-s", ips[x] ?? "", "-d", ips[y] ?? "", "-j", "DROP"]);
+          iptables(["-A", chain, "-s", ips[y] ?? "", "-d", ips[x] ?? "", "-j", "DROP"]);
+        }
+      }
+      iptables(["-I", "OUTPUT", "-j", chain]);
+    },
+    heal,
+    async close() {
+      heal();
+      for (const proc of procs.values()) await proc.stop();
+      await nodes.close();
+    },
+  };
+}

@@ -6,6 +6,8 @@ export const PERMISSION_GROUP_ANNOTATION = `${PERMISSION_PREFIX}group`;
 export const PERMISSION_STATUS_ANNOTATION = `${PERMISSION_PREFIX}status`;
 export const PERMISSION_GRANT_ANNOTATION = `${PERMISSION_PREFIX}grant`;
 export const POD_PERMISSION_FINALIZER = "stke.io/podpermission-protection";
+/** The permission server replica working on a pod's grants, and until when (a lease). */
+export const PERMISSION_CLAIM_ANNOTATION = `${PERMISSION_PREFIX}claim`;
 
 export const NGINX_ANNOTATION_PREFIX = "nginx.ingress.kubernetes.io/";
 export const INGRESS_CLASS = "bulwark";

@@ -20,6 +20,7 @@ import { stopEverything } from "../hack/control-plane/processes";
 import { freePort } from "../hack/control-plane/ports";
 import { installCrds } from "../hack/install-crds";
 import { startPermissionEndpoint } from "./harness/permission-endpoint";
+import { issueWatcherToken } from "./harness/watcher-identity";
 import { CLUSTER_ENV, type TestClusterInfo } from "./harness/cluster";
 
 const SKIP_DIRS = new Set(["node_modules", "dist", ".git", ".bulwark", "manifests"]);
@@ -88,6 +89,9 @@ async function main(): Promise<number> {
       log(`installed CRDs: ${(await installCrds(controlPlane.kubeconfigPath)).join(", ")}`);
       const metricsPort = await freePort();
       permissionEndpoint = await startPermissionEndpoint();
+      // The watcher's service-account token, for the revoke call's authentication.
+      const revokeTokenPath = join(dir, "pepr-watcher-token");
+      await issueWatcherToken(controlPlane.kubeconfigPath, revokeTokenPath);
       pepr = await startPeprModule(controlPlane, {
         root: ROOT,
         log,
@@ -97,6 +101,7 @@ async function main(): Promise<number> {
           BULWARK_GUARD_RESYNC_SECONDS: "15",
           BULWARK_PERMISSION_SERVER: permissionEndpoint.url,
           BULWARK_PERMISSION_SWEEP_SECONDS: "5",
+          BULWARK_REVOKE_TOKEN_PATH: revokeTokenPath,
         },
       });
       const info: TestClusterInfo = {

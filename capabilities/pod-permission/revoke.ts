@@ -2,6 +2,7 @@
 // grant record says, then remove only our finalizer. Pepr delivers pod updates; a periodic sweep
 // catches pods that started terminating while the watcher was down. Failed revocations retry
 // with Kubernetes' backoff until the deadline, after which the finalizer goes with a Warning.
+import { readFileSync } from "node:fs";
 import { K8s, Log, kind } from "pepr";
 import { PERMISSION_MANAGED_LABEL } from "../../core/names";
 import {
@@ -121,7 +122,7 @@ export class Revoker {
   async #callRevoke(pod: Pod, record: GrantRecord): Promise<void> {
     const response = await fetch(new URL("/v1/revoke", this.#settings.inject.serverUrl), {
       method: "POST",
-      headers: { "content-type": "application/json" },
+      headers: { "content-type": "application/json", ...this.#authorization() },
       body: JSON.stringify({
         namespace: pod.metadata?.namespace,
         pod: pod.metadata?.name,
@@ -134,6 +135,16 @@ export class Revoker {
       throw new Error(
         `permission server answered ${response.status} ${(await response.text()).slice(0, 200)}`,
       );
+    }
+  }
+
+  /** Read on every call: kubelet rotates the projected token. No token, no header (and a 401). */
+  #authorization(): Record<string, string> {
+    try {
+      const token = readFileSync(this.#settings.revokeTokenPath, "utf8").trim();
+      return token ? { authorization: `Bearer ${token}` } : {};
+    } catch {
+      return {};
     }
   }
 

@@ -10,6 +10,11 @@ export interface PermissionSettings {
   sweepMs: number;
   /** Per-attempt timeout of a revoke call. */
   revokeTimeoutMs: number;
+  /**
+   * The watcher's own service-account token, sent as the revoke call's bearer token: the
+   * permission server reviews it and asks whether that account may patch the pod.
+   */
+  revokeTokenPath: string;
 }
 
 export function loadSettings(env: NodeJS.ProcessEnv = process.env): PermissionSettings {
@@ -27,5 +32,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): PermissionSe
     revokeDeadlineMs: Number(env.BULWARK_REVOKE_DEADLINE_SECONDS ?? 3600) * 1000,
     sweepMs: Number(env.BULWARK_PERMISSION_SWEEP_SECONDS ?? 60) * 1000,
     revokeTimeoutMs: Number(env.BULWARK_REVOKE_TIMEOUT_SECONDS ?? 10) * 1000,
+    revokeTokenPath:
+      env.BULWARK_REVOKE_TOKEN_PATH ?? "/var/run/secrets/kubernetes.io/serviceaccount/token",
   };
 }

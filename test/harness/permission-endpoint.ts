@@ -1,5 +1,7 @@
-// A minimal permission endpoint for tests, until the permission server issue lands: it records
-// every revoke call and can be told to fail the next N, as a real authorization API sometimes does.
+// The permission endpoint the Pepr module is pointed at in tests (BULWARK_PERMISSION_SERVER): it
+// records every revoke call and can be told to fail the next N, as a real authorization API
+// sometimes does. A test that runs a real permission server forwards its namespace's revokes to
+// it (POST /_test/forward {namespace, url}); the real server's answer is then what Pepr gets.
 import express from "express";
 import type { Server } from "node:http";
 
@@ -10,20 +12,78 @@ export interface RevokeCall {
   pod?: string;
   permissions: { name: string }[];
   answeredStatus: number;
+  /** Whether the call carried a bearer token (the watcher's service-account token). */
+  authenticated: boolean;
+  /** Where it was forwarded, if anywhere. */
+  forwardedTo?: string;
 }
 
-export async function startPermissionEndpoint(): Promise<{
+export interface PermissionEndpoint {
   url: string;
   close: () => Promise<void>;
-}> {
+}
+
+/** Tells the endpoint to forward revokes of pods in `namespace` to `url` (a real server); null stops it. */
+export async function forwardRevokes(
+  endpointUrl: string,
+  namespace: string,
+  url: string | null,
+): Promise<void> {
+  const response = await fetch(`${endpointUrl}/_test/forward`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ namespace, url }),
+  });
+  if (!response.ok) throw new Error(`forward setup failed: ${response.status}`);
+}
+
+async function forward(
+  target: string,
+  body: unknown,
+  authorization: string | undefined,
+): Promise<{ status: number; body: unknown }> {
+  try {
+    const response = await fetch(`${target}/v1/revoke`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        ...(authorization ? { authorization } : {}),
+      },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(30_000),
+    });
+    const text = await response.text();
+    let parsed: unknown = text;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      // not JSON: pass the text on
+    }
+    return { status: response.status, body: parsed };
+  } catch (error) {
+    return { status: 502, body: { error: `forward to ${target} failed: ${String(error)}` } };
+  }
+}
+
+export async function startPermissionEndpoint(): Promise<PermissionEndpoint> {
   const calls: RevokeCall[] = [];
+  const forwards = new Map<string, string>();
   let failNext = 0;
   const app = express();
   app.use(express.json());
-  app.post("/v1/revoke", (req, res) => {
+  app.post("/v1/revoke", async (req, res) => {
+    const authorization = req.headers.authorization;
+    const base = { ...req.body, authenticated: /^Bearer \S+/.test(authorization ?? "") };
+    const target = forwards.get(String(req.body?.namespace ?? ""));
+    if (failNext === 0 && target) {
+      const answer = await forward(target, req.body, authorization);
+      calls.push({ ...base, answeredStatus: answer.status, forwardedTo: target });
+      res.status(answer.status).json(answer.body);
+      return;
+    }
     const status = failNext > 0 ? 503 : 200;
     if (failNext > 0) failNext--;
-    calls.push({ ...req.body, answeredStatus: status });
+    calls.push({ ...base, answeredStatus: status });
     res
       .status(status)
       .json(status === 200 ? { revoked: true } : { error: "authorization API unavailable" });
@@ -31,6 +91,16 @@ export async function startPermissionEndpoint(): Promise<{
   app.post("/_test/fail", (req, res) => {
     failNext = Number(req.query.count ?? 1);
     res.json({ failNext });
+  });
+  app.post("/_test/forward", (req, res) => {
+    const { namespace, url } = (req.body ?? {}) as { namespace?: string; url?: string | null };
+    if (!namespace) {
+      res.status(400).json({ error: "namespace: is required" });
+      return;
+    }
+    if (url) forwards.set(namespace, url.replace(/\/+$/, ""));
+    else forwards.delete(namespace);
+    res.json({ forwards: Object.fromEntries(forwards) });
   });
   app.get("/_test/calls", (_req, res) => res.json(calls));
   const server: Server = await new Promise(resolve => {

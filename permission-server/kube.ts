@@ -1,0 +1,79 @@
+// The Kubernetes API as the permission server uses it: typed clients, merge patches with a
+// resourceVersion precondition, and the status codes it branches on.
+import {
+  AuthenticationV1Api,
+  AuthorizationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  PatchStrategy,
+  setHeaderOptions,
+  type V1Pod,
+} from "@kubernetes/client-node";
+
+export interface Kube {
+  readonly kc: KubeConfig;
+  readonly core: CoreV1Api;
+  readonly custom: CustomObjectsApi;
+  readonly authn: AuthenticationV1Api;
+  readonly authz: AuthorizationV1Api;
+}
+
+/** From a kubeconfig file, or the in-cluster service account when there is none. */
+export function makeKube(kubeconfigPath: string | undefined): Kube {
+  const kc = new KubeConfig();
+  if (kubeconfigPath) kc.loadFromFile(kubeconfigPath);
+  else kc.loadFromCluster();
+  return {
+    kc,
+    core: kc.makeApiClient(CoreV1Api),
+    custom: kc.makeApiClient(CustomObjectsApi),
+    authn: kc.makeApiClient(AuthenticationV1Api),
+    authz: kc.makeApiClient(AuthorizationV1Api),
+  };
+}
+
+/** The HTTP status of a client error, when it has one. */
+export function statusOf(error: unknown): number | undefined {
+  if (typeof error !== "object" || error === null) return undefined;
+  const { code, status } = error as { code?: unknown; status?: unknown };
+  if (typeof code === "number") return code;
+  return typeof status === "number" ? status : undefined;
+}
+
+export const isNotFound = (error: unknown): boolean => statusOf(error) === 404;
+export const isConflict = (error: unknown): boolean => statusOf(error) === 409;
+
+/** The API server's own message when there is one (`body.message`), else the error's text. */
+export function apiMessage(error: unknown): string {
+  if (typeof error === "object" && error !== null && "body" in error) {
+    const body = (error as { body: unknown }).body;
+    try {
+      const parsed: unknown = typeof body === "string" ? JSON.parse(body) : body;
+      const message = (parsed as { message?: unknown } | null)?.message;
+      if (typeof message === "string") return message;
+    } catch {
+      // not JSON: the error's own text below
+    }
+  }
+  return error instanceof Error ? error.message : String(error);
+}
+
+const MERGE_PATCH = setHeaderOptions("Content-Type", PatchStrategy.MergePatch);
+
+/**
+ * Sets (string) or removes (null) annotations of a pod, only if it is still at `resourceVersion`
+ * (a merge patch carrying metadata.resourceVersion is a precondition: 409 Conflict otherwise).
+ */
+export async function patchPodAnnotations(
+  kube: Kube,
+  pod: { namespace: string; name: string; resourceVersion?: string },
+  annotations: Record<string, string | null>,
+): Promise<V1Pod> {
+  const metadata: Record<string, unknown> = { annotations };
+  if (pod.resourceVersion !== undefined) metadata.resourceVersion = pod.resourceVersion;
+  return kube.core.patchNamespacedPod(
+    { name: pod.name, namespace: pod.namespace, body: { metadata } },
+    MERGE_PATCH,
+  );
+}

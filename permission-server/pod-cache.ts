@@ -1,0 +1,119 @@
+// Bulwark's pods (label permission.bulwark.dev/managed=true), listed and watched so that status
+// long-polls are answered from memory, whichever replica wrote the status. Our own writes are fed
+// in too (the API server's answer), so a waiter hears about them before the watch delivers them.
+import { makeInformer, type V1Pod } from "@kubernetes/client-node";
+import { PERMISSION_MANAGED_LABEL } from "../core/names";
+import { isNotFound, type Kube } from "./kube";
+import { errorText, type Logger } from "./log";
+
+const key = (namespace: string, name: string): string => `${namespace}/${name}`;
+
+/** etcd revisions are numbers in practice; a newer copy replaces an older one, never the reverse. */
+function newer(candidate: V1Pod, current: V1Pod | undefined): boolean {
+  if (!current) return true;
+  const a = Number(candidate.metadata?.resourceVersion);
+  const b = Number(current.metadata?.resourceVersion);
+  return !Number.isFinite(a) || !Number.isFinite(b) || a >= b;
+}
+
+export class PodCache {
+  readonly #pods = new Map<string, V1Pod>();
+  readonly #listeners = new Map<string, Set<() => void>>();
+  #stopped = false;
+  #informer: ReturnType<typeof makeInformer<V1Pod>> | undefined;
+
+  constructor(
+    private readonly kube: Kube,
+    private readonly log: Logger,
+  ) {}
+
+  async start(): Promise<void> {
+    const informer = makeInformer<V1Pod>(
+      this.kube.kc,
+      "/api/v1/pods",
+      () =>
+        this.kube.core.listPodForAllNamespaces({
+          labelSelector: `${PERMISSION_MANAGED_LABEL}=true`,
+        }),
+      `${PERMISSION_MANAGED_LABEL}=true`,
+    );
+    informer.on("add", pod => this.put(pod));
+    informer.on("update", pod => this.put(pod));
+    informer.on("delete", pod => this.#remove(pod));
+    informer.on("error", error => {
+      if (this.#stopped) return;
+      this.log.warn("pod watch failed; restarting it", { err: errorText(error) });
+      setTimeout(() => void informer.start().catch(() => {}), 1000).unref();
+    });
+    this.#informer = informer;
+    await informer.start();
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    await this.#informer?.stop();
+  }
+
+  get(namespace: string, name: string): V1Pod | undefined {
+    return this.#pods.get(key(namespace, name));
+  }
+
+  /** From the API server (and into the cache); undefined when the pod is gone. */
+  async fresh(namespace: string, name: string): Promise<V1Pod | undefined> {
+    try {
+      const pod = await this.kube.core.readNamespacedPod({ name, namespace });
+      this.put(pod);
+      return pod;
+    } catch (error) {
+      if (isNotFound(error)) return undefined;
+      throw error;
+    }
+  }
+
+  /** Takes a copy newer than what is cached (a watch event, or the answer to our own write). */
+  put(pod: V1Pod): void {
+    const namespace = pod.metadata?.namespace ?? "";
+    const name = pod.metadata?.name ?? "";
+    const k = key(namespace, name);
+    if (!newer(pod, this.#pods.get(k))) return;
+    this.#pods.set(k, pod);
+    this.#emit(k);
+  }
+
+  #remove(pod: V1Pod): void {
+    const k = key(pod.metadata?.namespace ?? "", pod.metadata?.name ?? "");
+    this.#pods.delete(k);
+    this.#emit(k);
+  }
+
+  #emit(k: string): void {
+    for (const listener of [...(this.#listeners.get(k) ?? [])]) listener();
+  }
+
+  /** Calls `listener` whenever the pod changes; returns the unsubscribe function. */
+  onChange(namespace: string, name: string, listener: () => void): () => void {
+    const k = key(namespace, name);
+    let set = this.#listeners.get(k);
+    if (!set) this.#listeners.set(k, (set = new Set()));
+    set.add(listener);
+    return () => {
+      set.delete(listener);
+      if (set.size === 0) this.#listeners.delete(k);
+    };
+  }
+
+  /** Resolves when the pod changes or after `ms`, whichever is first (or when `signal` aborts). */
+  changed(namespace: string, name: string, ms: number, signal?: AbortSignal): Promise<void> {
+    return new Promise(resolve => {
+      const done = (): void => {
+        clearTimeout(timer);
+        unsubscribe();
+        signal?.removeEventListener("abort", done);
+        resolve();
+      };
+      const timer = setTimeout(done, Math.max(0, ms));
+      const unsubscribe = this.onChange(namespace, name, done);
+      signal?.addEventListener("abort", done, { once: true });
+    });
+  }
+}

@@ -1,0 +1,147 @@
+// Assembles the permission server: Kubernetes clients, the pod cache, the catalog of groups and
+// providers, the breaker store, the grant service, the HTTP API; a prune sweep removes breaker
+// entries of pods that are gone. `startServer` is what main.ts, the tests and the local stack run.
+import { readFileSync } from "node:fs";
+import { createServer as createHttpServer, type Server } from "node:http";
+import { createServer as createHttpsServer } from "node:https";
+import type { AddressInfo } from "node:net";
+import { PERMISSION_MANAGED_LABEL } from "../core/names";
+import { TokenReviewer } from "./auth";
+import { BreakerStore } from "./breaker-store";
+import { KubeCatalog, type ProviderBuilder } from "./catalog";
+import { realClock, type Clock } from "./grant-job";
+import { GrantService } from "./grants";
+import { createApp } from "./http";
+import { makeKube, type Kube } from "./kube";
+import { errorText, type Logger } from "./log";
+import { Metrics } from "./metrics";
+import { PodCache } from "./pod-cache";
+import { Revoker } from "./revoker";
+import type { Settings } from "./settings";
+
+export interface ServerOptions {
+  log: Logger;
+  /** Builds a provider client and its limiter (providers/registry.ts by default). */
+  build: ProviderBuilder;
+  clock?: Clock;
+  random?: () => number;
+  kube?: Kube;
+}
+
+export interface RunningServer {
+  readonly url: string;
+  readonly port: number;
+  readonly metrics: Metrics;
+  readonly grants: GrantService;
+  stop(): Promise<void>;
+}
+
+async function listen(server: Server, port: number, host: string): Promise<number> {
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  return (server.address() as AddressInfo).port;
+}
+
+export async function startServer(
+  settings: Settings,
+  options: ServerOptions,
+): Promise<RunningServer> {
+  const { log } = options;
+  const kube = options.kube ?? makeKube(settings.kubeconfigPath);
+  const metrics = new Metrics();
+  const pods = new PodCache(kube, log);
+  await pods.start();
+  const catalog = new KubeCatalog(kube, {
+    build: options.build,
+    breaker: settings.providerBreaker,
+    share: 1 / settings.replicas,
+  });
+  const store = new BreakerStore(kube.core, settings.namespace, settings.breakerConfigMap);
+  const revoker = new Revoker({ kube, catalog, log, metrics });
+  const grants = new GrantService({
+    kube,
+    settings,
+    catalog,
+    store,
+    pods,
+    revoker,
+    log,
+    metrics,
+    clock: options.clock ?? realClock,
+    random: options.random ?? Math.random,
+  });
+  const app = createApp({
+    kube,
+    reviewer: new TokenReviewer(kube),
+    audience: settings.audience,
+    replica: settings.replica,
+    longPollMaxMs: settings.longPollMaxMs,
+    grants,
+    revoker,
+    store,
+    pods,
+    metrics,
+    log,
+  });
+  const server = settings.tls
+    ? createHttpsServer(
+        { cert: readFileSync(settings.tls.certPath), key: readFileSync(settings.tls.keyPath) },
+        app,
+      )
+    : createHttpServer(app);
+  // Long-polls hold requests for up to BULWARK_LONG_POLL_MAX; keep sockets longer than that.
+  server.keepAliveTimeout = settings.longPollMaxMs + 5000;
+  server.requestTimeout = 0;
+  const port = await listen(server, settings.port, settings.host);
+  const host = settings.host === "0.0.0.0" ? "127.0.0.1" : settings.host;
+  const url = `${settings.tls ? "https" : "http"}://${host}:${port}`;
+
+  const prune = setInterval(() => void pruneBreakers(kube, store, log), settings.pruneIntervalMs);
+  prune.unref();
+  const gauges = setInterval(() => {
+    for (const [name, breaker] of catalog.breakers()) {
+      metrics.providerBreakerOpen.set({ provider: name }, breaker.state === "closed" ? 0 : 1);
+    }
+  }, 1000);
+  gauges.unref();
+  log.info("permission server listening", { url, replica: settings.replica });
+
+  return {
+    url,
+    port,
+    metrics,
+    grants,
+    stop: async () => {
+      clearInterval(prune);
+      clearInterval(gauges);
+      await new Promise<void>(resolve => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      await grants.stop();
+      await pods.stop();
+      await catalog.close();
+      log.info("permission server stopped", { replica: settings.replica });
+    },
+  };
+}
+
+/** Removes breaker entries of pods that no longer exist (a fresh list, never the cache). */
+export async function pruneBreakers(kube: Kube, store: BreakerStore, log: Logger): Promise<void> {
+  try {
+    const listedAt = new Date();
+    const pods = await kube.core.listPodForAllNamespaces({
+      labelSelector: `${PERMISSION_MANAGED_LABEL}=true`,
+    });
+    const live = new Set(pods.items.map(p => p.metadata?.uid ?? ""));
+    const removed = await store.prune(live, listedAt);
+    if (removed.length > 0) log.info("pruned breaker entries of pods that are gone", { removed });
+  } catch (error) {
+    log.warn("breaker prune failed; the next sweep retries", { err: errorText(error) });
+  }
+}

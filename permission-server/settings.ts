@@ -1,0 +1,226 @@
+// The permission server's settings: environment variables (flags override them: `--port 8443`
+// sets BULWARK_PERMISSION_PORT), read through ONE zod schema whose keys are the variables' names,
+// so a bad value is reported by the name the operator set.
+import { hostname } from "node:os";
+import { z } from "zod";
+import type { Backoff } from "../core/permission";
+import { parseDurationMs } from "./duration";
+
+function duration(name: string, fallback: string, min = 0) {
+  return z
+    .string()
+    .default(fallback)
+    .transform((text, ctx) => {
+      const ms = parseDurationMs(text);
+      if (ms === undefined || ms < min) {
+        ctx.addIssue({
+          code: "custom",
+          message: `${name} must be a duration such as 500ms, 2m or 1h${min > 0 ? ` (at least ${min}ms)` : ""}; got ${JSON.stringify(text)}`,
+        });
+        return z.NEVER;
+      }
+      return ms;
+    });
+}
+
+function number(
+  name: string,
+  fallback: number,
+  range: { min: number; max: number; integer?: boolean },
+) {
+  const { min, max, integer = true } = range;
+  return z
+    .string()
+    .default(String(fallback))
+    .transform((text, ctx) => {
+      const value = Number(text);
+      const bad =
+        text.trim() === "" ||
+        !Number.isFinite(value) ||
+        (integer && !Number.isInteger(value)) ||
+        value < min ||
+        value > max;
+      if (bad) {
+        const kind = integer ? "an integer" : "a number";
+        ctx.addIssue({
+          code: "custom",
+          message: `${name} must be ${kind} from ${min} to ${max}; got ${JSON.stringify(text)}`,
+        });
+        return z.NEVER;
+      }
+      return value;
+    });
+}
+
+function optionalText(name: string, what: string) {
+  return z
+    .string()
+    .optional()
+    .refine(v => v === undefined || v.trim() !== "", `${name} must not be empty (${what})`);
+}
+
+const NAME = /^[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?$/;
+
+function objectName(name: string, fallback: string) {
+  return z
+    .string()
+    .default(fallback)
+    .refine(v => NAME.test(v) && v.length <= 253, {
+      message: `${name} must be a Kubernetes object name`,
+    });
+}
+
+const cmdbParams = z
+  .string()
+  .default('{"resource":"cmdb/pods","action":"write"}')
+  .transform((text, ctx) => {
+    try {
+      const value: unknown = JSON.parse(text);
+      if (typeof value === "object" && value !== null && !Array.isArray(value)) {
+        return value as Record<string, unknown>;
+      }
+    } catch {
+      // reported below
+    }
+    ctx.addIssue({ code: "custom", message: "BULWARK_CMDB_PARAMS must be a JSON object" });
+    return z.NEVER;
+  });
+
+/** Every variable the server reads, by name. */
+export const settingsSchema = z
+  .object({
+    BULWARK_PERMISSION_PORT: number("BULWARK_PERMISSION_PORT", 8443, { min: 0, max: 65535 }),
+    BULWARK_PERMISSION_HOST: z.string().default("0.0.0.0"),
+    BULWARK_TLS_CERT_PATH: optionalText("BULWARK_TLS_CERT_PATH", "a PEM certificate file"),
+    BULWARK_TLS_KEY_PATH: optionalText("BULWARK_TLS_KEY_PATH", "a PEM key file"),
+    KUBECONFIG: z.string().optional(),
+    BULWARK_NAMESPACE: objectName("BULWARK_NAMESPACE", "bulwark-system"),
+    BULWARK_BREAKER_CONFIGMAP: objectName(
+      "BULWARK_BREAKER_CONFIGMAP",
+      "bulwark-permission-breakers",
+    ),
+    BULWARK_PERMISSION_AUDIENCE: z.string().min(1).default("bulwark-permission-server"),
+    BULWARK_REPLICA_NAME: z.string().min(1).default(hostname()),
+    BULWARK_BACKOFF_DURATION: duration("BULWARK_BACKOFF_DURATION", "2m", 1),
+    BULWARK_BACKOFF_FACTOR: number("BULWARK_BACKOFF_FACTOR", 2, {
+      min: 0,
+      max: 100,
+      integer: false,
+    }),
+    BULWARK_BACKOFF_JITTER: number("BULWARK_BACKOFF_JITTER", 1, {
+      min: 0,
+      max: 10,
+      integer: false,
+    }),
+    BULWARK_BACKOFF_STEPS: number("BULWARK_BACKOFF_STEPS", 5, { min: 1, max: 1000 }),
+    BULWARK_BACKOFF_CAP: duration("BULWARK_BACKOFF_CAP", "1h"),
+    BULWARK_BREAKER_THRESHOLD: number("BULWARK_BREAKER_THRESHOLD", 3, { min: 1, max: 100 }),
+    BULWARK_PROVIDER_BREAKER_FAILURES: number("BULWARK_PROVIDER_BREAKER_FAILURES", 5, {
+      min: 1,
+      max: 1000,
+    }),
+    BULWARK_PROVIDER_BREAKER_OPEN: duration("BULWARK_PROVIDER_BREAKER_OPEN", "30s", 1),
+    BULWARK_GRANT_TIMEOUT: duration("BULWARK_GRANT_TIMEOUT", "10m", 1),
+    BULWARK_POLL_INTERVAL: duration("BULWARK_POLL_INTERVAL", "2s", 1),
+    BULWARK_RETRY_INTERVAL: duration("BULWARK_RETRY_INTERVAL", "1s", 1),
+    BULWARK_RETRY_MAX_INTERVAL: duration("BULWARK_RETRY_MAX_INTERVAL", "30s", 1),
+    BULWARK_CLAIM_TTL: duration("BULWARK_CLAIM_TTL", "30s", 1000),
+    BULWARK_LONG_POLL_MAX: duration("BULWARK_LONG_POLL_MAX", "30s", 0),
+    BULWARK_PRUNE_INTERVAL: duration("BULWARK_PRUNE_INTERVAL", "1m", 1000),
+    BULWARK_REPLICAS: number("BULWARK_REPLICAS", 1, { min: 1, max: 1000 }),
+    BULWARK_CMDB_PROVIDER: optionalText("BULWARK_CMDB_PROVIDER", "a PermissionProvider name"),
+    BULWARK_CMDB_PARAMS: cmdbParams,
+    LOG_LEVEL: z.enum(["error", "warn", "info", "debug"]).default("info"),
+  })
+  .superRefine((env, ctx) => {
+    if ((env.BULWARK_TLS_CERT_PATH === undefined) !== (env.BULWARK_TLS_KEY_PATH === undefined)) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["BULWARK_TLS_CERT_PATH"],
+        message: "BULWARK_TLS_CERT_PATH and BULWARK_TLS_KEY_PATH must be set together (or neither)",
+      });
+    }
+  })
+  .transform(env => ({
+    port: env.BULWARK_PERMISSION_PORT,
+    host: env.BULWARK_PERMISSION_HOST,
+    tls:
+      env.BULWARK_TLS_CERT_PATH && env.BULWARK_TLS_KEY_PATH
+        ? { certPath: env.BULWARK_TLS_CERT_PATH, keyPath: env.BULWARK_TLS_KEY_PATH }
+        : undefined,
+    kubeconfigPath: env.KUBECONFIG,
+    namespace: env.BULWARK_NAMESPACE,
+    breakerConfigMap: env.BULWARK_BREAKER_CONFIGMAP,
+    audience: env.BULWARK_PERMISSION_AUDIENCE,
+    replica: env.BULWARK_REPLICA_NAME,
+    /** Replicas sharing each provider's rate limit and concurrency (each takes 1/N). */
+    replicas: env.BULWARK_REPLICAS,
+    backoff: {
+      durationMs: env.BULWARK_BACKOFF_DURATION,
+      factor: env.BULWARK_BACKOFF_FACTOR,
+      jitter: env.BULWARK_BACKOFF_JITTER,
+      steps: env.BULWARK_BACKOFF_STEPS,
+      capMs: env.BULWARK_BACKOFF_CAP,
+    } satisfies Backoff,
+    breakerThreshold: env.BULWARK_BREAKER_THRESHOLD,
+    providerBreaker: {
+      failures: env.BULWARK_PROVIDER_BREAKER_FAILURES,
+      openMs: env.BULWARK_PROVIDER_BREAKER_OPEN,
+    },
+    grantTimeoutMs: env.BULWARK_GRANT_TIMEOUT,
+    pollIntervalMs: env.BULWARK_POLL_INTERVAL,
+    retryIntervalMs: env.BULWARK_RETRY_INTERVAL,
+    retryMaxIntervalMs: env.BULWARK_RETRY_MAX_INTERVAL,
+    claimTtlMs: env.BULWARK_CLAIM_TTL,
+    longPollMaxMs: env.BULWARK_LONG_POLL_MAX,
+    pruneIntervalMs: env.BULWARK_PRUNE_INTERVAL,
+    cmdb: env.BULWARK_CMDB_PROVIDER
+      ? { provider: env.BULWARK_CMDB_PROVIDER, params: env.BULWARK_CMDB_PARAMS }
+      : undefined,
+    logLevel: env.LOG_LEVEL,
+  }));
+
+export type Settings = z.output<typeof settingsSchema>;
+
+/** Flags that set a variable: `--port 9000` is BULWARK_PERMISSION_PORT=9000. */
+const FLAGS: Record<string, string> = {
+  "--port": "BULWARK_PERMISSION_PORT",
+  "--host": "BULWARK_PERMISSION_HOST",
+  "--namespace": "BULWARK_NAMESPACE",
+  "--kubeconfig": "KUBECONFIG",
+};
+
+export type SettingsResult = { ok: true; settings: Settings } | { ok: false; message: string };
+
+/** The environment with flags applied over it, or why a flag is wrong. */
+function withFlags(
+  env: NodeJS.ProcessEnv,
+  argv: readonly string[],
+): { values: Record<string, string | undefined> } | { message: string } {
+  const values: Record<string, string | undefined> = { ...env };
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i] ?? "";
+    const [name, inline] = flag.split("=", 2) as [string, string | undefined];
+    const variable = FLAGS[name];
+    if (!variable) return { message: `unknown flag ${flag}; see --help` };
+    const value = inline ?? argv[++i];
+    if (value === undefined) return { message: `${name} needs a value (${variable})` };
+    values[variable] = value;
+  }
+  return { values };
+}
+
+/** Settings from the environment and flags; `message` is one line naming the first bad setting. */
+export function loadSettings(env: NodeJS.ProcessEnv, argv: readonly string[]): SettingsResult {
+  const flagged = withFlags(env, argv);
+  if ("message" in flagged) return { ok: false, message: flagged.message };
+  const { values } = flagged;
+  // Empty variables are unset ones, as a Deployment's `value: ""` usually means.
+  for (const [key, value] of Object.entries(values)) if (value === "") delete values[key];
+  const parsed = settingsSchema.safeParse(values);
+  if (parsed.success) return { ok: true, settings: parsed.data };
+  const issue = parsed.error.issues[0];
+  const field = String(issue?.path[0] ?? "settings");
+  const message = issue?.message ?? "invalid";
+  return { ok: false, message: message.startsWith(field) ? message : `${field}: ${message}` };
+}

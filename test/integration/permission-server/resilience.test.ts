@@ -1,0 +1,185 @@
+// Resilience against the stand-in authorization API: an outage longer than the grant timeout
+// ends with every pod granted and none failed (jobs wait while the provider's breaker is open,
+// uncounted); a permanently wrong parameter opens the pod's breaker after 3 failed attempts
+// (k8s-style backoff between them), the init client exits with one line, and
+// `bulwark permission reset` recovers the pod once the parameter is fixed.
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import type { V1Pod } from "@kubernetes/client-node";
+import { main as cli } from "../../../cli/main";
+import type { AuthzApi } from "../../harness/authz-api";
+import { testCluster, testNamespace } from "../../harness/cluster";
+import type { RunningServer } from "../../../permission-server/server";
+import {
+  annotation,
+  createGroup,
+  createPod,
+  deleteProvider,
+  FAST_SETTINGS,
+  podToken,
+  replaceGroupSpec,
+  runInitFor,
+  setPodIp,
+  startReplicas,
+  startAuthzProvider,
+} from "./helpers";
+
+const cluster = testCluster();
+const BREAKERS = "bulwark-permission-breakers";
+/** How long the authorization API is down; longer than the grant timeout (FAST_SETTINGS). */
+const OUTAGE_MS = Number(process.env.BULWARK_TEST_OUTAGE_SECONDS ?? 12) * 1000;
+const sleep = (ms: number) => new Promise(r => setTimeout(r, ms));
+
+describe("permission server: outages and the per-pod breaker", () => {
+  let ns: string;
+  let drop: () => Promise<void>;
+  let authz: AuthzApi;
+  let server: RunningServer;
+  let provider: string;
+
+  async function breakerData(): Promise<Record<string, string>> {
+    try {
+      return (
+        (await cluster.core.readNamespacedConfigMap({ name: BREAKERS, namespace: ns })).data ?? {}
+      );
+    } catch {
+      return {};
+    }
+  }
+
+  async function startedPod(name: string, group: string, ip: string): Promise<V1Pod> {
+    await createPod(cluster, ns, name, group);
+    return setPodIp(cluster, ns, name, ip);
+  }
+
+  before(async () => {
+    [ns, drop] = await testNamespace(cluster, "perm-res");
+    ({ authz, provider } = await startAuthzProvider(cluster, ns, { grantLatencyMs: 300 }, 1));
+    [server] = (await startReplicas(cluster, ns, 1)) as [RunningServer];
+  });
+
+  after(async () => {
+    await server.stop();
+    await authz.close();
+    await deleteProvider(cluster, provider);
+    await drop();
+  });
+
+  it(`an outage of ${OUTAGE_MS / 1000}s (grant timeout ${FAST_SETTINGS.BULWARK_GRANT_TIMEOUT}) ends with every pod granted, none failed`, async () => {
+    await authz.setOutage("refuse");
+    const pods: V1Pod[] = [];
+    for (let i = 1; i <= 6; i++)
+      pods.push(await startedPod(`outage-${i}`, "readers", `127.0.3.${i}`));
+    const inits = pods.map(async pod => runInitFor(server.url, pod, await podToken(cluster, pod)));
+    const phases = new Set<string>();
+    const until = Date.now() + OUTAGE_MS;
+    while (Date.now() < until) {
+      for (const pod of pods) {
+        const current = await cluster.core.readNamespacedPod({
+          name: pod.metadata?.name ?? "",
+          namespace: ns,
+        });
+        const status = annotation(current, "permission.bulwark.dev/status") ?? "";
+        if (status.startsWith("{")) phases.add(JSON.parse(status).phase as string);
+      }
+      await sleep(500);
+    }
+    assert.ok(
+      phases.has("waiting"),
+      `pods said they wait for the provider (saw ${[...phases].join(", ")})`,
+    );
+    assert.ok(!phases.has("backoff") && !phases.has("blocked"), "no pod counted a failure");
+    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    assert.match(
+      metrics,
+      new RegExp(`bulwark_permission_provider_breaker_open\\{provider="${provider}"\\} 1`),
+    );
+    await authz.setOutage(false);
+    const results = await Promise.all(inits);
+    assert.deepEqual(
+      results,
+      pods.map(() => ({ granted: true })),
+    );
+    for (let i = 1; i <= 6; i++) assert.ok(authz.isGranted(`127.0.3.${i}`, "orders", "read"));
+    const data = await breakerData();
+    assert.deepEqual(
+      pods.filter(p => data[p.metadata?.uid ?? ""] !== undefined).map(p => p.metadata?.name),
+      [],
+      "no pod has a breaker entry",
+    );
+  });
+
+  it("a permanently wrong parameter opens the pod's breaker after 3 failures; reset recovers it", async () => {
+    authz.deny({ resource: "no-such-db" }, "no-such-db: no such resource");
+    await createGroup(cluster, ns, "broken", {
+      permissions: [
+        { name: "db-read", provider, params: { resource: "no-such-db", action: "read" } },
+      ],
+    });
+    const pod = await startedPod("broken-1", "broken", "127.0.3.50");
+    const token = await podToken(cluster, pod);
+    const uid = pod.metadata?.uid ?? "";
+
+    const first = await runInitFor(server.url, pod, token);
+    assert.equal(first.granted, false);
+    const reason = (first as { reason: string }).reason;
+    assert.match(reason, /breaker open after 3 failed attempts/);
+    assert.match(reason, /no-such-db: no such resource/);
+    assert.doesNotMatch(reason, /\n/, "one line");
+
+    const entry = JSON.parse((await breakerData())[uid] ?? "{}");
+    assert.equal(entry.failures, 3);
+    assert.ok(entry.openedAt, "open");
+    assert.ok(entry.retry?.lastFailureAt, "last failure time recorded");
+    const current = await cluster.core.readNamespacedPod({ name: "broken-1", namespace: ns });
+    const status = JSON.parse(annotation(current, "permission.bulwark.dev/status") ?? "{}");
+    assert.equal(status.phase, "blocked");
+    assert.equal(status.permissions[0].state, "failed");
+    const events = await cluster.core.listNamespacedEvent({
+      namespace: ns,
+      fieldSelector: "involvedObject.name=broken-1",
+    });
+    assert.deepEqual(
+      events.items
+        .map(e => e.reason)
+        .filter(r => r?.startsWith("Grant"))
+        .sort(),
+      ["GrantBlocked", "GrantFailed", "GrantFailed"],
+    );
+
+    // While open, a restarted init client is refused at once, and nothing is asked of the API.
+    const grantsBefore = authz.stats().grantsPosted;
+    const again = await runInitFor(server.url, pod, token);
+    assert.match((again as { reason: string }).reason, /breaker open/);
+    assert.equal(authz.stats().grantsPosted, grantsBefore);
+
+    await replaceGroupSpec(cluster, ns, "broken", {
+      permissions: [{ name: "db-read", provider, params: { resource: "orders", action: "read" } }],
+    });
+    const out: string[] = [];
+    const code = await cli(
+      [
+        "permission",
+        "reset",
+        "broken-1",
+        "-n",
+        ns,
+        "--server-namespace",
+        ns,
+        "--configmap",
+        BREAKERS,
+      ],
+      s => out.push(s),
+      s => out.push(s),
+    );
+    assert.equal(code, 0);
+    assert.match(
+      out.join(""),
+      /breaker was open since .* with 3 failures; now closed, backoff cleared/,
+    );
+    const recovered = await runInitFor(server.url, pod, token);
+    assert.deepEqual(recovered, { granted: true });
+    assert.ok(authz.isGranted("127.0.3.50", "orders", "read"));
+    assert.equal((await breakerData())[uid], undefined, "success leaves no entry");
+  });
+});

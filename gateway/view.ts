@@ -3,7 +3,7 @@
 // one plain-JSON view; the data plane compiles it into an immutable routing table and swaps it in.
 // Plain JSON on purpose: the same value goes to worker processes over IPC and to disk as the last
 // good configuration.
-import type { V1EndpointSlice, V1Ingress } from "@kubernetes/client-node";
+import type { V1EndpointSlice, V1Ingress, V1Service } from "@kubernetes/client-node";
 
 /** A TLS key pair from a `kubernetes.io/tls` Secret, already decoded to PEM text. */
 export interface TlsPair {
@@ -22,6 +22,12 @@ export interface GatewayView {
   tlsPairs: TlsPair[];
   /** EndpointSlices of the Services those Ingresses name (label kubernetes.io/service-name). */
   endpointSlices: V1EndpointSlice[];
+  /**
+   * Optional (added by the data plane): the Services those Ingresses name. Needed only to resolve
+   * a backend port given by number when the Service's port differs from its target port and the
+   * EndpointSlice has several ports; without it a number matches a one-port slice or the same number.
+   */
+  services?: V1Service[];
 }
 
 /** What the data plane reports after a swap, per worker. */

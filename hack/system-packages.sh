@@ -10,6 +10,9 @@ command -v setpriv >/dev/null || missing+=(util-linux)
 command -v iptables >/dev/null || missing+=(iptables)
 # The mysql provider's tests run a real MariaDB server (test/harness/mariadb.ts).
 [[ -x /usr/sbin/mariadbd ]] || missing+=(mariadb-server)
+# The gateway benchmark (hack/bench/gateway-throughput.ts) compares against Debian's nginx, with wrk.
+[[ -x /usr/sbin/nginx ]] || missing+=(nginx-light)
+command -v wrk >/dev/null || missing+=(wrk)
 if ((${#missing[@]} > 0)); then
   echo "[system-packages] installing ${missing[*]}" >&2
   if [[ $(id -u) -ne 0 ]]; then SUDO=sudo; else SUDO=; fi

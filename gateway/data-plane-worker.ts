@@ -1,0 +1,56 @@
+// Entry of a data-plane worker process (node:cluster): one Engine, driven by the primary over IPC.
+import cluster from "node:cluster";
+import { Engine, type EngineOptions } from "./proxy/engine";
+import type { ProxyCounters } from "./proxy/forward";
+import type { RouteTableStats } from "./routing/table";
+import type { AppliedView, GatewayView } from "./view";
+
+export type ToWorker =
+  | { type: "init"; options: EngineOptions }
+  | { type: "apply"; view: GatewayView }
+  | { type: "close"; drainMs: number };
+
+export type FromWorker =
+  | { type: "listening-for-init" }
+  | { type: "ready"; httpPort: number; httpsPort: number | undefined }
+  | { type: "applied"; applied: AppliedView; table: RouteTableStats }
+  | { type: "counters"; counters: ProxyCounters }
+  | { type: "failed"; message: string };
+
+const COUNTERS_MS = 1000;
+
+function tell(message: FromWorker): void {
+  process.send?.(message);
+}
+
+function runWorker(): void {
+  let engine: Engine | undefined;
+  process.on("message", (message: ToWorker) => {
+    if (message.type === "init") {
+      Engine.start(message.options).then(
+        started => {
+          engine = started;
+          tell({ type: "ready", httpPort: started.httpPort, httpsPort: started.httpsPort });
+          // The primary sums these for status(); once a second is plenty for metrics.
+          setInterval(
+            () => tell({ type: "counters", counters: { ...started.counters } }),
+            COUNTERS_MS,
+          ).unref();
+        },
+        (error: Error) => tell({ type: "failed", message: error.message }),
+      );
+    } else if (message.type === "apply" && engine !== undefined) {
+      const applied = engine.apply(message.view);
+      tell({ type: "applied", applied, table: engine.stats });
+    } else if (message.type === "close") {
+      const closing = engine?.close(message.drainMs) ?? Promise.resolve();
+      void closing.finally(() => process.exit(0));
+    }
+  });
+  // Messages sent before this listener existed were lost: ask for the settings now.
+  tell({ type: "listening-for-init" });
+  // The primary went away: nothing will drive this worker any more.
+  process.on("disconnect", () => process.exit(0));
+}
+
+if (cluster.isWorker) runWorker();

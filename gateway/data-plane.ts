@@ -1,0 +1,302 @@
+// The gateway's data plane: HTTP and HTTPS listeners that route on the request head and stream to
+// upstream endpoints. The control side hands it a GatewayView; `apply` compiles it and swaps one
+// reference, in every worker process, and resolves once all of them serve that version.
+//
+//   const dp = await startDataPlane({ httpPort: 8080, httpsPort: 8443, host: "127.0.0.1", workers: 2 });
+//   const applied = await dp.apply(view);   // { version, problems }
+//   dp.status();                            // { version, workers: [{ pid, version }], ... }
+//   await dp.close({ drainMs: 10_000 });
+//
+// One worker serves in this process. Several are node:cluster workers sharing the listeners; each
+// gets every view over IPC (structured clone) and compiles it itself.
+import cluster, { type Worker } from "node:cluster";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { Engine } from "./proxy/engine";
+import type { ProxyCounters } from "./proxy/forward";
+import type { RouteTableStats } from "./routing/table";
+import { makeDefaultCertificates, type PemPair } from "./tls/default-certificate";
+import type { AppliedView, GatewayView } from "./view";
+import type { FromWorker, ToWorker } from "./data-plane-worker";
+
+export interface DataPlaneOptions {
+  /** HTTP listener port; 0 picks a free one (see DataPlane.httpPort). */
+  httpPort: number;
+  /** HTTPS listener port; 0 picks a free one; undefined for no HTTPS listener. */
+  httpsPort?: number;
+  /** Address to listen on (default "0.0.0.0"). */
+  host?: string;
+  /** Worker processes; 1 (the default) serves in this process. */
+  workers?: number;
+  /** Certificates for unknown server names; default: a self-signed ECDSA + RSA pair made now. */
+  defaultCertificates?: PemPair[];
+}
+
+export interface WorkerStatus {
+  /** Process id of the worker (this process when workers = 1). */
+  pid: number;
+  /** The view version it serves; undefined before the first apply. */
+  version: number | undefined;
+}
+
+export interface DataPlaneStatus {
+  /** The version every worker serves; undefined before the first apply or while switching. */
+  version: number | undefined;
+  workers: WorkerStatus[];
+  /** Problems of the last applied view (routes or certificates left out). */
+  problems: string[];
+  httpPort: number;
+  httpsPort: number | undefined;
+  /** Size of the served table; undefined before the first apply. */
+  table: RouteTableStats | undefined;
+  /** Requests, retries, upstream errors and timeouts since start, all workers summed (workers
+   * report once a second, so with several workers the sums lag by up to a second). */
+  counters: ProxyCounters;
+}
+
+export interface DataPlane {
+  readonly httpPort: number;
+  readonly httpsPort: number | undefined;
+  /** Compiles and swaps in the view; resolves when every worker serves `view.version`. */
+  apply(view: GatewayView): Promise<AppliedView>;
+  status(): DataPlaneStatus;
+  /** Stops accepting, lets in-flight requests finish for up to drainMs (default 10 s), closes the rest. */
+  close(options?: { drainMs?: number }): Promise<void>;
+}
+
+class LocalDataPlane implements DataPlane {
+  constructor(private readonly engine: Engine) {}
+
+  get httpPort(): number {
+    return this.engine.httpPort;
+  }
+
+  get httpsPort(): number | undefined {
+    return this.engine.httpsPort;
+  }
+
+  apply(view: GatewayView): Promise<AppliedView> {
+    return Promise.resolve(this.engine.apply(view));
+  }
+
+  status(): DataPlaneStatus {
+    const version = this.engine.version;
+    return {
+      version,
+      workers: [{ pid: process.pid, version }],
+      problems: this.engine.lastProblems,
+      httpPort: this.httpPort,
+      httpsPort: this.httpsPort,
+      table: version === undefined ? undefined : this.engine.stats,
+      counters: { ...this.engine.counters },
+    };
+  }
+
+  close(options?: { drainMs?: number }): Promise<void> {
+    return this.engine.close(options?.drainMs);
+  }
+}
+
+interface WorkerState {
+  worker: Worker;
+  version: number | undefined;
+  counters: ProxyCounters | undefined;
+}
+
+interface PendingApply {
+  version: number;
+  waiting: Set<number>;
+  problems: string[] | undefined;
+  resolve: (applied: AppliedView) => void;
+  reject: (error: Error) => void;
+}
+
+const WORKER_FILE = join(
+  __dirname,
+  `data-plane-worker${__filename.endsWith(".ts") ? ".ts" : ".js"}`,
+);
+
+function workerExecArgv(): string[] {
+  if (!WORKER_FILE.endsWith(".ts") || process.execArgv.some(a => a.includes("tsx"))) {
+    return process.execArgv;
+  }
+  return [...process.execArgv, "--import", pathToFileURL(require.resolve("tsx")).href];
+}
+
+class ClusterDataPlane implements DataPlane {
+  private readonly workers = new Map<number, WorkerState>();
+  private readonly pending = new Set<PendingApply>();
+  private latest: GatewayView | undefined;
+  private problems: string[] = [];
+  private table: RouteTableStats | undefined = undefined;
+  /** Counters of workers that died, so the sums never go backwards. */
+  private readonly retired: ProxyCounters = {
+    requests: 0,
+    retries: 0,
+    upstreamErrors: 0,
+    timeouts: 0,
+  };
+  private closing = false;
+  httpPort = 0;
+  httpsPort: number | undefined = undefined;
+
+  constructor(
+    private readonly init: Extract<ToWorker, { type: "init" }>,
+    private readonly count: number,
+  ) {}
+
+  async start(): Promise<void> {
+    cluster.setupPrimary({
+      exec: WORKER_FILE,
+      execArgv: workerExecArgv(),
+      serialization: "advanced",
+    });
+    const ready = [];
+    for (let i = 0; i < this.count; i++) ready.push(this.fork());
+    await Promise.all(ready);
+  }
+
+  apply(view: GatewayView): Promise<AppliedView> {
+    this.latest = view;
+    return new Promise((resolve, reject) => {
+      const pending: PendingApply = {
+        version: view.version,
+        waiting: new Set(this.workers.keys()),
+        problems: undefined,
+        resolve,
+        reject,
+      };
+      this.pending.add(pending);
+      for (const state of this.workers.values()) send(state.worker, { type: "apply", view });
+    });
+  }
+
+  status(): DataPlaneStatus {
+    const workers = [...this.workers.values()].map(s => ({
+      pid: s.worker.process.pid ?? 0,
+      version: s.version,
+    }));
+    const versions = new Set(workers.map(w => w.version));
+    return {
+      version: versions.size === 1 ? workers[0]?.version : undefined,
+      workers,
+      problems: this.problems,
+      httpPort: this.httpPort,
+      httpsPort: this.httpsPort,
+      table: this.table,
+      counters: this.sumCounters(),
+    };
+  }
+
+  private sumCounters(): ProxyCounters {
+    const sum = { ...this.retired };
+    for (const { counters } of this.workers.values())
+      if (counters !== undefined) addCounters(sum, counters);
+    return sum;
+  }
+
+  async close(options?: { drainMs?: number }): Promise<void> {
+    this.closing = true;
+    const drainMs = options?.drainMs ?? 10_000;
+    const exits = [...this.workers.values()].map(({ worker }) => {
+      return new Promise<void>(resolve => {
+        if (worker.isDead()) return resolve();
+        worker.once("exit", () => resolve());
+        send(worker, { type: "close", drainMs });
+        // A worker that does not finish its drain in time is stopped.
+        setTimeout(() => worker.isDead() || worker.kill("SIGKILL"), drainMs + 5_000).unref();
+      });
+    });
+    await Promise.all(exits);
+    for (const pending of this.pending) pending.reject(new Error("the data plane closed"));
+    this.pending.clear();
+  }
+
+  private fork(): Promise<void> {
+    const worker = cluster.fork();
+    const state: WorkerState = { worker, version: undefined, counters: undefined };
+    this.workers.set(worker.id, state);
+    return new Promise((resolve, reject) => {
+      worker.on("message", (message: FromWorker) => {
+        if (message.type === "listening-for-init") {
+          send(worker, this.init);
+        } else if (message.type === "ready") {
+          this.httpPort = message.httpPort;
+          this.httpsPort = message.httpsPort;
+          if (this.latest !== undefined) send(worker, { type: "apply", view: this.latest });
+          resolve();
+        } else if (message.type === "applied") {
+          this.table = message.table;
+          this.onApplied(state, message.applied);
+        } else if (message.type === "counters") {
+          state.counters = message.counters;
+        } else if (message.type === "failed") {
+          reject(new Error(`gateway worker ${worker.process.pid ?? "?"}: ${message.message}`));
+        }
+      });
+      worker.once("exit", code => {
+        this.onExit(worker.id);
+        reject(new Error(`gateway worker exited with ${code} before listening`));
+      });
+    });
+  }
+
+  private onApplied(state: WorkerState, applied: AppliedView): void {
+    state.version = applied.version;
+    for (const pending of this.pending) {
+      if (applied.version < pending.version) continue;
+      pending.waiting.delete(state.worker.id);
+      if (applied.version === pending.version) pending.problems ??= applied.problems;
+      this.settle(pending);
+    }
+  }
+
+  private settle(pending: PendingApply): void {
+    if (pending.waiting.size > 0) return;
+    this.pending.delete(pending);
+    if (pending.problems !== undefined) this.problems = pending.problems;
+    pending.resolve({ version: pending.version, problems: pending.problems ?? this.problems });
+  }
+
+  private onExit(id: number): void {
+    const counters = this.workers.get(id)?.counters;
+    if (counters !== undefined) addCounters(this.retired, counters);
+    this.workers.delete(id);
+    for (const pending of this.pending) {
+      pending.waiting.delete(id);
+      this.settle(pending);
+    }
+    // A worker that died while serving is replaced; it gets the latest view once listening.
+    if (!this.closing) this.fork().catch(() => undefined);
+  }
+}
+
+function addCounters(into: ProxyCounters, from: ProxyCounters): void {
+  into.requests += from.requests;
+  into.retries += from.retries;
+  into.upstreamErrors += from.upstreamErrors;
+  into.timeouts += from.timeouts;
+}
+
+function send(worker: Worker, message: ToWorker): void {
+  if (worker.isConnected()) worker.send(message);
+}
+
+/** Starts the listeners (in this process, or in `workers` cluster workers) with no routes yet. */
+export async function startDataPlane(options: DataPlaneOptions): Promise<DataPlane> {
+  const defaultCertificates = options.defaultCertificates ?? (await makeDefaultCertificates());
+  const engineOptions = {
+    httpPort: options.httpPort,
+    httpsPort: options.httpsPort,
+    host: options.host ?? "0.0.0.0",
+    defaultCertificates,
+  };
+  const workers = options.workers ?? 1;
+  if (workers <= 1) return new LocalDataPlane(await Engine.start(engineOptions));
+  const plane = new ClusterDataPlane({ type: "init", options: engineOptions }, workers);
+  await plane.start();
+  return plane;
+}
+
+export type { AppliedView, GatewayView } from "./view";
+export type { PemPair } from "./tls/default-certificate";

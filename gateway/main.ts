@@ -1,0 +1,124 @@
+// bulwark-gateway: the L7 gateway for Ingress objects of class `bulwark`. This file wires the
+// control side (watch, guard, rollout, last good view on disk, admin port) to the data plane and
+// runs until SIGTERM/SIGINT, then drains.
+import { KubeConfig } from "@kubernetes/client-node";
+import { createLogger, format, transports } from "winston";
+import { INGRESS_CLASS } from "../core/names";
+import { gatewayMetrics } from "./admin/metrics";
+import { startAdminServer } from "./admin/server";
+import { GatewayController, type LogFn } from "./controller";
+import { startDataPlane } from "./data-plane";
+import { readSettings, type Settings } from "./settings";
+import { ApiClient } from "./source/api-client";
+import type { ResourceKind } from "./source/cache";
+import { Source } from "./source/source";
+import { runWorkload, untilStopSignal } from "../kube/workload-process";
+
+const NAME = "bulwark-gateway";
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const VERSION = (require("../package.json") as { version: string }).version;
+
+const HELP = `${NAME} ${VERSION}: the L7 gateway for Ingress objects of class ${INGRESS_CLASS}
+
+Settings (environment):
+  BULWARK_POD_NAME             the pod name, ending in -<ordinal> (required; batched rollout)
+  KUBECONFIG                   kubeconfig file; in-cluster config when unset
+  BULWARK_HTTP_PORT=8080  BULWARK_HTTPS_PORT=8443  BULWARK_ADMIN_PORT=9090
+  BULWARK_LISTEN_HOST=0.0.0.0  BULWARK_WORKERS=1
+  BULWARK_STATE_DIR=/var/lib/bulwark-gateway   where the last good view is kept
+  BULWARK_INGRESS_CHECKSUM=false  BULWARK_SECRET_CHECKSUM=false   checksum guard per kind
+  BULWARK_WATCH_NAMESPACES=   BULWARK_CHECKSUM_NAMESPACES=   comma lists; empty: all
+  BULWARK_DRAIN_SECONDS=10  LOG_LEVEL=info
+Admin port: /healthz (JSON detail), /readyz, /metrics.
+`;
+
+function logger(level: Settings["logLevel"]): LogFn {
+  const winston = createLogger({
+    level,
+    format: format.combine(format.timestamp(), format.json()),
+    defaultMeta: { component: NAME },
+    transports: [new transports.Console()],
+  });
+  return (lvl, message, fields = {}) => void winston.log(lvl, message, fields);
+}
+
+function kubeConfig(settings: Settings): KubeConfig {
+  const kc = new KubeConfig();
+  if (settings.kubeconfig) kc.loadFromFile(settings.kubeconfig);
+  else kc.loadFromCluster();
+  return kc;
+}
+
+function watchedKinds(settings: Settings): ResourceKind[] {
+  const kinds: ResourceKind[] = ["ingress", "secret", "endpointSlice", "ingressClass"];
+  if (settings.checksum.ingress) kinds.push("ingressChecksum");
+  if (settings.checksum.secret) kinds.push("secretChecksum");
+  return kinds;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  if (argv.includes("--help") || argv.includes("--version")) {
+    process.stdout.write(argv.includes("--help") ? HELP : `${VERSION}\n`);
+    return 0;
+  }
+  const read = readSettings(process.env);
+  if (!read.ok) {
+    process.stderr.write(`${NAME}: ${read.message}\n`);
+    return 2;
+  }
+  const settings = read.settings;
+  const log = logger(settings.logLevel);
+  const stopped = untilStopSignal();
+  const metrics = gatewayMetrics();
+  const dataPlane = await startDataPlane({
+    httpPort: settings.httpPort,
+    httpsPort: settings.httpsPort,
+    host: settings.host,
+    workers: settings.workers,
+  });
+  const controller = new GatewayController({ ...settings, dataPlane, metrics, log });
+  await controller.restore();
+  const admin = await startAdminServer(controller, metrics.registry, {
+    port: settings.adminPort,
+    host: settings.host,
+  });
+  const client = await ApiClient.fromKubeConfig(kubeConfig(settings));
+  const source = new Source(
+    client,
+    {
+      namespaces: settings.watchNamespaces,
+      checksumNamespaces: settings.checksumNamespaces,
+      kinds: watchedKinds(settings),
+      probeIntervalMs: 2000,
+      reflector: { log: (level, message, fields) => log(level, message, fields) },
+      onListed: () => controller.onListed(),
+    },
+    change => controller.onChange(change),
+  );
+  controller.attach(source);
+  source.start();
+  const apiUp = setInterval(() => metrics.apiServerUp.set(source.status().reachable ? 1 : 0), 1000);
+  log("info", "gateway started", {
+    pod: settings.podName,
+    ordinal: settings.ordinal,
+    host: settings.host,
+    // The bound ports: a port set to 0 picks a free one (tests and benchmarks read them here).
+    httpPort: dataPlane.httpPort,
+    httpsPort: dataPlane.httpsPort,
+    adminPort: admin.port,
+    checksum: settings.checksum,
+  });
+
+  const signal = await stopped;
+  log("info", "stopping: draining connections", { signal, drainMs: settings.drainMs });
+  admin.drain();
+  clearInterval(apiUp);
+  await source.stop();
+  await controller.stop();
+  await dataPlane.close({ drainMs: settings.drainMs });
+  await admin.close();
+  log("info", "stopped", { signal });
+  return 0;
+}
+
+if (require.main === module) runWorkload(NAME, main);

@@ -1,0 +1,119 @@
+// Finds where a chunked body ends (RFC 9112 7.1) without decoding it: the bytes pass through as
+// they came, the scanner only counts.
+
+const enum State {
+  Size,
+  Extension,
+  SizeLf,
+  Data,
+  DataCr,
+  DataLf,
+  TrailerStart,
+  Trailer,
+  EndLf,
+  Done,
+}
+
+const CR = 13;
+const LF = 10;
+/** Chunk sizes above this (16 hex digits would overflow) are refused. */
+const MAX_SIZE_DIGITS = 12;
+
+function hexValue(byte: number): number {
+  if (byte >= 48 && byte <= 57) return byte - 48;
+  if (byte >= 97 && byte <= 102) return byte - 87;
+  if (byte >= 65 && byte <= 70) return byte - 55;
+  return -1;
+}
+
+export class ChunkedScanner {
+  private state = State.Size;
+  private size = 0;
+  private digits = 0;
+  private remaining = 0;
+
+  get done(): boolean {
+    return this.state === State.Done;
+  }
+
+  /**
+   * Scans `data` from `start`; returns the index just past the end of the body, -1 when the body
+   * goes on, or -2 for malformed chunked framing.
+   */
+  scan(data: Buffer, start: number): number {
+    let i = start;
+    while (i < data.length) {
+      if (this.state === State.Data) {
+        const take = Math.min(this.remaining, data.length - i);
+        this.remaining -= take;
+        i += take;
+        if (this.remaining === 0) this.state = State.DataCr;
+        continue;
+      }
+      if (!this.step(data[i]!)) return -2;
+      i++;
+      if (this.state === State.Done) return i;
+    }
+    return -1;
+  }
+
+  private step(byte: number): boolean {
+    switch (this.state) {
+      case State.Size:
+        return this.sizeByte(byte);
+      case State.Extension:
+        if (byte === CR) this.state = State.SizeLf;
+        return true;
+      case State.SizeLf:
+        return this.sizeEnd(byte);
+      case State.DataCr:
+        this.state = State.DataLf;
+        return byte === CR;
+      case State.DataLf:
+        this.state = State.Size;
+        return byte === LF;
+      default:
+        return this.trailerByte(byte);
+    }
+  }
+
+  private sizeByte(byte: number): boolean {
+    const value = hexValue(byte);
+    if (value >= 0) {
+      this.size = this.size * 16 + value;
+      return ++this.digits <= MAX_SIZE_DIGITS;
+    }
+    if (this.digits === 0) return false;
+    if (byte === CR) this.state = State.SizeLf;
+    else if (byte === 59 /* ; */ || byte === 32 || byte === 9) this.state = State.Extension;
+    else return false;
+    return true;
+  }
+
+  private sizeEnd(byte: number): boolean {
+    if (byte !== LF) return false;
+    this.digits = 0;
+    if (this.size === 0) {
+      this.state = State.TrailerStart;
+      return true;
+    }
+    this.remaining = this.size;
+    this.size = 0;
+    this.state = State.Data;
+    return true;
+  }
+
+  private trailerByte(byte: number): boolean {
+    if (this.state === State.TrailerStart) {
+      this.state = byte === CR ? State.EndLf : State.Trailer;
+      return true;
+    }
+    if (this.state === State.Trailer) {
+      if (byte === LF) this.state = State.TrailerStart;
+      return true;
+    }
+    // EndLf
+    this.state = State.Done;
+    return byte === LF;
+  }
+}

@@ -1,0 +1,427 @@
+// The fast path: one client connection speaking HTTP/1.1, proxied on raw sockets. The request head
+// is parsed here and rewritten once; bodies pass through as bytes (chunked responses stay chunked);
+// the response head is rewritten and the rest streams with backpressure both ways. One exchange at
+// a time per connection (pipelined requests wait, unread). Whatever this path does not handle goes
+// to Node's HTTP server at a request boundary (see heads.ts).
+import type { Socket } from "node:net";
+import type { Endpoint, Route, RouteTable } from "../../routing/table";
+import { findRoute } from "../../routing/table";
+import type { ProxyCounters } from "../forward";
+import { ChunkedScanner } from "./chunked";
+import { parseRequestHead, parseResponseHead, type Framing, type RequestHead } from "./heads";
+import type { UpstreamConnection, UpstreamOwner, UpstreamPool } from "./upstream";
+
+/** What a connection needs from the engine. */
+export interface FastContext {
+  table(): RouteTable;
+  readonly pool: UpstreamPool;
+  readonly counters: ProxyCounters;
+  isClosing(): boolean;
+  /** Hands a connection to Node's HTTP server (its unread bytes already put back). */
+  fallback(socket: Socket): void;
+  forget(connection: ClientConnection): void;
+}
+
+const CRLFCRLF = Buffer.from("\r\n\r\n");
+/** A client idle between requests, or slow to send a head, is closed after this (nginx: 75 s / 60 s). */
+const CLIENT_IDLE_MS = 75_000;
+const MAX_HEAD = 64 * 1024;
+const IDEMPOTENT = new Set(["GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE"]);
+const CONNECT_FAILURES = new Set([
+  "ECONNREFUSED",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EADDRNOTAVAIL",
+  "BWK_CONNECT_TIMEOUT",
+]);
+
+function isTimeout(error: (Error & { code?: string }) | undefined): boolean {
+  return error?.code === "BWK_READ_TIMEOUT" || error?.code === "BWK_CONNECT_TIMEOUT";
+}
+
+const REASONS: Record<number, string> = {
+  400: "Bad Request",
+  404: "Not Found",
+  413: "Request Entity Too Large",
+  431: "Request Header Fields Too Large",
+  502: "Bad Gateway",
+  504: "Gateway Timeout",
+};
+
+function ownAnswer(status: number, close: boolean): string {
+  const reason = REASONS[status] ?? "Error";
+  const body = `${status} ${reason}\n`;
+  return `HTTP/1.1 ${status} ${reason}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${body.length}\r\n${close ? "Connection: close\r\n" : ""}\r\n${body}`;
+}
+
+const enum Phase {
+  Head,
+  Body,
+  Response,
+  Closed,
+}
+
+export class ClientConnection implements UpstreamOwner {
+  private phase = Phase.Head;
+  private buffered: Buffer | undefined = undefined;
+  private readonly forwardedFixed: string;
+  private readonly ip: string;
+  // The exchange in progress.
+  private route: Route | undefined = undefined;
+  private request: RequestHead | undefined = undefined;
+  private upstreamHead = "";
+  private upstream: UpstreamConnection | undefined = undefined;
+  private endpoint: Endpoint | undefined = undefined;
+  private tries = 0;
+  private bodyLeft = 0;
+  private bodySent = false;
+  private retryable = false;
+  private responseHead: Buffer | undefined = undefined;
+  private responded = false;
+  private framing: Framing = "none";
+  private responseLeft = 0;
+  private chunked: ChunkedScanner | undefined = undefined;
+  private upstreamReusable = false;
+  private closeAfter = false;
+
+  constructor(
+    private readonly socket: Socket,
+    private readonly context: FastContext,
+    proto: string,
+  ) {
+    const address = socket.remoteAddress ?? "";
+    this.ip = address.startsWith("::ffff:") ? address.slice(7) : address;
+    this.forwardedFixed = `X-Real-IP: ${this.ip}\r\nX-Forwarded-Proto: ${proto}\r\nX-Forwarded-Port: ${socket.localPort ?? ""}\r\n`;
+    socket.on("data", this.onData);
+    socket.on("drain", this.onDrain);
+    socket.on("end", this.onEnd);
+    socket.on("close", this.onClose);
+    socket.on("error", this.onError);
+    socket.on("timeout", this.onTimeout);
+    socket.setTimeout(CLIENT_IDLE_MS);
+  }
+
+  /** Closes the connection if it is between requests (shutdown). */
+  closeIfIdle(): void {
+    if (this.phase === Phase.Head && this.buffered === undefined) this.socket.destroy();
+  }
+
+  destroy(): void {
+    this.socket.destroy();
+  }
+
+  private readonly onData = (data: Buffer): void => {
+    if (this.phase === Phase.Body) {
+      this.sendBody(data);
+      return;
+    }
+    this.buffered = this.buffered === undefined ? data : Buffer.concat([this.buffered, data]);
+    if (this.phase === Phase.Head) this.readHead();
+    // While a response is on its way, a pipelined request waits unread.
+    else this.socket.pause();
+  };
+
+  private readonly onDrain = (): void => {
+    if (this.phase === Phase.Response) this.upstream?.socket.resume();
+  };
+
+  private readonly onEnd = (): void => {
+    // Between requests, or with half a head that can no longer complete: close.
+    if (this.phase === Phase.Head) this.socket.end();
+    else this.closeAfter = true;
+  };
+
+  /** Exchanges have upstream timers of their own; only a silent client between requests is closed. */
+  private readonly onTimeout = (): void => {
+    if (this.phase === Phase.Head) this.socket.destroy();
+  };
+
+  private readonly onClose = (): void => {
+    this.phase = Phase.Closed;
+    this.dropUpstream();
+    this.context.forget(this);
+  };
+
+  private readonly onError = (): void => {
+    this.socket.destroy();
+  };
+
+  private readHead(): void {
+    const data = this.buffered;
+    if (data === undefined) return;
+    const end = data.indexOf(CRLFCRLF);
+    if (end < 0) {
+      if (data.length > MAX_HEAD) this.answer(431, true);
+      return;
+    }
+    const head = parseRequestHead(data.toString("latin1", 0, end));
+    if (head === undefined) {
+      this.handOver();
+      return;
+    }
+    this.buffered = end + 4 < data.length ? data.subarray(end + 4) : undefined;
+    this.startExchange(head);
+  }
+
+  /** Gives the connection, with its unread bytes, to Node's HTTP server. */
+  private handOver(): void {
+    const socket = this.socket;
+    socket.off("data", this.onData);
+    socket.off("drain", this.onDrain);
+    socket.off("end", this.onEnd);
+    socket.off("close", this.onClose);
+    socket.off("error", this.onError);
+    socket.off("timeout", this.onTimeout);
+    socket.setTimeout(0);
+    this.context.forget(this);
+    if (this.buffered !== undefined) socket.unshift(this.buffered);
+    this.buffered = undefined;
+    this.context.fallback(socket);
+  }
+
+  private startExchange(head: RequestHead): void {
+    this.context.counters.requests++;
+    this.request = head;
+    this.closeAfter ||= head.close || this.context.isClosing();
+    const route = findRoute(this.context.table(), head.host, head.target);
+    if (route === undefined) {
+      this.answer(404, head.contentLength > 0);
+      return;
+    }
+    const limit = route.policy.bodyLimit;
+    if (limit !== undefined && head.contentLength > limit) {
+      this.answer(413, true);
+      return;
+    }
+    this.route = route;
+    this.tries = 0;
+    this.endpoint = undefined;
+    this.bodyLeft = head.contentLength;
+    this.bodySent = false;
+    this.retryable = head.contentLength === 0 && IDEMPOTENT.has(head.method);
+    this.responded = false;
+    this.responseHead = undefined;
+    const xff = head.forwardedFor === undefined ? this.ip : `${head.forwardedFor}, ${this.ip}`;
+    this.upstreamHead = `${head.method} ${head.target} HTTP/1.1\r\n${head.lines}X-Forwarded-For: ${xff}\r\n${this.forwardedFixed}X-Forwarded-Host: ${head.host ?? ""}\r\n\r\n`;
+    this.phase = Phase.Body;
+    this.connectUpstream();
+  }
+
+  private connectUpstream(): void {
+    const route = this.route!;
+    const endpoint = route.backend.pick(this.endpoint);
+    if (endpoint === undefined) {
+      this.answer(502, this.bodyLeft > 0);
+      return;
+    }
+    this.endpoint = endpoint;
+    this.tries++;
+    const upstream = this.context.pool.acquire(endpoint, this, route.policy.connectTimeoutMs);
+    this.upstream = upstream;
+    if (upstream.connected) upstream.socket.setTimeout(route.policy.sendTimeoutMs);
+    upstream.socket.write(this.upstreamHead, "latin1");
+    const rest = this.buffered;
+    this.buffered = undefined;
+    if (this.bodyLeft === 0) {
+      this.requestSent();
+      if (rest !== undefined) this.buffered = rest;
+    } else if (rest !== undefined) {
+      this.sendBody(rest);
+    }
+  }
+
+  private sendBody(data: Buffer): void {
+    const upstream = this.upstream;
+    if (upstream === undefined) return;
+    this.bodySent = true;
+    const take = Math.min(this.bodyLeft, data.length);
+    this.bodyLeft -= take;
+    const fits = upstream.socket.write(take === data.length ? data : data.subarray(0, take));
+    if (take < data.length) this.buffered = data.subarray(take);
+    if (this.bodyLeft === 0) this.requestSent();
+    else if (!fits) this.socket.pause();
+  }
+
+  /** The whole request is upstream: wait for the answer with the read timeout. */
+  private requestSent(): void {
+    this.phase = Phase.Response;
+    this.socket.pause();
+    if (this.upstream?.connected === true)
+      this.upstream.socket.setTimeout(this.route!.policy.readTimeoutMs);
+  }
+
+  /** Connected: the connect timeout gives way to the send or read timeout. */
+  onUpstreamConnect(): void {
+    const policy = this.route?.policy;
+    if (policy === undefined) return;
+    const ms = this.phase === Phase.Body ? policy.sendTimeoutMs : policy.readTimeoutMs;
+    this.upstream?.socket.setTimeout(ms);
+  }
+
+  onUpstreamDrain(): void {
+    if (this.phase === Phase.Body) this.socket.resume();
+  }
+
+  onUpstreamData(data: Buffer): void {
+    if (this.responded) {
+      this.forwardBody(data, 0);
+      return;
+    }
+    const head = this.responseHead === undefined ? data : Buffer.concat([this.responseHead, data]);
+    const end = head.indexOf(CRLFCRLF);
+    if (end < 0) {
+      this.responseHead = head;
+      if (head.length > MAX_HEAD) this.upstream?.socket.destroy();
+      return;
+    }
+    this.responseHead = undefined;
+    this.startResponse(head, end);
+  }
+
+  private startResponse(data: Buffer, end: number): void {
+    const parsed = parseResponseHead(
+      data.toString("latin1", 0, end),
+      this.request?.method === "HEAD",
+    );
+    if (parsed === undefined) {
+      this.upstream?.socket.destroy();
+      return;
+    }
+    if (parsed.status >= 100 && parsed.status < 200) {
+      // Informational (103 Early Hints): pass it on and wait for the final head.
+      this.socket.write(`${parsed.head}\r\n\r\n`, "latin1");
+      if (end + 4 < data.length) this.onUpstreamData(data.subarray(end + 4));
+      return;
+    }
+    this.responded = true;
+    this.framing = parsed.framing;
+    this.responseLeft = parsed.length;
+    this.chunked = parsed.framing === "chunked" ? new ChunkedScanner() : undefined;
+    this.upstreamReusable = !parsed.upstreamCloses;
+    if (parsed.framing === "close") this.closeAfter = true;
+    const connection = this.closeAfter ? "\r\nConnection: close" : "";
+    // Head and first body bytes leave in one write (writev) when both are here.
+    this.socket.cork();
+    this.socket.write(`${parsed.head}${connection}\r\n\r\n`, "latin1");
+    if (parsed.framing === "none") this.finishExchange(end + 4 < data.length);
+    else this.forwardBody(data, end + 4);
+    this.socket.uncork();
+  }
+
+  private forwardBody(data: Buffer, start: number): void {
+    const stop = this.bodyStop(data, start);
+    if (stop === -2) {
+      this.upstream?.socket.destroy();
+      return;
+    }
+    const finished = stop >= 0;
+    const end = finished ? stop : data.length;
+    if (end > start) {
+      const fits = this.socket.write(
+        start === 0 && end === data.length ? data : data.subarray(start, end),
+      );
+      if (!fits && !finished) this.upstream?.socket.pause();
+    }
+    if (finished) this.finishExchange(end < data.length);
+  }
+
+  /** Where the response body ends in `data`: an index, -1 when it goes on, -2 when malformed. */
+  private bodyStop(data: Buffer, start: number): number {
+    if (this.framing === "length") {
+      const stop = Math.min(data.length, start + this.responseLeft);
+      this.responseLeft -= stop - start;
+      return this.responseLeft === 0 ? stop : -1;
+    }
+    if (this.framing === "chunked") return this.chunked!.scan(data, start);
+    return -1;
+  }
+
+  private finishExchange(upstreamSentExtra: boolean): void {
+    const upstream = this.upstream;
+    this.upstream = undefined;
+    if (upstream !== undefined) {
+      if (this.upstreamReusable && !upstreamSentExtra && this.bodyLeft === 0) {
+        upstream.socket.resume();
+        this.context.pool.release(upstream);
+      } else {
+        upstream.owner = undefined;
+        upstream.socket.destroy();
+      }
+    }
+    this.route = undefined;
+    this.request = undefined;
+    this.nextRequest();
+  }
+
+  private nextRequest(): void {
+    if (this.closeAfter) {
+      this.phase = Phase.Closed;
+      this.socket.end();
+      return;
+    }
+    this.phase = Phase.Head;
+    this.socket.resume();
+    // A pipelined request waits for the next turn, so a long pipeline cannot grow the stack.
+    if (this.buffered !== undefined) setImmediate(this.readPipelined);
+  }
+
+  private readonly readPipelined = (): void => {
+    if (this.phase === Phase.Head) this.readHead();
+  };
+
+  onUpstreamGone(
+    connection: UpstreamConnection,
+    error: (Error & { code?: string }) | undefined,
+  ): void {
+    if (connection !== this.upstream) return;
+    this.upstream = undefined;
+    if (this.responded) {
+      // A close-delimited body ends with the connection; anything else was cut short.
+      if (this.framing === "close" && error === undefined) this.finishExchange(false);
+      else this.socket.destroy();
+      return;
+    }
+    const counters = this.context.counters;
+    counters.upstreamErrors++;
+    const timeout = isTimeout(error);
+    if (timeout) counters.timeouts++;
+    if (this.mayRetry(connection, error)) {
+      counters.retries++;
+      this.connectUpstream();
+      return;
+    }
+    this.answer(timeout ? 504 : 502, this.bodyLeft > 0 || this.closeAfter);
+  }
+
+  private mayRetry(
+    connection: UpstreamConnection,
+    error: (Error & { code?: string }) | undefined,
+  ): boolean {
+    if (!this.retryable || this.bodySent || this.responseHead !== undefined) return false;
+    // A pooled connection the upstream had closed: the request never reached the application.
+    if (connection.reused && error?.code !== "BWK_READ_TIMEOUT") return true;
+    const route = this.route!;
+    const more = this.tries < Math.min(route.policy.tries, route.backend.endpoints.length);
+    return more && CONNECT_FAILURES.has(error?.code ?? "");
+  }
+
+  /** The gateway's own answer; the exchange ends with it. */
+  private answer(status: number, close: boolean): void {
+    this.closeAfter ||= close;
+    this.dropUpstream();
+    this.route = undefined;
+    this.request = undefined;
+    this.bodyLeft = 0;
+    this.phase = Phase.Response;
+    this.socket.write(ownAnswer(status, this.closeAfter), "latin1");
+    this.nextRequest();
+  }
+
+  private dropUpstream(): void {
+    const upstream = this.upstream;
+    if (upstream === undefined) return;
+    this.upstream = undefined;
+    upstream.owner = undefined;
+    upstream.socket.destroy();
+  }
+}

@@ -1,0 +1,378 @@
+import assert from "node:assert/strict";
+import { connect, createServer, type AddressInfo, type Server, type Socket } from "node:net";
+import { after, before, describe, it } from "node:test";
+import { startDataPlane, type DataPlane } from "../../data-plane";
+import { endpointSlice, ingress, view } from "../../routing/fixtures";
+import { ChunkedScanner } from "./chunked";
+import { parseRequestHead, parseResponseHead } from "./heads";
+
+describe("parseRequestHead", () => {
+  it("keeps ordinary headers byte for byte and drops hop-by-hop and forwarded ones", () => {
+    const head = parseRequestHead(
+      "GET /a?b=1 HTTP/1.1\r\nHost: a.test\r\nX-Forwarded-For: 1.1.1.1\r\nConnection: keep-alive\r\nKeep-Alive: 5\r\nX-Real-IP: 9.9.9.9\r\nAccept: \xe9t\xe9\r\nContent-Length: 3",
+    );
+    assert.deepEqual(head, {
+      method: "GET",
+      target: "/a?b=1",
+      host: "a.test",
+      contentLength: 3,
+      close: false,
+      lines: "Host: a.test\r\nAccept: \xe9t\xe9\r\nContent-Length: 3\r\n",
+      forwardedFor: "1.1.1.1",
+    });
+  });
+
+  const fallbacks: [string, string][] = [
+    ["an upgrade", "GET / HTTP/1.1\r\nHost: a\r\nUpgrade: websocket\r\nConnection: Upgrade"],
+    ["Expect", "PUT / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 1"],
+    ["a chunked upload", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked"],
+    ["HTTP/1.0", "GET / HTTP/1.0\r\nHost: a"],
+    ["an absolute-form target", "GET http://a/ HTTP/1.1\r\nHost: a"],
+    ["two Content-Length headers", "POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 1"],
+    ["two Host headers", "GET / HTTP/1.1\r\nHost: a\r\nHost: b"],
+    ["a bad Content-Length", "POST / HTTP/1.1\r\nContent-Length: -1"],
+    ["obsolete line folding", "GET / HTTP/1.1\r\nX-A: 1\r\n  2"],
+    ["Connection naming a header", "GET / HTTP/1.1\r\nConnection: x-secret\r\nX-Secret: 1"],
+  ];
+  for (const [label, text] of fallbacks) {
+    it(`given ${label}, leaves the request to Node's HTTP server`, () => {
+      assert.equal(parseRequestHead(text), undefined);
+    });
+  }
+
+  it("notes Connection: close", () => {
+    assert.equal(parseRequestHead("GET / HTTP/1.1\r\nConnection: close")?.close, true);
+  });
+});
+
+describe("parseResponseHead", () => {
+  const cases: [string, string, boolean, object][] = [
+    [
+      "a length",
+      "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: keep-alive\r\nKeep-Alive: timeout=5",
+      false,
+      {
+        status: 200,
+        head: "HTTP/1.1 200 OK\r\nContent-Length: 5",
+        framing: "length",
+        length: 5,
+        upstreamCloses: false,
+      },
+    ],
+    [
+      "chunked",
+      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 9",
+      false,
+      {
+        status: 200,
+        head: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked",
+        framing: "chunked",
+        length: 0,
+        upstreamCloses: false,
+      },
+    ],
+    [
+      "no length (close-delimited)",
+      "HTTP/1.1 200 OK\r\nX-A: 1",
+      false,
+      {
+        status: 200,
+        head: "HTTP/1.1 200 OK\r\nX-A: 1",
+        framing: "close",
+        length: 0,
+        upstreamCloses: true,
+      },
+    ],
+    [
+      "an answer to HEAD",
+      "HTTP/1.1 200 OK\r\nContent-Length: 5",
+      true,
+      {
+        status: 200,
+        head: "HTTP/1.1 200 OK\r\nContent-Length: 5",
+        framing: "none",
+        length: 0,
+        upstreamCloses: false,
+      },
+    ],
+    [
+      "204",
+      "HTTP/1.1 204 No Content",
+      false,
+      {
+        status: 204,
+        head: "HTTP/1.1 204 No Content",
+        framing: "none",
+        length: 0,
+        upstreamCloses: false,
+      },
+    ],
+    [
+      "HTTP/1.0",
+      "HTTP/1.0 200 OK\r\nContent-Length: 1",
+      false,
+      {
+        status: 200,
+        head: "HTTP/1.1 200 OK\r\nContent-Length: 1",
+        framing: "length",
+        length: 1,
+        upstreamCloses: true,
+      },
+    ],
+    [
+      "Connection: close",
+      "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nConnection: close",
+      false,
+      {
+        status: 200,
+        head: "HTTP/1.1 200 OK\r\nContent-Length: 1",
+        framing: "length",
+        length: 1,
+        upstreamCloses: true,
+      },
+    ],
+  ];
+  for (const [label, text, head, expected] of cases) {
+    it(`given ${label}, frames it`, () => {
+      assert.deepEqual(parseResponseHead(text, head), expected);
+    });
+  }
+  it("given conflicting lengths or no status line, refuses", () => {
+    assert.equal(
+      parseResponseHead("HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2", false),
+      undefined,
+    );
+    assert.equal(parseResponseHead("hello", false), undefined);
+  });
+});
+
+describe("ChunkedScanner", () => {
+  it("finds the end of a chunked body split anywhere, trailers included", () => {
+    const body = Buffer.from(
+      "5;ext=1\r\nhello\r\n1A\r\nabcdefghijklmnopqrstuvwxyz\r\n0\r\nX-Trailer: 1\r\n\r\nNEXT",
+    );
+    const end = body.length - 4;
+    for (let split = 1; split < body.length; split++) {
+      const scanner = new ChunkedScanner();
+      const first = scanner.scan(body.subarray(0, split), 0);
+      const found = first >= 0 ? first : split + scanner.scan(body.subarray(split), 0);
+      assert.equal(found, end, `split at ${split}`);
+    }
+  });
+  it("refuses a bad size line", () => {
+    assert.equal(new ChunkedScanner().scan(Buffer.from("zz\r\n"), 0), -2);
+  });
+});
+
+/** A backend speaking raw HTTP: `answer` gets each request head and writes what it likes. */
+async function rawBackend(
+  answer: (head: string, socket: Socket) => void,
+): Promise<{ port: number; server: Server; connections: number }> {
+  const state = { port: 0, server: createServer(), connections: 0 };
+  state.server.on("connection", socket => {
+    state.connections++;
+    let buffered = "";
+    socket.on("data", (data: Buffer) => {
+      buffered += data.toString("latin1");
+      let end = buffered.indexOf("\r\n\r\n");
+      while (end >= 0) {
+        const head = buffered.slice(0, end);
+        const length = Number(/content-length: (\d+)/i.exec(head)?.[1] ?? 0);
+        if (buffered.length < end + 4 + length) return;
+        buffered = buffered.slice(end + 4 + length);
+        answer(head, socket);
+        end = buffered.indexOf("\r\n\r\n");
+      }
+    });
+  });
+  await new Promise<void>(resolve => state.server.listen(0, "127.0.0.1", resolve));
+  state.port = (state.server.address() as AddressInfo).port;
+  return state;
+}
+
+/** Sends raw bytes and collects what comes back until `done` says so or the socket closes. */
+function exchange(
+  port: number,
+  text: string,
+  done: (received: string) => boolean,
+): Promise<{ text: string; closed: boolean }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, "127.0.0.1");
+    let received = "";
+    socket.on("data", (data: Buffer) => {
+      received += data.toString("latin1");
+      if (done(received)) {
+        socket.destroy();
+        resolve({ text: received, closed: false });
+      }
+    });
+    socket.on("end", () => resolve({ text: received, closed: true }));
+    socket.on("error", reject);
+    socket.write(text);
+  });
+}
+
+const count = (text: string, part: string) => text.split(part).length - 1;
+
+describe("fast path over real sockets", () => {
+  let plane: DataPlane;
+  let backend: Awaited<ReturnType<typeof rawBackend>>;
+
+  before(async () => {
+    backend = await rawBackend((head, socket) => {
+      const path = head.split(" ")[1] ?? "";
+      if (path === "/chunked") {
+        socket.write(
+          "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\nX-T: 1\r\n\r\n",
+        );
+      } else if (path === "/close-delimited") {
+        socket.end("HTTP/1.1 200 OK\r\n\r\nuntil-close");
+      } else if (path === "/upstream-closes") {
+        socket.end("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
+      } else if (path === "/head") {
+        socket.write("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n");
+      } else if (path === "/hints") {
+        socket.write(
+          "HTTP/1.1 103 Early Hints\r\nLink: </a.css>\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nbody",
+        );
+      } else {
+        socket.write(`HTTP/1.1 200 OK\r\nContent-Length: ${path.length}\r\n\r\n${path}`);
+      }
+    });
+    plane = await startDataPlane({ httpPort: 0, host: "127.0.0.1", defaultCertificates: [] });
+    await plane.apply(
+      view(
+        1,
+        [
+          ingress({
+            name: "raw",
+            rules: [{ host: "raw.test", paths: [{ path: "/", service: "raw" }] }],
+          }),
+        ],
+        [
+          endpointSlice({
+            service: "raw",
+            ports: [{ port: backend.port }],
+            endpoints: [{ address: "127.0.0.1" }],
+          }),
+        ],
+      ),
+    );
+  });
+  after(async () => {
+    await plane.close({ drainMs: 100 });
+    backend.server.close();
+  });
+
+  it("answers pipelined requests in order on one connection, reusing one upstream connection", async () => {
+    const before = backend.connections;
+    const requests = ["/one", "/two", "/three"]
+      .map(p => `GET ${p} HTTP/1.1\r\nHost: raw.test\r\n\r\n`)
+      .join("");
+    const { text } = await exchange(plane.httpPort, requests, r => r.endsWith("/three"));
+    assert.deepEqual(
+      [...text.matchAll(/\r\n\r\n(\/[a-z]+)/g)].map(m => m[1]),
+      ["/one", "/two", "/three"],
+    );
+    assert.ok(backend.connections - before <= 1);
+  });
+
+  it("passes a chunked response through with its trailer and keeps the connection", async () => {
+    const { text, closed } = await exchange(
+      plane.httpPort,
+      "GET /chunked HTTP/1.1\r\nHost: raw.test\r\n\r\nGET /after HTTP/1.1\r\nHost: raw.test\r\n\r\n",
+      r => r.endsWith("/after"),
+    );
+    assert.match(
+      text,
+      /Transfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\nX-T: 1\r\n\r\nHTTP\/1\.1 200 OK/,
+    );
+    assert.equal(closed, false);
+  });
+
+  it("ends a close-delimited response by closing the client connection", async () => {
+    const { text, closed } = await exchange(
+      plane.httpPort,
+      "GET /close-delimited HTTP/1.1\r\nHost: raw.test\r\n\r\n",
+      () => false,
+    );
+    assert.match(text, /Connection: close\r\n\r\nuntil-close$/);
+    assert.equal(closed, true);
+  });
+
+  it("keeps the client connection when the upstream closes its own", async () => {
+    const { text } = await exchange(
+      plane.httpPort,
+      "GET /upstream-closes HTTP/1.1\r\nHost: raw.test\r\n\r\nGET /next HTTP/1.1\r\nHost: raw.test\r\n\r\n",
+      r => r.endsWith("/next"),
+    );
+    assert.equal(count(text, "HTTP/1.1 200 OK"), 2);
+    assert.doesNotMatch(text, /Connection: close/);
+  });
+
+  it("answers HEAD without a body and goes on", async () => {
+    const { text } = await exchange(
+      plane.httpPort,
+      "HEAD /head HTTP/1.1\r\nHost: raw.test\r\n\r\nGET /x HTTP/1.1\r\nHost: raw.test\r\n\r\n",
+      r => r.endsWith("/x"),
+    );
+    assert.match(
+      text,
+      /^HTTP\/1\.1 200 OK\r\nContent-Length: 100\r\n\r\nHTTP\/1\.1 200 OK\r\nContent-Length: 2\r\n\r\n\/x$/,
+    );
+  });
+
+  it("passes 103 Early Hints on before the final answer", async () => {
+    const { text } = await exchange(
+      plane.httpPort,
+      "GET /hints HTTP/1.1\r\nHost: raw.test\r\n\r\n",
+      r => r.endsWith("body"),
+    );
+    assert.match(text, /^HTTP\/1\.1 103 Early Hints\r\nLink: <\/a\.css>\r\n\r\nHTTP\/1\.1 200 OK/);
+  });
+
+  it("hands HTTP/1.0 and Expect: 100-continue to Node's server, which still proxies them", async () => {
+    const old = await exchange(
+      plane.httpPort,
+      "GET /legacy HTTP/1.0\r\nHost: raw.test\r\n\r\n",
+      () => false,
+    );
+    assert.match(old.text, /^HTTP\/1\.1 200 OK/);
+    assert.match(old.text, /\/legacy$/);
+    const expect = await exchange(
+      plane.httpPort,
+      "PUT /expect HTTP/1.1\r\nHost: raw.test\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\nhi",
+      r => r.endsWith("/expect"),
+    );
+    assert.match(expect.text, /HTTP\/1\.1 200 OK/);
+  });
+
+  it("answers 400 to garbage and 404 to unknown hosts without an upstream", async () => {
+    const garbage = await exchange(plane.httpPort, "NOT HTTP\r\n\r\n", () => false);
+    assert.match(garbage.text, /^HTTP\/1\.1 400/);
+    const unknown = await exchange(
+      plane.httpPort,
+      "GET / HTTP/1.1\r\nHost: other.test\r\n\r\n",
+      r => r.endsWith("Found\n"),
+    );
+    assert.match(unknown.text, /^HTTP\/1\.1 404 Not Found/);
+  });
+});
+
+describe("fast path: a long pipeline", () => {
+  it("answers 5000 pipelined requests sent in one write, in order", async () => {
+    const plane = await startDataPlane({ httpPort: 0, host: "127.0.0.1", defaultCertificates: [] });
+    try {
+      await plane.apply(view(1, []));
+      const requests = "GET / HTTP/1.1\r\nHost: none.test\r\n\r\n".repeat(5000);
+      const { text } = await exchange(
+        plane.httpPort,
+        requests,
+        r => count(r, "404 Not Found\n") === 5000,
+      );
+      assert.equal(count(text, "HTTP/1.1 404 Not Found\r\n"), 5000);
+    } finally {
+      await plane.close({ drainMs: 100 });
+    }
+  });
+});

@@ -1,0 +1,124 @@
+// Upstream connections of the fast path and their keep-alive pools, one per endpoint. A connection
+// gets its listeners once, when it is made, and forwards events to whichever exchange owns it, so a
+// request costs no closures.
+import { connect, type Socket } from "node:net";
+import type { Endpoint } from "../../routing/table";
+
+/** What an upstream connection reports to the exchange that owns it. */
+export interface UpstreamOwner {
+  onUpstreamConnect(): void;
+  onUpstreamData(data: Buffer): void;
+  onUpstreamDrain(): void;
+  /** The connection ended, failed or timed out; `error` says why when it was not a clean close. */
+  onUpstreamGone(
+    connection: UpstreamConnection,
+    error: (Error & { code?: string }) | undefined,
+  ): void;
+}
+
+/** Idle upstream connections close after this (ingress-nginx: upstream-keepalive-timeout 60 s). */
+const IDLE_MS = 60_000;
+/** Idle connections kept per endpoint (ingress-nginx: upstream-keepalive-connections 320). */
+const MAX_IDLE = 320;
+
+export class UpstreamConnection {
+  owner: UpstreamOwner | undefined = undefined;
+  connected = false;
+  /** It served a response before: a failure may just be the upstream closing an idle connection. */
+  reused = false;
+  private gone = false;
+  readonly socket: Socket;
+
+  constructor(
+    readonly endpoint: Endpoint,
+    private readonly pool: UpstreamPool,
+    connectTimeoutMs: number,
+  ) {
+    const socket = connect({ host: endpoint.address, port: endpoint.port, noDelay: true });
+    this.socket = socket;
+    socket.setTimeout(connectTimeoutMs);
+    socket.on("connect", () => {
+      this.connected = true;
+      this.owner?.onUpstreamConnect();
+    });
+    socket.on("data", (data: Buffer) => {
+      if (this.owner !== undefined) this.owner.onUpstreamData(data);
+      else socket.destroy(); // an idle connection must not speak
+    });
+    socket.on("drain", () => this.owner?.onUpstreamDrain());
+    socket.on("timeout", () => this.fail(timeoutError(this.connected)));
+    socket.on("error", (error: Error) => this.fail(error));
+    socket.on("close", () => this.fail(undefined));
+  }
+
+  private fail(error: (Error & { code?: string }) | undefined): void {
+    if (this.gone) return;
+    this.gone = true;
+    this.socket.destroy();
+    this.pool.forget(this);
+    const owner = this.owner;
+    this.owner = undefined;
+    owner?.onUpstreamGone(this, error);
+  }
+
+  get alive(): boolean {
+    return !this.gone;
+  }
+}
+
+function timeoutError(connected: boolean): Error & { code: string } {
+  const error = new Error(
+    connected ? "upstream timed out" : "upstream connect timed out",
+  ) as Error & {
+    code: string;
+  };
+  error.code = connected ? "BWK_READ_TIMEOUT" : "BWK_CONNECT_TIMEOUT";
+  return error;
+}
+
+/** Idle connections per endpoint, most recently used first out. */
+export class UpstreamPool {
+  private readonly idle = new Map<string, UpstreamConnection[]>();
+
+  acquire(endpoint: Endpoint, owner: UpstreamOwner, connectTimeoutMs: number): UpstreamConnection {
+    const list = this.idle.get(endpoint.key);
+    let connection = list?.pop();
+    while (connection !== undefined && !connection.alive) connection = list?.pop();
+    connection ??= new UpstreamConnection(endpoint, this, connectTimeoutMs);
+    connection.owner = owner;
+    return connection;
+  }
+
+  release(connection: UpstreamConnection): void {
+    connection.owner = undefined;
+    connection.reused = true;
+    if (!connection.alive) return;
+    let list = this.idle.get(connection.endpoint.key);
+    if (list === undefined) {
+      list = [];
+      this.idle.set(connection.endpoint.key, list);
+    }
+    if (list.length >= MAX_IDLE) {
+      connection.socket.destroy();
+      return;
+    }
+    connection.socket.setTimeout(IDLE_MS);
+    list.push(connection);
+  }
+
+  forget(connection: UpstreamConnection): void {
+    const list = this.idle.get(connection.endpoint.key);
+    if (list === undefined) return;
+    const index = list.indexOf(connection);
+    if (index >= 0) list.splice(index, 1);
+    if (list.length === 0) this.idle.delete(connection.endpoint.key);
+  }
+
+  /** Closes idle connections to endpoints not in `live` (all of them when undefined). */
+  closeIdle(live?: ReadonlySet<string>): void {
+    for (const [key, list] of this.idle) {
+      if (live?.has(key) === true) continue;
+      for (const connection of [...list]) connection.socket.destroy();
+    }
+  }
+}

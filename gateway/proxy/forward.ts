@@ -1,0 +1,191 @@
+// One proxied HTTP exchange: route on the request head, pick an endpoint round-robin, stream the
+// request up and the response down (pipe, so backpressure holds both ways), retry an idempotent
+// request without body on a connect failure, answer 502/504/413 itself.
+import { request, type ClientRequest, type IncomingMessage, type ServerResponse } from "node:http";
+import type { Socket } from "node:net";
+import type { Endpoint, Route } from "../routing/table";
+import { downstreamResponseHeaders } from "./headers";
+import type { UpstreamPools } from "./pools";
+import { reply } from "./replies";
+
+const IDEMPOTENT = new Set(["GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE"]);
+
+/** Failures where the request never reached the upstream application. */
+const CONNECT_FAILURES = new Set([
+  "ECONNREFUSED",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EADDRNOTAVAIL",
+  "BWK_CONNECT_TIMEOUT",
+]);
+
+class UpstreamTimeout extends Error {
+  constructor(readonly code: "BWK_CONNECT_TIMEOUT" | "BWK_READ_TIMEOUT") {
+    super(code === "BWK_CONNECT_TIMEOUT" ? "upstream connect timed out" : "upstream timed out");
+  }
+}
+
+/** Counters the data plane reports; incremented in place. */
+export interface ProxyCounters {
+  requests: number;
+  retries: number;
+  upstreamErrors: number;
+  timeouts: number;
+}
+
+export class Exchange {
+  private tries = 0;
+  private upstream: ClientRequest | undefined = undefined;
+  private endpoint: Endpoint | undefined = undefined;
+  private responded = false;
+  private connected = false;
+  private bodyStarted = false;
+  private readonly retryable: boolean;
+
+  constructor(
+    private readonly req: IncomingMessage,
+    private readonly res: ServerResponse,
+    private readonly route: Route,
+    private readonly context: { headers: string[]; pools: UpstreamPools; counters: ProxyCounters },
+  ) {
+    this.retryable = IDEMPOTENT.has(req.method ?? "") && !hasBody(req);
+  }
+
+  start(): void {
+    const limit = this.route.policy.bodyLimit;
+    if (limit !== undefined && !this.withinLimit(limit)) return;
+    this.res.on("close", this.onClientClose);
+    this.send();
+  }
+
+  private withinLimit(limit: number): boolean {
+    const length = this.req.headers["content-length"];
+    if (length !== undefined && Number(length) > limit) {
+      reply(this.res, 413, true);
+      return false;
+    }
+    if (this.req.headers["transfer-encoding"] !== undefined) {
+      let seen = 0;
+      this.req.on("data", (chunk: Buffer) => {
+        seen += chunk.length;
+        if (seen > limit) this.tooLarge();
+      });
+    }
+    return true;
+  }
+
+  private tooLarge(): void {
+    this.upstream?.destroy();
+    this.upstream = undefined;
+    if (!this.responded) {
+      this.responded = true;
+      reply(this.res, 413, true);
+    }
+  }
+
+  private send(): void {
+    const endpoint = this.route.backend.pick(this.endpoint);
+    if (endpoint === undefined) {
+      reply(this.res, 502);
+      return;
+    }
+    this.endpoint = endpoint;
+    this.tries++;
+    this.connected = false;
+    const upstream = request({
+      host: endpoint.address,
+      port: endpoint.port,
+      method: this.req.method,
+      path: this.req.url,
+      headers: this.context.headers,
+      agent: this.context.pools.agentFor(endpoint.key),
+      timeout: this.route.policy.connectTimeoutMs,
+    });
+    this.upstream = upstream;
+    upstream.on("socket", this.onSocket);
+    upstream.on("timeout", this.onTimeout);
+    upstream.on("response", this.onResponse);
+    upstream.on("error", this.onError);
+    if (this.retryable) {
+      upstream.end();
+    } else {
+      this.bodyStarted = true;
+      this.req.pipe(upstream);
+    }
+  }
+
+  private readonly onSocket = (socket: Socket): void => {
+    if (socket.connecting) socket.once("connect", this.onConnect);
+    else this.onConnect();
+  };
+
+  private readonly onConnect = (): void => {
+    this.connected = true;
+    const policy = this.route.policy;
+    const upstream = this.upstream;
+    if (upstream === undefined) return;
+    // While the request body streams up, the send timeout; afterwards, the read timeout.
+    if (upstream.writableFinished) upstream.setTimeout(policy.readTimeoutMs);
+    else {
+      upstream.setTimeout(policy.sendTimeoutMs);
+      upstream.once("finish", () => upstream.setTimeout(policy.readTimeoutMs));
+    }
+  };
+
+  private readonly onTimeout = (): void => {
+    this.context.counters.timeouts++;
+    this.upstream?.destroy(
+      new UpstreamTimeout(this.connected ? "BWK_READ_TIMEOUT" : "BWK_CONNECT_TIMEOUT"),
+    );
+  };
+
+  private readonly onResponse = (upstreamRes: IncomingMessage): void => {
+    if (this.responded) {
+      upstreamRes.resume();
+      return;
+    }
+    this.responded = true;
+    const res = this.res;
+    res.writeHead(upstreamRes.statusCode ?? 502, downstreamResponseHeaders(upstreamRes.rawHeaders));
+    upstreamRes.on("error", () => res.destroy());
+    upstreamRes.pipe(res);
+  };
+
+  private readonly onError = (error: Error & { code?: string }): void => {
+    this.context.counters.upstreamErrors++;
+    if (this.responded) {
+      this.res.destroy();
+      return;
+    }
+    if (this.mayRetry(error)) {
+      this.context.counters.retries++;
+      this.send();
+      return;
+    }
+    this.responded = true;
+    const timeout = error.code === "BWK_READ_TIMEOUT" || error.code === "BWK_CONNECT_TIMEOUT";
+    reply(this.res, timeout ? 504 : 502);
+  };
+
+  /** A connect failure (or a pooled connection the upstream closed) of an idempotent request without body. */
+  private mayRetry(error: Error & { code?: string }): boolean {
+    if (!this.retryable || this.bodyStarted) return false;
+    const reusedReset = error.code === "ECONNRESET" && this.upstream?.reusedSocket === true;
+    if (reusedReset) return true;
+    const more =
+      this.tries < Math.min(this.route.policy.tries, this.route.backend.endpoints.length);
+    return more && CONNECT_FAILURES.has(error.code ?? "");
+  }
+
+  private readonly onClientClose = (): void => {
+    if (!this.res.writableFinished) this.upstream?.destroy();
+  };
+}
+
+/** Whether a request carries a body (Content-Length above 0 or any Transfer-Encoding). */
+export function hasBody(req: IncomingMessage): boolean {
+  const headers = req.headers;
+  if (headers["transfer-encoding"] !== undefined) return true;
+  const length = headers["content-length"];
+  return length !== undefined && length !== "0";
+}

@@ -1,0 +1,106 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { clientIp, downstreamResponseHeaders, upstreamRequestHeaders } from "./headers";
+
+const client = { ip: "10.1.2.3", proto: "https", port: "8443" };
+
+describe("upstreamRequestHeaders", () => {
+  it("drops hop-by-hop headers and those Connection names, keeps the rest in order", () => {
+    const out = upstreamRequestHeaders(
+      [
+        "Host",
+        "a.test",
+        "Connection",
+        "keep-alive, X-Trace",
+        "X-Trace",
+        "1",
+        "TE",
+        "trailers",
+        "Keep-Alive",
+        "5",
+        "Accept",
+        "*/*",
+        "Transfer-Encoding",
+        "chunked",
+        "Proxy-Connection",
+        "x",
+        "Upgrade",
+        "h2c",
+      ],
+      client,
+      "a.test",
+    );
+    assert.deepEqual(out.slice(0, 4), ["Host", "a.test", "Accept", "*/*"]);
+  });
+
+  it("appends the client to X-Forwarded-For and replaces the other forwarded headers", () => {
+    const out = upstreamRequestHeaders(
+      [
+        "X-Forwarded-For",
+        "1.1.1.1",
+        "x-forwarded-for",
+        "2.2.2.2",
+        "X-Forwarded-Proto",
+        "gopher",
+        "X-Real-IP",
+        "6.6.6.6",
+        "X-Forwarded-Host",
+        "evil",
+        "X-Forwarded-Port",
+        "1",
+      ],
+      client,
+      "a.test:8443",
+    );
+    assert.deepEqual(out, [
+      "X-Forwarded-For",
+      "1.1.1.1, 2.2.2.2, 10.1.2.3",
+      "X-Real-IP",
+      "10.1.2.3",
+      "X-Forwarded-Proto",
+      "https",
+      "X-Forwarded-Host",
+      "a.test:8443",
+      "X-Forwarded-Port",
+      "8443",
+    ]);
+  });
+
+  it("given an upgrade, asks the upstream for it", () => {
+    const out = upstreamRequestHeaders(
+      ["Connection", "Upgrade", "Upgrade", "websocket"],
+      client,
+      "a",
+      "websocket",
+    );
+    assert.deepEqual(out.slice(-4), ["Connection", "upgrade", "Upgrade", "websocket"]);
+  });
+});
+
+describe("downstreamResponseHeaders", () => {
+  it("drops hop-by-hop response headers, keeps repeated ones", () => {
+    assert.deepEqual(
+      downstreamResponseHeaders([
+        "Set-Cookie",
+        "a=1",
+        "Connection",
+        "close",
+        "Transfer-Encoding",
+        "chunked",
+        "Set-Cookie",
+        "b=2",
+        "Keep-Alive",
+        "timeout=5",
+      ]),
+      ["Set-Cookie", "a=1", "Set-Cookie", "b=2"],
+    );
+  });
+});
+
+describe("clientIp", () => {
+  it("unwraps IPv4-mapped IPv6 addresses", () => {
+    assert.equal(clientIp("::ffff:127.0.0.1"), "127.0.0.1");
+    assert.equal(clientIp("::1"), "::1");
+    assert.equal(clientIp(undefined), "");
+  });
+});

@@ -1,0 +1,123 @@
+// Header rewriting between client and upstream, on Node's flat raw-header arrays
+// ([name, value, name, value, …]): hop-by-hop headers stay on their own hop (RFC 9110 7.6.1),
+// X-Forwarded-* and X-Real-IP describe the client to the upstream. A length check comes before
+// any lowercase compare, so ordinary headers cost one switch.
+
+import { roleOf, roleTable } from "./header-roles";
+
+/** What the gateway knows about the client connection. */
+export interface ClientInfo {
+  /** The client's IP address (IPv4-mapped IPv6 unwrapped). */
+  ip: string;
+  /** "http" or "https": the listener the request came in on. */
+  proto: string;
+  /** The listener's port, as text. */
+  port: string;
+}
+
+export function clientIp(address: string | undefined): string {
+  if (address === undefined) return "";
+  return address.startsWith("::ffff:") ? address.slice(7) : address;
+}
+
+/** Request headers that do not go upstream as they came; "xff" is appended to. */
+const REQUEST_ROLES = roleTable<"drop" | "xff">({
+  te: "drop",
+  trailer: "drop",
+  upgrade: "drop",
+  "x-real-ip": "drop",
+  connection: "drop",
+  "keep-alive": "drop",
+  "x-forwarded-for": "xff",
+  "x-forwarded-host": "drop",
+  "x-forwarded-port": "drop",
+  "proxy-connection": "drop",
+  "x-forwarded-proto": "drop",
+  "transfer-encoding": "drop",
+});
+
+/** Header names a Connection header lists (besides the usual keep-alive/close/upgrade). */
+function connectionListed(raw: readonly string[]): Set<string> | undefined {
+  let listed: Set<string> | undefined;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    if (name.length !== 10 || name.toLowerCase() !== "connection") continue;
+    for (const token of raw[i + 1]!.split(",")) {
+      const t = token.trim().toLowerCase();
+      if (t === "" || t === "close" || t === "keep-alive" || t === "upgrade") continue;
+      (listed ??= new Set()).add(t);
+    }
+  }
+  return listed;
+}
+
+/**
+ * The headers to send upstream. `upgrade` keeps Connection: upgrade and the Upgrade header (a
+ * WebSocket handshake). X-Forwarded-For is appended to, the other forwarded headers replaced.
+ */
+export function upstreamRequestHeaders(
+  raw: readonly string[],
+  client: ClientInfo,
+  host: string | undefined,
+  upgrade?: string,
+): string[] {
+  const out: string[] = [];
+  let forwardedFor: string | undefined;
+  const listed = connectionListed(raw);
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    const role = roleOf(REQUEST_ROLES, name);
+    if (role === "drop") continue;
+    if (role === "xff") {
+      const value = raw[i + 1]!;
+      forwardedFor = forwardedFor === undefined ? value : `${forwardedFor}, ${value}`;
+      continue;
+    }
+    if (listed !== undefined && listed.has(name.toLowerCase())) continue;
+    out.push(name, raw[i + 1]!);
+  }
+  out.push(
+    "X-Forwarded-For",
+    forwardedFor === undefined ? client.ip : `${forwardedFor}, ${client.ip}`,
+    "X-Real-IP",
+    client.ip,
+    "X-Forwarded-Proto",
+    client.proto,
+    "X-Forwarded-Host",
+    host ?? "",
+    "X-Forwarded-Port",
+    client.port,
+  );
+  if (upgrade !== undefined) out.push("Connection", "upgrade", "Upgrade", upgrade);
+  return out;
+}
+
+function isResponseHopHeader(name: string): boolean {
+  switch (name.length) {
+    case 7:
+      return name.toLowerCase() === "trailer" || name.toLowerCase() === "upgrade";
+    case 10: {
+      const lower = name.toLowerCase();
+      return lower === "connection" || lower === "keep-alive";
+    }
+    case 16:
+      return name.toLowerCase() === "proxy-connection";
+    case 17:
+      return name.toLowerCase() === "transfer-encoding";
+    default:
+      return false;
+  }
+}
+
+/** The upstream's response headers without hop-by-hop ones (Node frames the body itself). */
+export function downstreamResponseHeaders(raw: readonly string[]): string[] {
+  const listed = connectionListed(raw);
+  const out: string[] = [];
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    if (isResponseHopHeader(name)) continue;
+    if (listed !== undefined && listed.has(name.toLowerCase())) continue;
+    out.push(name, raw[i + 1]!);
+  }
+  return out;
+}

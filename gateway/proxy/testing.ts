@@ -1,0 +1,121 @@
+// Helpers for the data plane's socket tests: real backends on loopback and a client that sets Host.
+import {
+  Agent,
+  createServer,
+  request,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type RequestListener,
+  type Server,
+} from "node:http";
+import type { AddressInfo } from "node:net";
+
+export interface Backend {
+  port: number;
+  server: Server;
+  close(): Promise<void>;
+}
+
+export async function startBackend(handler: RequestListener): Promise<Backend> {
+  const server = createServer(handler);
+  await new Promise<void>(resolve => server.listen(0, "127.0.0.1", resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    server,
+    close: () =>
+      new Promise<void>(resolve => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** A backend answering `name` and echoing what it got as JSON. */
+export function namedBackend(name: string): Promise<Backend> {
+  return startBackend((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => {
+      const body = JSON.stringify({
+        name,
+        method: req.method,
+        url: req.url,
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString(),
+      });
+      res.writeHead(200, { "content-type": "application/json", "x-backend": name });
+      res.end(body);
+    });
+  });
+}
+
+/** A port nothing listens on (it was free a moment ago). */
+export async function closedPort(): Promise<number> {
+  const backend = await startBackend(() => undefined);
+  await backend.close();
+  return backend.port;
+}
+
+export interface Answer {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: string;
+  /** The local port of the client connection (tells whether a keep-alive connection was reused). */
+  localPort: number | undefined;
+}
+
+export interface AskOptions {
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string | Buffer;
+  agent?: Agent;
+}
+
+export function ask(
+  port: number,
+  host: string,
+  path: string,
+  options: AskOptions = {},
+): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: "127.0.0.1",
+        port,
+        path,
+        method: options.method ?? "GET",
+        headers: { host, ...options.headers },
+        agent: options.agent ?? false,
+      },
+      (res: IncomingMessage) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (chunk: Buffer) => chunks.push(chunk));
+        res.on("end", () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: Buffer.concat(chunks).toString(),
+            localPort: res.socket?.localPort,
+          }),
+        );
+        res.on("error", reject);
+      },
+    );
+    req.on("error", reject);
+    req.end(options.body);
+  });
+}
+
+/** The backend name of a namedBackend answer. */
+export function backendOf(answer: Answer): string | undefined {
+  return answer.status === 200 ? (JSON.parse(answer.body) as { name: string }).name : undefined;
+}
+
+/** Waits until `check` holds, failing with `what` after `timeoutMs` (every wait has a deadline). */
+export async function until(check: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise(resolve => setTimeout(resolve, 10));
+  }
+}

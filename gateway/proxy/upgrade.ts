@@ -1,0 +1,76 @@
+// Connection upgrades (WebSocket): the handshake goes to an endpoint on a connection of its own;
+// on 101 the gateway writes the upstream's answer back and pipes the two sockets together.
+import { request, type IncomingMessage } from "node:http";
+import type { Socket } from "node:net";
+import type { Duplex } from "node:stream";
+import type { Route } from "../routing/table";
+import { downstreamResponseHeaders } from "./headers";
+import { replyOnSocket } from "./replies";
+
+function headBlock(status: number, message: string, raw: readonly string[]): string {
+  let head = `HTTP/1.1 ${status} ${message}\r\n`;
+  for (let i = 0; i < raw.length; i += 2) head += `${raw[i]}: ${raw[i + 1]}\r\n`;
+  return `${head}\r\n`;
+}
+
+/** Proxies one upgrade request; `track` learns both sockets so a shutdown can close them. */
+export function forwardUpgrade(
+  req: IncomingMessage,
+  client: Duplex,
+  route: Route,
+  options: { head: Buffer; headers: string[]; track: (socket: Duplex) => void },
+): void {
+  const head = options.head;
+  const endpoint = route.backend.pick();
+  if (endpoint === undefined) {
+    replyOnSocket(client, 502);
+    return;
+  }
+  const upstream = request({
+    host: endpoint.address,
+    port: endpoint.port,
+    method: req.method,
+    path: req.url,
+    headers: options.headers,
+    agent: false,
+    timeout: route.policy.connectTimeoutMs,
+  });
+  const fail = (status: number) => () => {
+    upstream.destroy();
+    if (client.writable) replyOnSocket(client, status);
+  };
+  upstream.once("timeout", fail(504));
+  upstream.once("error", fail(502));
+  client.once("error", () => upstream.destroy());
+  upstream.once("upgrade", (res: IncomingMessage, socket: Socket, upstreamHead: Buffer) => {
+    upstream.removeAllListeners("error");
+    socket.setTimeout(0);
+    const raw = [...res.rawHeaders];
+    client.write(headBlock(101, res.statusMessage ?? "Switching Protocols", raw));
+    if (upstreamHead.length > 0) client.write(upstreamHead);
+    if (head.length > 0) socket.write(head);
+    options.track(client);
+    options.track(socket);
+    socket.on("error", () => client.destroy());
+    client.on("error", () => socket.destroy());
+    socket.on("close", () => client.destroy());
+    client.on("close", () => socket.destroy());
+    // Either side finishing closes the tunnel (as nginx does): no half-open WebSockets.
+    socket.on("end", () => client.end(() => socket.end()));
+    client.on("end", () => socket.end(() => client.end()));
+    socket.pipe(client, { end: false });
+    client.pipe(socket, { end: false });
+  });
+  upstream.once("response", (res: IncomingMessage) => {
+    // The upstream refused the upgrade: pass its answer on and close.
+    client.write(
+      headBlock(res.statusCode ?? 502, res.statusMessage ?? "", [
+        ...downstreamResponseHeaders(res.rawHeaders),
+        "Connection",
+        "close",
+      ]),
+    );
+    res.pipe(client);
+  });
+  upstream.end();
+}

@@ -1,0 +1,369 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { compileRoutes } from "./compile";
+import { endpointSlice, ingress, view } from "./fixtures";
+import { findRoute, normalizeHost } from "./table";
+
+const P = "nginx.ingress.kubernetes.io/";
+
+describe("compileRoutes: path matching (Kubernetes Ingress v1 table)", () => {
+  const table = compileRoutes(
+    view(1, [
+      ingress({
+        name: "paths",
+        rules: [
+          {
+            host: "a.example.com",
+            paths: [
+              { path: "/", service: "root" },
+              { path: "/foo", service: "foo-prefix" },
+              { path: "/foo", type: "Exact", service: "foo-exact" },
+              { path: "/aaa/bbb/", service: "aaa-bbb" },
+              { path: "/aaa/bbb/ccc", type: "ImplementationSpecific", service: "ccc" },
+              { path: "/exact/", type: "Exact", service: "exact-slash" },
+            ],
+          },
+        ],
+      }),
+    ]),
+  ).table;
+
+  const cases: [string, string | undefined][] = [
+    ["/", "root"],
+    ["/foo", "foo-exact"],
+    ["/foo/", "foo-prefix"],
+    ["/foo/bar", "foo-prefix"],
+    ["/foobar", "root"],
+    ["/aaa/bbb", "aaa-bbb"],
+    ["/aaa/bbb/", "aaa-bbb"],
+    ["/aaa/bbbxyz", "root"],
+    ["/aaa/bbb/ccc", "ccc"],
+    ["/aaa/bbb/ccc/d", "ccc"],
+    ["/aaa/bbb/cccd", "aaa-bbb"],
+    ["/exact/", "exact-slash"],
+    ["/exact", "root"],
+    ["/foo?x=1", "foo-exact"],
+  ];
+  for (const [path, service] of cases) {
+    it(`given ${path}, routes to ${service}`, () => {
+      const route = findRoute(table, "a.example.com", path);
+      assert.equal(route?.backend.key.split("/")[1]?.split(":")[0], service);
+    });
+  }
+});
+
+describe("compileRoutes: hosts", () => {
+  const table = compileRoutes(
+    view(1, [
+      ingress({
+        name: "hosts",
+        rules: [
+          { host: "exact.example.com", paths: [{ path: "/", service: "exact" }] },
+          { host: "*.example.com", paths: [{ path: "/", service: "wild" }] },
+          { host: "only-api.example.org", paths: [{ path: "/api", service: "api" }] },
+          { paths: [{ path: "/", service: "any" }] },
+        ],
+      }),
+    ]),
+  ).table;
+
+  const cases: [string | undefined, string, string | undefined][] = [
+    ["exact.example.com", "/", "exact"],
+    ["EXACT.example.com:8080", "/", "exact"],
+    ["exact.example.com.", "/", "exact"],
+    ["x.example.com", "/", "wild"],
+    ["y.x.example.com", "/", "any"],
+    ["example.com", "/", "any"],
+    ["other.test", "/x", "any"],
+    [undefined, "/", "any"],
+    ["only-api.example.org", "/api/v1", "api"],
+    // A named host whose paths do not match does not fall through to rules without host.
+    ["only-api.example.org", "/", undefined],
+  ];
+  for (const [host, path, service] of cases) {
+    it(`given host ${host} path ${path}, routes to ${service}`, () => {
+      const route = findRoute(table, host, path);
+      assert.equal(route?.backend.key.split("/")[1]?.split(":")[0], service);
+    });
+  }
+
+  it("normalizes Host headers", () => {
+    assert.equal(normalizeHost("A.B:80"), "a.b");
+    assert.equal(normalizeHost("[::1]:8080"), "[::1]");
+    assert.equal(normalizeHost(""), "");
+  });
+
+  it("given no route and no default backend, finds nothing", () => {
+    const empty = compileRoutes(view(1, [])).table;
+    assert.equal(findRoute(empty, "a", "/"), undefined);
+  });
+});
+
+describe("compileRoutes: default backends and conflicts", () => {
+  const compiled = compileRoutes(
+    view(1, [
+      ingress({
+        name: "newer",
+        created: "2025-02-01T00:00:00Z",
+        defaultBackend: { service: "newer-default" },
+        rules: [{ host: "a.test", paths: [{ path: "/x", service: "newer-x" }] }],
+      }),
+      ingress({
+        name: "older",
+        created: "2025-01-01T00:00:00Z",
+        defaultBackend: { service: "older-default" },
+        rules: [{ host: "a.test", paths: [{ path: "/x", service: "older-x" }] }],
+      }),
+      ingress({
+        namespace: "b",
+        name: "same-time",
+        created: "2025-01-01T00:00:00Z",
+        rules: [{ host: "b.test", paths: [{ path: "/", service: "b-ns" }] }],
+      }),
+      ingress({
+        namespace: "a",
+        name: "same-time",
+        created: "2025-01-01T00:00:00Z",
+        rules: [{ host: "b.test", paths: [{ path: "/", service: "a-ns" }] }],
+      }),
+      ingress({
+        name: "own-default",
+        created: "2025-03-01T00:00:00Z",
+        defaultBackend: { service: "own-default" },
+        rules: [{ host: "c.test", paths: [{ path: "/x", type: "Exact", service: "c-x" }] }],
+      }),
+    ]),
+  );
+  const service = (host: string, path: string) =>
+    findRoute(compiled.table, host, path)?.backend.key.split("/")[1]?.split(":")[0];
+
+  it("given two ingresses with the same host and path, the older serves", () => {
+    assert.equal(service("a.test", "/x"), "older-x");
+  });
+  it("given the same creation time, namespace/name decides", () => {
+    assert.equal(service("b.test", "/"), "a-ns");
+  });
+  it("given unknown hosts, the oldest default backend serves", () => {
+    assert.equal(service("unknown.test", "/"), "older-default");
+  });
+  it("given a host's unmatched path, its own ingress's default backend serves", () => {
+    assert.equal(service("c.test", "/y"), "own-default");
+    assert.equal(service("a.test", "/y"), "older-default");
+  });
+  it("reports each conflict naming both ingresses", () => {
+    assert.ok(
+      compiled.problems.some(
+        p =>
+          p.startsWith("default/newer: spec.rules[0].http.paths[0]") && p.includes("default/older"),
+      ),
+      compiled.problems.join("\n"),
+    );
+    assert.ok(
+      compiled.problems.some(p => p.startsWith("b/same-time:") && p.includes("a/same-time")),
+    );
+    assert.ok(compiled.problems.some(p => p.startsWith("default/newer: spec.defaultBackend")));
+  });
+});
+
+describe("compileRoutes: endpoints", () => {
+  const slices = [
+    endpointSlice({
+      service: "web",
+      ports: [{ name: "http", port: 8080 }],
+      endpoints: [
+        { address: "10.0.0.2" },
+        { address: "10.0.0.1", ready: true },
+        { address: "10.0.0.3", ready: false },
+      ],
+    }),
+    endpointSlice({
+      service: "web",
+      name: "web-second",
+      ports: [{ name: "http", port: 8080 }],
+      endpoints: [{ address: "10.0.0.4" }, { address: "10.0.0.1" }],
+    }),
+    endpointSlice({
+      service: "multi",
+      ports: [
+        { name: "http", port: 8080 },
+        { name: "admin", port: 9090 },
+      ],
+      endpoints: [{ address: "10.0.1.1" }],
+    }),
+    endpointSlice({
+      namespace: "other",
+      service: "web",
+      ports: [{ port: 1 }],
+      endpoints: [{ address: "10.9.9.9" }],
+    }),
+  ];
+  const compiled = compileRoutes(
+    view(
+      1,
+      [
+        ingress({
+          name: "e",
+          rules: [
+            {
+              host: "e.test",
+              paths: [
+                { path: "/web", service: "web", port: 80 },
+                { path: "/admin", service: "multi", port: "admin" },
+                { path: "/by-number", service: "multi", port: 9090 },
+                { path: "/missing-port", service: "multi", port: 1234 },
+                { path: "/no-slice", service: "none", port: 80 },
+              ],
+            },
+          ],
+        }),
+      ],
+      slices,
+    ),
+  );
+  const keys = (path: string) =>
+    findRoute(compiled.table, "e.test", path)?.backend.endpoints.map(e => e.key);
+
+  it("given a one-port service, takes ready endpoints of all its slices, once each, sorted", () => {
+    assert.deepEqual(keys("/web"), ["10.0.0.1:8080", "10.0.0.2:8080", "10.0.0.4:8080"]);
+  });
+  it("given a port name, takes that slice port", () => {
+    assert.deepEqual(keys("/admin"), ["10.0.1.1:9090"]);
+  });
+  it("given a port number equal to a slice port, takes it", () => {
+    assert.deepEqual(keys("/by-number"), ["10.0.1.1:9090"]);
+  });
+  it("given a port nothing names, or no slice, the route exists with no endpoint (502)", () => {
+    assert.deepEqual(keys("/missing-port"), []);
+    assert.deepEqual(keys("/no-slice"), []);
+  });
+  it("given the Service, resolves a port number through its port name", () => {
+    const withService = compileRoutes({
+      ...view(
+        1,
+        [
+          ingress({
+            name: "s",
+            rules: [{ host: "s.test", paths: [{ path: "/", service: "multi", port: 80 }] }],
+          }),
+        ],
+        slices,
+      ),
+      services: [
+        {
+          metadata: { namespace: "default", name: "multi" },
+          spec: { ports: [{ name: "admin", port: 80, targetPort: 9090 as unknown as object }] },
+        } as never,
+      ],
+    });
+    assert.deepEqual(
+      findRoute(withService.table, "s.test", "/")?.backend.endpoints.map(e => e.key),
+      ["10.0.1.1:9090"],
+    );
+  });
+  it("round-robins across endpoints and can avoid one", () => {
+    const backend = findRoute(compiled.table, "e.test", "/web")!.backend;
+    const picked = [backend.pick(), backend.pick(), backend.pick(), backend.pick()].map(
+      e => e?.key,
+    );
+    assert.deepEqual(picked, ["10.0.0.1:8080", "10.0.0.2:8080", "10.0.0.4:8080", "10.0.0.1:8080"]);
+    const avoid = backend.endpoints[1]!;
+    assert.notEqual(backend.pick(avoid), avoid);
+  });
+});
+
+describe("compileRoutes: annotations and bad rules", () => {
+  const compiled = compileRoutes(
+    view(1, [
+      ingress({
+        name: "timeouts",
+        annotations: {
+          [`${P}proxy-read-timeout`]: "7",
+          [`${P}proxy-connect-timeout`]: "2",
+          [`${P}proxy-body-size`]: "1k",
+        },
+        rules: [{ host: "t.test", paths: [{ path: "/", service: "t" }] }],
+      }),
+      ingress({
+        name: "bad-annotation",
+        annotations: { [`${P}proxy-read-timeout`]: "7s", [`${P}enable-cors`]: "yes" },
+        rules: [{ host: "bad.test", paths: [{ path: "/", service: "b" }] }],
+      }),
+      ingress({
+        name: "canary",
+        annotations: { [`${P}canary`]: "true", [`${P}canary-weight`]: "10" },
+        rules: [{ host: "t.test", paths: [{ path: "/", service: "canary" }] }],
+      }),
+      ingress({
+        name: "bad-host",
+        rules: [
+          { host: "a.*.test", paths: [{ path: "/", service: "x" }] },
+          { host: "ok.test", paths: [{ path: "relative", service: "x" }] },
+        ],
+      }),
+    ]),
+  );
+
+  it("given proxy annotations, sets the route's timeouts and body limit", () => {
+    const policy = findRoute(compiled.table, "t.test", "/")!.policy;
+    assert.equal(policy.readTimeoutMs, 7000);
+    assert.equal(policy.connectTimeoutMs, 2000);
+    assert.equal(policy.sendTimeoutMs, 60000);
+    assert.equal(policy.bodyLimit, 1024);
+    assert.equal(policy.tries, 3);
+  });
+  it("given invalid annotations, serves with defaults and reports the annotation", () => {
+    const route = findRoute(compiled.table, "bad.test", "/")!;
+    assert.equal(route.policy.readTimeoutMs, 60000);
+    assert.ok(
+      compiled.problems.some(
+        p =>
+          p.startsWith("default/bad-annotation: metadata.annotations") &&
+          p.includes("proxy-read-timeout"),
+      ),
+    );
+  });
+  it("given a canary ingress, attaches it to the main route, which still serves (traffic policy not built yet)", () => {
+    const route = findRoute(compiled.table, "t.test", "/");
+    assert.equal(route?.ingress, "default/timeouts");
+    assert.deepEqual(
+      route?.canaries.map(c => c.ingress),
+      ["default/canary"],
+    );
+    assert.equal(route?.canaries[0]?.annotations?.canary?.enabled, true);
+    assert.ok(
+      compiled.problems.some(p =>
+        p.startsWith("default/canary: spec.rules[0].http.paths[0]: canary rules are compiled"),
+      ),
+    );
+  });
+  it("given a bad host or path, reports the field", () => {
+    assert.ok(compiled.problems.some(p => p.startsWith("default/bad-host: spec.rules[0].host")));
+    assert.ok(
+      compiled.problems.some(p => p.startsWith("default/bad-host: spec.rules[1].http.paths[0]")),
+    );
+  });
+  it("counts hosts and routes", () => {
+    // ok.test stays a known host (its only path was bad): it answers 404, not the rules without host.
+    assert.equal(compiled.table.stats.hosts, 3);
+    assert.equal(compiled.table.stats.routes, 2);
+  });
+});
+
+describe("compileRoutes: canaries without a main ingress", () => {
+  it("reports them and serves nothing for them", () => {
+    const compiled = compileRoutes(
+      view(1, [
+        ingress({
+          name: "lonely",
+          annotations: { [`${P}canary`]: "true", [`${P}canary-weight`]: "50" },
+          rules: [{ host: "lonely.test", paths: [{ path: "/", service: "x" }] }],
+        }),
+      ]),
+    );
+    assert.equal(findRoute(compiled.table, "lonely.test", "/"), undefined);
+    assert.match(
+      compiled.problems[0] ?? "",
+      /^default\/lonely: spec\.rules\[0\]\.http\.paths\[0\]: canary for host "lonely\.test" path "\/" has no main ingress/,
+    );
+  });
+});

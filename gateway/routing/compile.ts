@@ -1,0 +1,367 @@
+// GatewayView → immutable RouteTable. Pure: no I/O, no clock. Ingresses are taken oldest first
+// (creationTimestamp, then namespace/name, as ingress-nginx does), so when two claim the same host,
+// path and path type the older one serves and the newer one is reported as a problem.
+import type {
+  V1HTTPIngressPath,
+  V1Ingress,
+  V1IngressBackend,
+  V1IngressRule,
+} from "@kubernetes/client-node";
+import {
+  INGRESS_NGINX_PROXY_DEFAULTS,
+  parseIngressAnnotations,
+  parseProxy,
+  type IngressAnnotations,
+  type ProxyConfig,
+} from "../../core/annotations";
+import { hostProblem } from "../../core/ingress/hostname";
+import { NGINX_ANNOTATION_PREFIX } from "../../core/names";
+import { formatErrors } from "../../core/result";
+import type { GatewayView } from "../view";
+import { EndpointIndex } from "./endpoints";
+import type { HostRoutes, PathKind, Route, RoutePolicy, RouteTable } from "./table";
+
+export interface CompiledRoutes {
+  table: RouteTable;
+  /** "namespace/name: field: message" for every rule or backend left out. */
+  problems: string[];
+}
+
+const SECOND = 1000;
+
+export const DEFAULT_POLICY: RoutePolicy = Object.freeze({
+  connectTimeoutMs: INGRESS_NGINX_PROXY_DEFAULTS.connectTimeoutSeconds * SECOND,
+  readTimeoutMs: INGRESS_NGINX_PROXY_DEFAULTS.readTimeoutSeconds * SECOND,
+  sendTimeoutMs: INGRESS_NGINX_PROXY_DEFAULTS.sendTimeoutSeconds * SECOND,
+  bodyLimit: undefined,
+  tries: INGRESS_NGINX_PROXY_DEFAULTS.nextUpstreamTries,
+});
+
+/** Route policy from the proxy annotations; unset fields take ingress-nginx's defaults. */
+export function policyOf(proxy: ProxyConfig | undefined): RoutePolicy {
+  if (proxy === undefined) return DEFAULT_POLICY;
+  const seconds = (value: number | undefined, fallback: number) =>
+    value === undefined ? fallback : value * SECOND;
+  return {
+    connectTimeoutMs: seconds(proxy.connectTimeoutSeconds, DEFAULT_POLICY.connectTimeoutMs),
+    readTimeoutMs: seconds(proxy.readTimeoutSeconds, DEFAULT_POLICY.readTimeoutMs),
+    sendTimeoutMs: seconds(proxy.sendTimeoutSeconds, DEFAULT_POLICY.sendTimeoutMs),
+    bodyLimit: typeof proxy.bodySize === "number" ? proxy.bodySize : undefined,
+    // 0 means "no limit": every endpoint may be tried.
+    tries:
+      proxy.nextUpstreamTries === 0
+        ? Number.MAX_SAFE_INTEGER
+        : (proxy.nextUpstreamTries ?? DEFAULT_POLICY.tries),
+  };
+}
+
+function creationMs(ingress: V1Ingress): number {
+  const stamp = ingress.metadata?.creationTimestamp as Date | string | undefined;
+  if (stamp === undefined) return Number.POSITIVE_INFINITY;
+  const ms = typeof stamp === "string" ? Date.parse(stamp) : stamp.getTime();
+  return Number.isNaN(ms) ? Number.POSITIVE_INFINITY : ms;
+}
+
+function idOf(ingress: V1Ingress): string {
+  return `${ingress.metadata?.namespace ?? ""}/${ingress.metadata?.name ?? ""}`;
+}
+
+/** Oldest first, then namespace/name: the order that decides conflicts. */
+export function sortIngresses(ingresses: readonly V1Ingress[]): V1Ingress[] {
+  const keyed = ingresses.map(ingress => ({ ingress, ms: creationMs(ingress), id: idOf(ingress) }));
+  keyed.sort((a, b) => a.ms - b.ms || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return keyed.map(k => k.ingress);
+}
+
+/** Mutable per-host collection while compiling. */
+class HostBuilder {
+  readonly exact = new Map<string, Route>();
+  readonly prefix = new Map<string, Route>();
+  fallback: Route | undefined;
+
+  build(): HostRoutes {
+    const prefixes = [...this.prefix.values()].sort((a, b) => b.match.length - a.match.length);
+    return {
+      exact: this.exact.size > 0 ? this.exact : undefined,
+      prefixes,
+      fallback: this.fallback,
+    };
+  }
+}
+
+interface IngressContext {
+  id: string;
+  namespace: string;
+  policy: RoutePolicy;
+  annotations: IngressAnnotations | undefined;
+  /** The ingress's spec.defaultBackend route, for its hosts' unmatched paths. */
+  fallback?: Route | undefined;
+}
+
+class Compiler {
+  readonly problems: string[] = [];
+  private readonly exactHosts = new Map<string, HostBuilder>();
+  private readonly wildcardHosts = new Map<string, HostBuilder>();
+  private readonly anyHost = new HostBuilder();
+  private defaultRoute: Route | undefined;
+  private routeCount = 0;
+  private readonly canaryIngresses: { context: IngressContext; ingress: V1Ingress }[] = [];
+
+  constructor(private readonly endpoints: EndpointIndex) {}
+
+  addIngress(ingress: V1Ingress): void {
+    const context = this.contextOf(ingress);
+    if (context.annotations?.canary?.enabled === true) {
+      this.canaryIngresses.push({ context, ingress });
+      return;
+    }
+    const spec = ingress.spec;
+    const fallback =
+      spec?.defaultBackend === undefined
+        ? undefined
+        : this.route(
+            context,
+            { host: "", path: "/", kind: "Prefix" },
+            spec.defaultBackend,
+            "spec.defaultBackend",
+          );
+    if (fallback !== undefined) this.claimDefault(context, fallback);
+    context.fallback = fallback;
+    for (const [r, rule] of (spec?.rules ?? []).entries())
+      this.addRule(context, rule, `spec.rules[${r}]`);
+  }
+
+  private addRule(context: IngressContext, rule: V1IngressRule, field: string): void {
+    const host = rule.host ?? "";
+    const problem = host === "" ? undefined : hostProblem(host);
+    if (problem !== undefined) {
+      this.problem(context, `${field}.host`, `"${host}" ${problem}`);
+      return;
+    }
+    const builder = this.hostBuilder(host);
+    if (context.fallback !== undefined && builder.fallback === undefined)
+      builder.fallback = context.fallback;
+    for (const [p, path] of (rule.http?.paths ?? []).entries()) {
+      this.addPath(context, { builder, host }, path, `${field}.http.paths[${p}]`);
+    }
+  }
+
+  /** Attaches each canary ingress's paths to the main routes they shadow (after all mains). */
+  attachCanaries(): void {
+    for (const { context, ingress } of this.canaryIngresses) {
+      for (const [r, rule] of (ingress.spec?.rules ?? []).entries()) {
+        for (const [p, path] of (rule.http?.paths ?? []).entries()) {
+          this.attachCanary(context, rule.host ?? "", path, `spec.rules[${r}].http.paths[${p}]`);
+        }
+      }
+    }
+  }
+
+  private attachCanary(
+    context: IngressContext,
+    host: string,
+    path: V1HTTPIngressPath,
+    field: string,
+  ): void {
+    const kind = pathKindOf(path.pathType);
+    const value = path.path ?? "/";
+    const main = kind === undefined ? undefined : this.mainRoute(host, value, kind);
+    const canary =
+      kind === undefined
+        ? undefined
+        : this.route(context, { host, path: value, kind }, path.backend, `${field}.backend`);
+    if (main === undefined || canary === undefined) {
+      this.problem(
+        context,
+        field,
+        `canary for host "${host}" path "${value}" has no main ingress with the same host, path and pathType; ignored`,
+      );
+      return;
+    }
+    (main.canaries as Route[]).push(canary);
+    this.problem(
+      context,
+      field,
+      "canary rules are compiled but not applied yet (the traffic policy decides them); the main backend serves",
+    );
+  }
+
+  /** The route a main ingress made for this host, path and type, if any. */
+  private mainRoute(host: string, path: string, kind: PathKind): Route | undefined {
+    let builder: HostBuilder | undefined = this.anyHost;
+    if (host.startsWith("*.")) builder = this.wildcardHosts.get(host.slice(2));
+    else if (host !== "") builder = this.exactHosts.get(host);
+    if (kind === "Exact") return builder?.exact.get(path);
+    return builder?.prefix.get(trimTrailingSlashes(path));
+  }
+
+  build(version: number): RouteTable {
+    const finish = (builders: Map<string, HostBuilder>) => {
+      const built = new Map<string, HostRoutes>();
+      for (const [host, builder] of builders) built.set(host, builder.build());
+      return built;
+    };
+    if (this.anyHost.fallback === undefined) this.anyHost.fallback = this.defaultRoute;
+    const any = this.anyHost.build();
+    const hasAny = any.exact !== undefined || any.prefixes.length > 0 || any.fallback !== undefined;
+    const exactHosts = finish(this.exactHosts);
+    const wildcardHosts = finish(this.wildcardHosts);
+    return {
+      version,
+      exactHosts,
+      wildcardHosts,
+      anyHost: hasAny ? any : undefined,
+      stats: {
+        hosts: exactHosts.size,
+        wildcardHosts: wildcardHosts.size,
+        routes: this.routeCount,
+        backends: this.endpoints.backendCount,
+        endpoints: this.endpoints.endpointCount,
+      },
+    };
+  }
+
+  private contextOf(ingress: V1Ingress): IngressContext {
+    const id = idOf(ingress);
+    const context: IngressContext = {
+      id,
+      namespace: ingress.metadata?.namespace ?? "",
+      policy: DEFAULT_POLICY,
+      annotations: undefined,
+    };
+    const annotations = ingress.metadata?.annotations;
+    if (annotations === undefined || !hasOurAnnotation(annotations)) return context;
+    const parsed = parseIngressAnnotations(annotations);
+    if (parsed.ok) {
+      context.annotations = parsed.value;
+      context.policy = policyOf(parsed.value.proxy);
+      return context;
+    }
+    this.problem(context, "metadata.annotations", formatErrors(parsed.errors));
+    const proxy = parseProxy(annotations);
+    if (proxy.ok) context.policy = policyOf(proxy.value);
+    return context;
+  }
+
+  private hostBuilder(host: string): HostBuilder {
+    if (host === "") return this.anyHost;
+    const wildcard = host.startsWith("*.");
+    const map = wildcard ? this.wildcardHosts : this.exactHosts;
+    const key = wildcard ? host.slice(2) : host;
+    let builder = map.get(key);
+    if (builder === undefined) {
+      builder = new HostBuilder();
+      map.set(key, builder);
+    }
+    return builder;
+  }
+
+  private addPath(
+    context: IngressContext,
+    { builder, host }: { builder: HostBuilder; host: string },
+    path: V1HTTPIngressPath,
+    field: string,
+  ): void {
+    const kind = pathKindOf(path.pathType);
+    const value = path.path ?? "/";
+    if (kind === undefined || !value.startsWith("/")) {
+      const what = kind === undefined ? `pathType "${path.pathType ?? ""}"` : `path "${value}"`;
+      this.problem(
+        context,
+        field,
+        `${what} is not served (Exact, Prefix, ImplementationSpecific; paths start with "/")`,
+      );
+      return;
+    }
+    const route = this.route(
+      context,
+      { host, path: value, kind },
+      path.backend,
+      `${field}.backend`,
+    );
+    if (route === undefined) return;
+    const map = kind === "Exact" ? builder.exact : builder.prefix;
+    const owner = map.get(route.match);
+    if (owner !== undefined) {
+      const where = `host "${host}" ${kind} path "${value}"`;
+      this.problem(
+        context,
+        field,
+        `${where} is already served by ${owner.ingress} (older); ignored`,
+      );
+      return;
+    }
+    map.set(route.match, route);
+    this.routeCount++;
+  }
+
+  private claimDefault(context: IngressContext, route: Route): void {
+    if (this.defaultRoute === undefined) {
+      this.defaultRoute = route;
+      return;
+    }
+    this.problem(
+      context,
+      "spec.defaultBackend",
+      `the default backend for unknown hosts is ${this.defaultRoute.ingress}'s (older); this one serves only its own hosts`,
+    );
+  }
+
+  private route(
+    context: IngressContext,
+    { host, path, kind }: { host: string; path: string; kind: PathKind },
+    backend: V1IngressBackend | undefined,
+    field: string,
+  ): Route | undefined {
+    const service = backend?.service;
+    if (service?.name === undefined || service.port === undefined) {
+      this.problem(context, field, "only Service backends with a port are served");
+      return undefined;
+    }
+    const port = service.port;
+    return {
+      ingress: context.id,
+      host,
+      path,
+      kind,
+      match: kind === "Exact" ? path : trimTrailingSlashes(path),
+      backend: this.endpoints.backend({
+        namespace: context.namespace,
+        service: service.name,
+        port,
+      }),
+      policy: context.policy,
+      annotations: context.annotations,
+      canaries: [],
+    };
+  }
+
+  private problem(context: IngressContext, field: string, message: string): void {
+    this.problems.push(`${context.id}: ${field}: ${message}`);
+  }
+}
+
+function hasOurAnnotation(annotations: Record<string, string>): boolean {
+  for (const key in annotations) if (key.startsWith(NGINX_ANNOTATION_PREFIX)) return true;
+  return false;
+}
+
+function pathKindOf(pathType: string | undefined): PathKind | undefined {
+  if (pathType === "Exact") return "Exact";
+  if (pathType === "Prefix" || pathType === "ImplementationSpecific") return "Prefix";
+  return undefined;
+}
+
+/** "/foo/" and "/foo" match the same requests as a Prefix; "/" becomes "" (everything). */
+function trimTrailingSlashes(path: string): string {
+  let end = path.length;
+  while (end > 0 && path.charCodeAt(end - 1) === 47) end--;
+  return end === path.length ? path : path.slice(0, end);
+}
+
+export function compileRoutes(view: GatewayView): CompiledRoutes {
+  const compiler = new Compiler(new EndpointIndex(view.endpointSlices, view.services));
+  for (const ingress of sortIngresses(view.ingresses)) compiler.addIngress(ingress);
+  compiler.attachCanaries();
+  return { table: compiler.build(view.version), problems: compiler.problems };
+}

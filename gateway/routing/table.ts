@@ -1,0 +1,180 @@
+// The compiled, immutable routing table and the lookups the request path makes. Built once per
+// view by compile.ts; a request only does Map lookups and a short scan of one host's prefixes.
+import type { IngressAnnotations } from "../../core/annotations";
+
+export type PathKind = "Exact" | "Prefix";
+
+/** One upstream address: a ready endpoint of a Service port. */
+export interface Endpoint {
+  readonly address: string;
+  readonly port: number;
+  /** "address:port" ("[v6]:port" for IPv6), the key of its keep-alive pool. */
+  readonly key: string;
+}
+
+/** A Service port and its ready endpoints, shared by every route that names it. */
+export class Backend {
+  /** Round-robin position; the only mutable field of a compiled table. */
+  private next = 0;
+
+  constructor(
+    /** "namespace/service:port". */
+    readonly key: string,
+    readonly endpoints: readonly Endpoint[],
+  ) {}
+
+  /** The next endpoint in round-robin order, skipping `avoid` when there is another. */
+  pick(avoid?: Endpoint): Endpoint | undefined {
+    const count = this.endpoints.length;
+    if (count === 0) return undefined;
+    let index = this.next;
+    this.next = index + 1 >= count ? 0 : index + 1;
+    let endpoint = this.endpoints[index];
+    if (endpoint === avoid && count > 1) {
+      index = this.next;
+      this.next = index + 1 >= count ? 0 : index + 1;
+      endpoint = this.endpoints[index];
+    }
+    return endpoint;
+  }
+}
+
+/** Per-route proxy settings, from the ingress's annotations with ingress-nginx's defaults. */
+export interface RoutePolicy {
+  readonly connectTimeoutMs: number;
+  readonly readTimeoutMs: number;
+  readonly sendTimeoutMs: number;
+  /** Largest request body in bytes; undefined for no limit. */
+  readonly bodyLimit: number | undefined;
+  /** Endpoints a request may be tried on (connect failures of idempotent requests). */
+  readonly tries: number;
+}
+
+export interface Route {
+  /** "namespace/name" of the Ingress that defined it. */
+  readonly ingress: string;
+  /** The rule's host as written ("" for a rule without host or a default backend). */
+  readonly host: string;
+  /** The path as written ("/" for a default backend). */
+  readonly path: string;
+  readonly kind: PathKind;
+  /** The path compared against requests: Prefix paths without trailing slashes ("" for "/"). */
+  readonly match: string;
+  readonly backend: Backend;
+  readonly policy: RoutePolicy;
+  /** The ingress's parsed annotations, for the traffic policy; undefined when they did not parse. */
+  readonly annotations: IngressAnnotations | undefined;
+  /**
+   * Canary ingresses' routes for the same host, path and type, oldest first (ingress-nginx's
+   * `canary: "true"`). Compiled here for the traffic policy to decide between; not served yet.
+   */
+  readonly canaries: readonly Route[];
+}
+
+/** The routes of one host (or of rules without host). */
+export interface HostRoutes {
+  readonly exact: ReadonlyMap<string, Route> | undefined;
+  /** Prefix routes, longest `match` first. */
+  readonly prefixes: readonly Route[];
+  /** The owning ingress's spec.defaultBackend, for paths no rule matches. */
+  readonly fallback: Route | undefined;
+}
+
+export interface RouteTableStats {
+  hosts: number;
+  wildcardHosts: number;
+  routes: number;
+  backends: number;
+  endpoints: number;
+}
+
+export interface RouteTable {
+  readonly version: number;
+  readonly exactHosts: ReadonlyMap<string, HostRoutes>;
+  /** Keyed by the domain after "*." ("example.com" for "*.example.com"). */
+  readonly wildcardHosts: ReadonlyMap<string, HostRoutes>;
+  /** Rules without host: match any host not named by a rule. */
+  readonly anyHost: HostRoutes | undefined;
+  readonly stats: RouteTableStats;
+}
+
+/** The host part of a Host header (or :authority), lowercased, without port. */
+export function normalizeHost(header: string | undefined): string {
+  if (header === undefined || header.length === 0) return "";
+  let end = header.length;
+  if (header.charCodeAt(0) === 91 /* [ */) {
+    const close = header.indexOf("]");
+    end = close < 0 ? end : close + 1;
+  } else {
+    const colon = header.indexOf(":");
+    if (colon >= 0) end = colon;
+  }
+  let host = end === header.length ? header : header.slice(0, end);
+  if (host.charCodeAt(host.length - 1) === 46 /* . */) host = host.slice(0, -1);
+  return hasUpper(host) ? host.toLowerCase() : host;
+}
+
+function hasUpper(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 65 && c <= 90) return true;
+  }
+  return false;
+}
+
+/** The routes for a normalized host: exact host, then one-label wildcard, then rules without host. */
+export function findHost(table: RouteTable, host: string): HostRoutes | undefined {
+  const exact = table.exactHosts.get(host);
+  if (exact !== undefined) return exact;
+  if (table.wildcardHosts.size > 0) {
+    const dot = host.indexOf(".");
+    if (dot > 0) {
+      const wildcard = table.wildcardHosts.get(host.slice(dot + 1));
+      if (wildcard !== undefined) return wildcard;
+    }
+  }
+  return table.anyHost;
+}
+
+/** Whether `path` is `match` or continues it with a "/" (element-wise prefix). */
+function prefixMatches(match: string, path: string): boolean {
+  if (match.length === 0) return true;
+  if (!path.startsWith(match)) return false;
+  return path.length === match.length || path.charCodeAt(match.length) === 47; /* / */
+}
+
+/** The route for a path (without query) among one host's routes. */
+export function findPath(routes: HostRoutes, path: string): Route | undefined {
+  const exact = routes.exact?.get(path);
+  if (exact !== undefined) return exact;
+  const prefixes = routes.prefixes;
+  for (let i = 0; i < prefixes.length; i++) {
+    const route = prefixes[i]!;
+    if (prefixMatches(route.match, path)) return route;
+  }
+  return routes.fallback;
+}
+
+/** The route for a request: host header and request target (the query is ignored). */
+export function findRoute(
+  table: RouteTable,
+  hostHeader: string | undefined,
+  target: string,
+): Route | undefined {
+  const routes = findHost(table, normalizeHost(hostHeader));
+  if (routes === undefined) return undefined;
+  const query = target.indexOf("?");
+  return findPath(routes, query < 0 ? target : target.slice(0, query));
+}
+
+/** Every route of a table, each once per host that holds it (fallbacks included). */
+export function forEachRoute(table: RouteTable, visit: (route: Route) => void): void {
+  const visitHost = (routes: HostRoutes) => {
+    for (const route of routes.exact?.values() ?? []) visit(route);
+    for (const route of routes.prefixes) visit(route);
+    if (routes.fallback !== undefined) visit(routes.fallback);
+  };
+  for (const routes of table.exactHosts.values()) visitHost(routes);
+  for (const routes of table.wildcardHosts.values()) visitHost(routes);
+  if (table.anyHost !== undefined) visitHost(table.anyHost);
+}

@@ -1,0 +1,69 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { readSettings } from "./settings";
+
+describe("gateway settings", () => {
+  it("given only the pod name, takes the documented defaults", () => {
+    const result = readSettings({ BULWARK_POD_NAME: "bulwark-gateway-3" });
+    assert.ok(result.ok);
+    const s = result.settings;
+    assert.equal(s.ordinal, 3);
+    assert.deepEqual([s.httpPort, s.httpsPort, s.adminPort], [8080, 8443, 9090]);
+    assert.deepEqual(s.checksum, { ingress: false, secret: false });
+    assert.deepEqual(s.watchNamespaces, []);
+    assert.equal(s.workers, 1);
+  });
+
+  it("given checksum namespaces, uses them; otherwise the watched namespaces", () => {
+    const both = readSettings({
+      BULWARK_POD_NAME: "g-0",
+      BULWARK_WATCH_NAMESPACES: "a, b",
+      BULWARK_CHECKSUM_NAMESPACES: "guard",
+    });
+    const watched = readSettings({
+      BULWARK_POD_NAME: "g-0",
+      BULWARK_WATCH_NAMESPACES: "a,b",
+      BULWARK_INGRESS_CHECKSUM: "on",
+    });
+    assert.ok(both.ok && watched.ok);
+    assert.deepEqual(both.settings.checksumNamespaces, ["guard"]);
+    assert.deepEqual(watched.settings.checksumNamespaces, ["a", "b"]);
+    assert.equal(watched.settings.checksum.ingress, true);
+  });
+
+  const bad: [string, NodeJS.ProcessEnv, RegExp][] = [
+    ["no pod name", {}, /^BULWARK_POD_NAME is required \(the pod name, from the Downward API\)$/],
+    [
+      "a pod name without ordinal",
+      { BULWARK_POD_NAME: "gateway" },
+      /^BULWARK_POD_NAME must end in -<ordinal>/,
+    ],
+    [
+      "a port out of range",
+      { BULWARK_POD_NAME: "g-0", BULWARK_HTTP_PORT: "70000" },
+      /^BULWARK_HTTP_PORT must be an integer from 0 to 65535; got "70000"$/,
+    ],
+    [
+      "a bad flag",
+      { BULWARK_POD_NAME: "g-0", BULWARK_SECRET_CHECKSUM: "maybe" },
+      /^BULWARK_SECRET_CHECKSUM must be true or false/,
+    ],
+    [
+      "a bad namespace",
+      { BULWARK_POD_NAME: "g-0", BULWARK_WATCH_NAMESPACES: "Shop" },
+      /^BULWARK_WATCH_NAMESPACES: "Shop" is not a namespace name$/,
+    ],
+    [
+      "zero workers",
+      { BULWARK_POD_NAME: "g-0", BULWARK_WORKERS: "0" },
+      /^BULWARK_WORKERS must be an integer from 1 to 64/,
+    ],
+  ];
+  for (const [title, env, message] of bad) {
+    it(`given ${title}, names the setting`, () => {
+      const result = readSettings(env);
+      assert.equal(result.ok, false);
+      if (!result.ok) assert.match(result.message, message);
+    });
+  }
+});

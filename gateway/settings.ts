@@ -1,0 +1,123 @@
+// The gateway's settings: environment variables read through ONE zod schema whose keys are the
+// variables' names, so a bad value is reported by the name the operator set.
+import { z } from "zod";
+import { podOrdinalFromName } from "../core/annotations/rollout";
+
+function integer(name: string, fallback: number, min: number, max: number) {
+  return z
+    .string()
+    .default(String(fallback))
+    .transform((text, ctx) => {
+      const value = Number(text);
+      if (text.trim() === "" || !Number.isInteger(value) || value < min || value > max) {
+        ctx.addIssue({
+          code: "custom",
+          message: `${name} must be an integer from ${min} to ${max}; got ${JSON.stringify(text)}`,
+        });
+        return z.NEVER;
+      }
+      return value;
+    });
+}
+
+function flag(name: string, fallback: boolean) {
+  return z
+    .string()
+    .default(String(fallback))
+    .transform((text, ctx) => {
+      const value = { true: true, false: false, on: true, off: false }[text.trim().toLowerCase()];
+      if (value === undefined) {
+        ctx.addIssue({
+          code: "custom",
+          message: `${name} must be true or false; got ${JSON.stringify(text)}`,
+        });
+        return z.NEVER;
+      }
+      return value;
+    });
+}
+
+/** A comma-separated list of namespaces; empty means all. */
+function namespaces(name: string) {
+  return z
+    .string()
+    .default("")
+    .transform((text, ctx) => {
+      const list = text
+        .split(",")
+        .map(s => s.trim())
+        .filter(Boolean);
+      const bad = list.find(ns => !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(ns));
+      if (bad !== undefined) {
+        ctx.addIssue({
+          code: "custom",
+          message: `${name}: ${JSON.stringify(bad)} is not a namespace name`,
+        });
+        return z.NEVER;
+      }
+      return list;
+    });
+}
+
+export const settingsSchema = z
+  .object({
+    BULWARK_POD_NAME: z
+      .string({ error: "BULWARK_POD_NAME is required (the pod name, from the Downward API)" })
+      .refine(name => podOrdinalFromName(name) >= 0, {
+        message: "BULWARK_POD_NAME must end in -<ordinal>, as a StatefulSet pod's name does",
+      }),
+    KUBECONFIG: z.string().optional(),
+    BULWARK_HTTP_PORT: integer("BULWARK_HTTP_PORT", 8080, 0, 65535),
+    BULWARK_HTTPS_PORT: integer("BULWARK_HTTPS_PORT", 8443, 0, 65535),
+    BULWARK_ADMIN_PORT: integer("BULWARK_ADMIN_PORT", 9090, 0, 65535),
+    BULWARK_LISTEN_HOST: z.string().default("0.0.0.0"),
+    BULWARK_STATE_DIR: z
+      .string()
+      .min(1, "BULWARK_STATE_DIR must not be empty")
+      .default("/var/lib/bulwark-gateway"),
+    BULWARK_WORKERS: integer("BULWARK_WORKERS", 1, 1, 64),
+    BULWARK_INGRESS_CHECKSUM: flag("BULWARK_INGRESS_CHECKSUM", false),
+    BULWARK_SECRET_CHECKSUM: flag("BULWARK_SECRET_CHECKSUM", false),
+    BULWARK_WATCH_NAMESPACES: namespaces("BULWARK_WATCH_NAMESPACES"),
+    BULWARK_CHECKSUM_NAMESPACES: namespaces("BULWARK_CHECKSUM_NAMESPACES"),
+    BULWARK_DRAIN_SECONDS: integer("BULWARK_DRAIN_SECONDS", 10, 0, 600),
+    LOG_LEVEL: z
+      .enum(["error", "warn", "info", "debug"], {
+        error: "LOG_LEVEL must be error, warn, info or debug",
+      })
+      .default("info"),
+  })
+  .transform(env => ({
+    podName: env.BULWARK_POD_NAME,
+    ordinal: podOrdinalFromName(env.BULWARK_POD_NAME),
+    kubeconfig: env.KUBECONFIG,
+    httpPort: env.BULWARK_HTTP_PORT,
+    httpsPort: env.BULWARK_HTTPS_PORT,
+    adminPort: env.BULWARK_ADMIN_PORT,
+    host: env.BULWARK_LISTEN_HOST,
+    stateDir: env.BULWARK_STATE_DIR,
+    workers: env.BULWARK_WORKERS,
+    checksum: { ingress: env.BULWARK_INGRESS_CHECKSUM, secret: env.BULWARK_SECRET_CHECKSUM },
+    watchNamespaces: env.BULWARK_WATCH_NAMESPACES,
+    /** Defaults to the watched namespaces. */
+    checksumNamespaces:
+      env.BULWARK_CHECKSUM_NAMESPACES.length > 0
+        ? env.BULWARK_CHECKSUM_NAMESPACES
+        : env.BULWARK_WATCH_NAMESPACES,
+    drainMs: env.BULWARK_DRAIN_SECONDS * 1000,
+    logLevel: env.LOG_LEVEL,
+  }));
+
+export type Settings = z.output<typeof settingsSchema>;
+
+/** The settings, or one line naming the first bad one. */
+export function readSettings(
+  env: NodeJS.ProcessEnv,
+): { ok: true; settings: Settings } | { ok: false; message: string } {
+  const parsed = settingsSchema.safeParse(env);
+  if (parsed.success) return { ok: true, settings: parsed.data };
+  const issue = parsed.error.issues[0];
+  const name = String(issue?.path[0] ?? "settings");
+  const message = issue?.message ?? "invalid";
+  return { ok: false, message: message.includes(name) ? message : `${name}: ${message}` };
+}

@@ -1,0 +1,72 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { ObjectCache, slim, type Change } from "./cache";
+import { watchTargets } from "./resources";
+
+const object = (namespace: string, name: string, rv: string) => ({
+  metadata: { namespace, name, resourceVersion: rv },
+});
+
+describe("ObjectCache", () => {
+  it("reports each real change once; an unchanged relist reports nothing", () => {
+    const changes: Change[] = [];
+    const cache = new ObjectCache(c => changes.push(c));
+    const sink = cache.sink("ingress", undefined);
+    sink.replace([object("a", "x", "1"), object("b", "y", "2")]);
+    sink.replace([object("a", "x", "1"), object("b", "y", "2")]);
+    sink.upsert(object("a", "x", "3"));
+    sink.remove(object("b", "y", "2"));
+    sink.remove(object("b", "y", "2"));
+    assert.deepEqual(
+      changes.map(c => `${c.key}:${c.object?.metadata?.resourceVersion ?? "gone"}`),
+      ["a/x:1", "b/y:2", "a/x:3", "b/y:gone"],
+    );
+  });
+
+  it("a namespaced relist removes only that namespace's missing objects", () => {
+    const cache = new ObjectCache(() => {});
+    cache.sink("secret", "a").replace([object("a", "x", "1")]);
+    cache.sink("secret", "b").replace([object("b", "y", "1")]);
+    cache.sink("secret", "a").replace([]);
+    assert.deepEqual([...cache.map("secret").keys()], ["b/y"]);
+  });
+
+  it("drops managedFields and the last-applied annotation, keeps the rest", () => {
+    const slimmed = slim({
+      metadata: {
+        name: "x",
+        managedFields: [{ manager: "kubectl" }],
+        annotations: { "kubectl.kubernetes.io/last-applied-configuration": "{}", keep: "me" },
+      },
+      spec: { a: 1 },
+    });
+    assert.deepEqual(slimmed, {
+      metadata: { name: "x", annotations: { keep: "me" } },
+      spec: { a: 1 },
+    });
+  });
+});
+
+describe("watchTargets", () => {
+  it("watches cluster-wide without namespaces, per namespace with them, TLS Secrets only", () => {
+    assert.deepEqual(
+      watchTargets("ingress", []).map(t => t.spec.path),
+      ["/apis/networking.k8s.io/v1/ingresses"],
+    );
+    assert.deepEqual(
+      watchTargets("secret", ["a", "b"]).map(t => [t.spec.path, t.spec.query?.fieldSelector]),
+      [
+        ["/api/v1/namespaces/a/secrets", "type=kubernetes.io/tls"],
+        ["/api/v1/namespaces/b/secrets", "type=kubernetes.io/tls"],
+      ],
+    );
+    assert.deepEqual(
+      watchTargets("ingressClass", ["a"]).map(t => t.spec.path),
+      ["/apis/networking.k8s.io/v1/ingressclasses"],
+    );
+    assert.deepEqual(
+      watchTargets("ingressChecksum", ["guard"]).map(t => t.spec.path),
+      ["/apis/tengine.taobao.org/v1/namespaces/guard/ingresschecksums"],
+    );
+  });
+});

@@ -1,0 +1,104 @@
+// The gateway's copy of the objects it watches, one map per kind keyed by namespace/name. Every
+// real change is reported once to the listener (a relist that brings nothing new reports
+// nothing), so the guard can update incrementally. Server bookkeeping that never changes
+// serving (managedFields, the last-applied annotation) is dropped on arrival: at 100k objects
+// it is most of the memory.
+import type { KubeObject, ReflectorSink } from "./reflector";
+
+export type ResourceKind =
+  | "ingress"
+  | "secret"
+  | "endpointSlice"
+  | "ingressClass"
+  | "ingressChecksum"
+  | "secretChecksum";
+
+export const RESOURCE_KINDS: ResourceKind[] = [
+  "ingress",
+  "secret",
+  "endpointSlice",
+  "ingressClass",
+  "ingressChecksum",
+  "secretChecksum",
+];
+
+export interface Change {
+  kind: ResourceKind;
+  key: string;
+  /** The new object, or undefined when it is gone. */
+  object: KubeObject | undefined;
+}
+
+const LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration";
+
+export function keyOf(object: KubeObject): string {
+  const { namespace, name } = object.metadata ?? {};
+  return namespace ? `${namespace}/${name ?? ""}` : (name ?? "");
+}
+
+/** The object without managedFields and the last-applied annotation. */
+export function slim(object: KubeObject): KubeObject {
+  const metadata = object.metadata;
+  if (!metadata) return object;
+  const kept = { ...metadata };
+  delete kept.managedFields;
+  const annotations = kept.annotations as Record<string, string> | undefined;
+  if (annotations && LAST_APPLIED in annotations) {
+    const rest = { ...annotations };
+    delete rest[LAST_APPLIED];
+    kept.annotations = rest;
+  }
+  return { ...object, metadata: kept };
+}
+
+export class ObjectCache {
+  readonly #maps = new Map<ResourceKind, Map<string, KubeObject>>(
+    RESOURCE_KINDS.map(kind => [kind, new Map()]),
+  );
+  readonly #onChange: (change: Change) => void;
+
+  constructor(onChange: (change: Change) => void) {
+    this.#onChange = onChange;
+  }
+
+  map(kind: ResourceKind): ReadonlyMap<string, KubeObject> {
+    return this.#maps.get(kind) as Map<string, KubeObject>;
+  }
+
+  /** A sink for one reflector; `namespace` limits what its relists may remove. */
+  sink(kind: ResourceKind, namespace: string | undefined): ReflectorSink {
+    return {
+      replace: items => this.#replace(kind, namespace, items),
+      upsert: object => this.#upsert(kind, slim(object)),
+      remove: object => this.#remove(kind, keyOf(object)),
+    };
+  }
+
+  #replace(kind: ResourceKind, namespace: string | undefined, items: KubeObject[]): void {
+    const map = this.#maps.get(kind) as Map<string, KubeObject>;
+    const listed = new Set<string>();
+    for (const item of items) {
+      listed.add(keyOf(item));
+      this.#upsert(kind, slim(item));
+    }
+    const prefix = namespace === undefined ? "" : `${namespace}/`;
+    for (const key of [...map.keys()]) {
+      if (key.startsWith(prefix) && !listed.has(key)) this.#remove(kind, key);
+    }
+  }
+
+  #upsert(kind: ResourceKind, object: KubeObject): void {
+    const map = this.#maps.get(kind) as Map<string, KubeObject>;
+    const key = keyOf(object);
+    const version = object.metadata?.resourceVersion;
+    if (version !== undefined && map.get(key)?.metadata?.resourceVersion === version) return;
+    map.set(key, object);
+    this.#onChange({ kind, key, object });
+  }
+
+  #remove(kind: ResourceKind, key: string): void {
+    const map = this.#maps.get(kind) as Map<string, KubeObject>;
+    if (!map.delete(key)) return;
+    this.#onChange({ kind, key, object: undefined });
+  }
+}

@@ -1,0 +1,101 @@
+// Everything the gateway reads from the API server: a reflector per kind and namespace feeding
+// one ObjectCache, plus a light probe that says whether the API server answers right now (a
+// watch can sit idle for a minute without proving anything).
+import type { ApiClient } from "./api-client";
+import { ObjectCache, type Change, type ResourceKind } from "./cache";
+import { Reflector, type ReflectorOptions, type ReflectorStatus } from "./reflector";
+import { watchTargets } from "./resources";
+
+export interface SourceOptions {
+  /** Namespaces of Ingresses, Secrets and EndpointSlices; empty means all. */
+  namespaces: readonly string[];
+  /** Namespaces of the checksum objects; empty means all. */
+  checksumNamespaces: readonly string[];
+  /** The kinds to watch (checksum kinds only when their feature is on). */
+  kinds: readonly ResourceKind[];
+  probeIntervalMs: number;
+  reflector: Partial<ReflectorOptions>;
+  /** Called after every complete list of a kind (also an empty one, which changes nothing). */
+  onListed?: (kind: ResourceKind) => void;
+}
+
+export interface ApiServerStatus {
+  /** The last probe got an answer. */
+  reachable: boolean;
+  lastContactAt?: string;
+  lastError?: string;
+  /** Since when the API server has not answered; undefined while it answers. */
+  unreachableSince?: string;
+  resources: ReflectorStatus[];
+}
+
+const PROBE_TIMEOUT_MS = 3000;
+
+export class Source {
+  readonly cache: ObjectCache;
+  readonly #client: ApiClient;
+  readonly #options: SourceOptions;
+  readonly #reflectors: { kind: ResourceKind; reflector: Reflector }[];
+  #probe: NodeJS.Timeout | undefined;
+  #api: Omit<ApiServerStatus, "resources"> = { reachable: false };
+
+  constructor(client: ApiClient, options: SourceOptions, onChange: (change: Change) => void) {
+    this.#client = client;
+    this.#options = options;
+    this.cache = new ObjectCache(onChange);
+    this.#reflectors = options.kinds.flatMap(kind => {
+      const checksum = kind === "ingressChecksum" || kind === "secretChecksum";
+      const namespaces = checksum ? options.checksumNamespaces : options.namespaces;
+      return watchTargets(kind, namespaces).map(target => {
+        const sink = this.cache.sink(kind, target.namespace);
+        const replace = sink.replace;
+        sink.replace = items => {
+          replace(items);
+          options.onListed?.(kind);
+        };
+        return { kind, reflector: new Reflector(client, target.spec, sink, options.reflector) };
+      });
+    });
+  }
+
+  start(): void {
+    for (const { reflector } of this.#reflectors) reflector.start();
+    void this.#probeOnce();
+    this.#probe = setInterval(() => void this.#probeOnce(), this.#options.probeIntervalMs);
+    this.#probe.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.#probe);
+    await Promise.all(this.#reflectors.map(r => r.reflector.stop()));
+  }
+
+  /** Whether every watched kind has been listed completely at least once. */
+  synced(): boolean {
+    return this.#reflectors.every(r => r.reflector.status().synced);
+  }
+
+  /** Whether every reflector of `kind` has listed at least once (true for an unwatched kind). */
+  kindSynced(kind: ResourceKind): boolean {
+    return this.#reflectors.filter(r => r.kind === kind).every(r => r.reflector.status().synced);
+  }
+
+  status(): ApiServerStatus {
+    return { ...this.#api, resources: this.#reflectors.map(r => r.reflector.status()) };
+  }
+
+  async #probeOnce(): Promise<void> {
+    const now = new Date().toISOString();
+    try {
+      await this.#client.getJson("/version", PROBE_TIMEOUT_MS);
+      this.#api = { reachable: true, lastContactAt: now };
+    } catch (error) {
+      this.#api = {
+        reachable: false,
+        lastContactAt: this.#api.lastContactAt,
+        lastError: error instanceof Error ? error.message : String(error),
+        unreachableSince: this.#api.unreachableSince ?? now,
+      };
+    }
+  }
+}

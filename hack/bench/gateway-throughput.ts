@@ -1,0 +1,289 @@
+// Gateway throughput and memory against Debian's nginx and @fastify/http-proxy, in one run.
+//
+//   npx tsx hack/bench/gateway-throughput.ts [--workers 1] [--duration 10] [--connections 64]
+//                                            [--memory-only] [--skip-memory]
+//
+// One nginx process (1 worker) serves a tiny static answer as the backend. In front of it, in
+// turn: nginx as a reverse proxy (worker_processes = --workers, upstream keepalive), the gateway
+// (--workers processes), and @fastify/http-proxy (one process). wrk on loopback drives each with
+// the same Host, path and connections. Then RSS of a gateway process after compiling 10k and 100k
+// hosts. Numbers are printed; nothing is asserted.
+import { execFile, execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import type { V1EndpointSlice, V1Ingress } from "@kubernetes/client-node";
+import { startDataPlane } from "../../gateway/data-plane";
+import { freePort } from "../control-plane/ports";
+
+const run = promisify(execFile);
+const HOST = "bench.test";
+const NGINX = "/usr/sbin/nginx";
+const WRK = "/usr/bin/wrk";
+
+interface Options {
+  workers: number;
+  duration: number;
+  connections: number;
+  memoryOnly: boolean;
+  skipMemory: boolean;
+}
+
+function parseOptions(argv: string[]): Options {
+  const value = (name: string, fallback: number) => {
+    const index = argv.indexOf(name);
+    const parsed = index < 0 ? fallback : Number(argv[index + 1]);
+    if (!Number.isInteger(parsed) || parsed <= 0)
+      throw new Error(`${name}: expected a positive integer`);
+    return parsed;
+  };
+  return {
+    workers: value("--workers", 1),
+    duration: value("--duration", 10),
+    connections: value("--connections", 64),
+    memoryOnly: argv.includes("--memory-only"),
+    skipMemory: argv.includes("--skip-memory"),
+  };
+}
+
+interface WrkResult {
+  rps: number;
+  p50ms: number;
+  p99ms: number;
+  errors: number;
+}
+
+function toMs(text: string): number {
+  const match = /^([\d.]+)(us|ms|s)$/.exec(text);
+  if (match === null) return NaN;
+  const n = Number(match[1]);
+  return match[2] === "us" ? n / 1000 : match[2] === "s" ? n * 1000 : n;
+}
+
+async function wrk(port: number, options: Options): Promise<WrkResult> {
+  const { stdout } = await run(WRK, [
+    "-t1",
+    `-c${options.connections}`,
+    `-d${options.duration}s`,
+    "--latency",
+    "-H",
+    `Host: ${HOST}`,
+    `http://127.0.0.1:${port}/hello`,
+  ]);
+  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1] ?? NaN);
+  const p50ms = toMs(/\s50%\s+(\S+)/.exec(stdout)?.[1] ?? "");
+  const p99ms = toMs(/\s99%\s+(\S+)/.exec(stdout)?.[1] ?? "");
+  const errorMatch = /Non-2xx or 3xx responses:\s+(\d+)/.exec(stdout);
+  const socketErrors = /Socket errors:.*/.exec(stdout)?.[0];
+  if (socketErrors !== undefined) console.log(`    wrk: ${socketErrors}`);
+  return { rps, p50ms, p99ms, errors: Number(errorMatch?.[1] ?? 0) };
+}
+
+const TEMP_PATHS = ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"]
+  .map(name => `${name === "client_body" ? "client_body" : name}_temp_path DIR/${name};`)
+  .join(" ");
+
+function nginxConfig(dir: string, workers: number, servers: string): string {
+  return `worker_processes ${workers};
+daemon off;
+pid ${dir}/nginx-${Math.random().toString(36).slice(2)}.pid;
+error_log ${dir}/error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  ${TEMP_PATHS.replaceAll("DIR", dir)}
+  ${servers}
+}
+`;
+}
+
+async function startNginx(dir: string, name: string, config: string): Promise<ChildProcess> {
+  const file = join(dir, `${name}.conf`);
+  writeFileSync(file, config);
+  const child = spawn(NGINX, ["-c", file, "-p", dir, "-e", join(dir, "error.log")], {
+    stdio: "ignore",
+  });
+  await new Promise(resolve => setTimeout(resolve, 500));
+  if (child.exitCode !== null) throw new Error(`nginx (${name}) exited; see ${dir}/error.log`);
+  return child;
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise(resolve => child.once("exit", resolve));
+  child.kill("SIGQUIT");
+  await exited;
+}
+
+function benchView(backendPort: number) {
+  const ingress: V1Ingress = {
+    metadata: { namespace: "bench", name: "bench", creationTimestamp: new Date(0) },
+    spec: {
+      rules: [
+        {
+          host: HOST,
+          http: {
+            paths: [
+              {
+                path: "/",
+                pathType: "Prefix",
+                backend: { service: { name: "web", port: { number: 80 } } },
+              },
+            ],
+          },
+        },
+      ],
+    },
+  };
+  const slice: V1EndpointSlice = {
+    metadata: {
+      namespace: "bench",
+      name: "web-1",
+      labels: { "kubernetes.io/service-name": "web" },
+    },
+    addressType: "IPv4",
+    ports: [{ port: backendPort, protocol: "TCP" }],
+    endpoints: [{ addresses: ["127.0.0.1"], conditions: { ready: true } }],
+  };
+  return { version: 1, ingresses: [ingress], endpointSlices: [slice], tlsPairs: [] };
+}
+
+async function benchGateway(backendPort: number, options: Options): Promise<WrkResult> {
+  const port = await freePort();
+  const plane = await startDataPlane({
+    httpPort: port,
+    host: "127.0.0.1",
+    workers: options.workers,
+    defaultCertificates: [],
+  });
+  try {
+    await plane.apply(benchView(backendPort));
+    await wrk(port, { ...options, duration: 2 }); // warm-up (JIT, pools)
+    return await wrk(port, options);
+  } finally {
+    await plane.close({ drainMs: 500 });
+  }
+}
+
+async function benchFastify(backendPort: number, options: Options): Promise<WrkResult> {
+  const port = await freePort();
+  const child = spawn(
+    process.execPath,
+    [
+      ...process.execArgv,
+      join(__dirname, "gateway-throughput-fastify.ts"),
+      String(port),
+      String(backendPort),
+    ],
+    { stdio: ["ignore", "pipe", "inherit"] },
+  );
+  await new Promise<void>((resolve, reject) => {
+    child.stdout?.once("data", () => resolve());
+    child.once("exit", code => reject(new Error(`fastify proxy exited with ${code}`)));
+  });
+  try {
+    await wrk(port, { ...options, duration: 2 });
+    return await wrk(port, options);
+  } finally {
+    child.kill("SIGTERM");
+  }
+}
+
+async function throughput(options: Options): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), "bulwark-bench-gw-"));
+  const backendPort = await freePort();
+  const nginxPort = await freePort();
+  const backend = await startNginx(
+    dir,
+    "backend",
+    nginxConfig(
+      dir,
+      1,
+      `server { listen 127.0.0.1:${backendPort}; keepalive_requests 1000000; location / { return 200 "hello from the backend\\n"; } }`,
+    ),
+  );
+  const proxy = await startNginx(
+    dir,
+    "proxy",
+    nginxConfig(
+      dir,
+      options.workers,
+      `upstream web { server 127.0.0.1:${backendPort}; keepalive 320; keepalive_requests 1000000; }
+  server {
+    listen 127.0.0.1:${nginxPort};
+    server_name ${HOST};
+    keepalive_requests 1000000;
+    location / {
+      proxy_pass http://web;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header Host $host;
+      proxy_set_header X-Real-IP $remote_addr;
+      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+      proxy_set_header X-Forwarded-Proto $scheme;
+      proxy_set_header X-Forwarded-Host $host;
+      proxy_set_header X-Forwarded-Port $server_port;
+    }
+  }`,
+    ),
+  );
+  try {
+    console.log(
+      `throughput: wrk -t1 -c${options.connections} -d${options.duration}s, ${options.workers} worker(s), loopback`,
+    );
+    await wrk(nginxPort, { ...options, duration: 2 });
+    const results: [string, WrkResult][] = [];
+    results.push(["nginx (reverse proxy)", await wrk(nginxPort, options)]);
+    results.push([
+      `gateway (${options.workers} worker(s))`,
+      await benchGateway(backendPort, options),
+    ]);
+    results.push(["@fastify/http-proxy (1 process)", await benchFastify(backendPort, options)]);
+    results.push(["backend direct (nginx static)", await wrk(backendPort, options)]);
+    const base = results[0]![1].rps;
+    for (const [name, r] of results) {
+      console.log(
+        `  ${name.padEnd(34)} ${r.rps.toFixed(0).padStart(8)} req/s  p50 ${r.p50ms.toFixed(2)} ms  p99 ${r.p99ms.toFixed(2)} ms  ratio/nginx ${(r.rps / base).toFixed(2)}${r.errors > 0 ? `  non-2xx ${r.errors}` : ""}`,
+      );
+    }
+  } finally {
+    await stop(proxy);
+    await stop(backend);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function memory(hosts: number): Promise<void> {
+  const { stdout } = await run(
+    process.execPath,
+    [...process.execArgv, join(__dirname, "gateway-throughput-memory.ts"), String(hosts)],
+    { maxBuffer: 1024 * 1024 },
+  );
+  process.stdout.write(stdout);
+}
+
+/** nginx and wrk come from Debian, through hack/system-packages.sh when missing. */
+function ensureTools(): void {
+  if (existsSync(NGINX) && existsSync(WRK)) return;
+  execFileSync("bash", [join(__dirname, "..", "system-packages.sh")], { stdio: "inherit" });
+}
+
+async function main(): Promise<void> {
+  const options = parseOptions(process.argv.slice(2));
+  if (!options.memoryOnly) ensureTools();
+  if (!options.memoryOnly) await throughput(options);
+  if (!options.skipMemory) {
+    console.log("memory: one gateway process, RSS after compiling and serving the view");
+    await memory(10_000);
+    await memory(100_000);
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

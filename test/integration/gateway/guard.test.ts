@@ -1,0 +1,148 @@
+// The checksum guard in the gateway process: an Ingress update that matches no IngressCheckSum
+// is kept out (the last good view keeps serving, with no failed request), is counted and shown
+// in /healthz; publishing a matching checksum lets it in. A fresh gateway whose data matches no
+// checksum never becomes ready.
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { applyOrThrow, waitUntil } from "../../../hack/control-plane/kube";
+import { computeChecksum } from "../../../core/checksum";
+import { testCluster, testNamespace } from "../../harness/cluster";
+import {
+  endpointSlice,
+  ensureIngressClass,
+  get,
+  ingress,
+  startBackend,
+  startGateway,
+  waitServed,
+  type Backend,
+  type Reply,
+  type RunningGateway,
+} from "./harness";
+
+const cluster = testCluster();
+const HOST = "guarded.example.com";
+const VERSION = "nginx.ingress.kubernetes.io/version";
+
+function checksumObject(namespace: string, name: string, ids: string[]) {
+  const objects = ids.map(id => {
+    const [n, v] = id.split("-");
+    return { metadata: { name: `shop-${n}`, annotations: { [VERSION]: v ?? "" } } };
+  });
+  const { checksum } = computeChecksum("Ingress", "tengine", objects);
+  return {
+    apiVersion: "tengine.taobao.org/v1",
+    kind: "IngressCheckSum",
+    metadata: { name, namespace },
+    spec: { timestamp: new Date().toISOString(), checksum, ids, mode: "tengine" },
+  };
+}
+
+/** Requests `host` every few ms until stopped; returns every reply or error text. */
+function keepRequesting(port: number, host: string): () => Promise<(Reply | string)[]> {
+  const replies: (Reply | string)[] = [];
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      replies.push(await get(port, host).catch((error: Error) => error.message));
+      await new Promise(r => setTimeout(r, 20));
+    }
+  })();
+  return async () => {
+    running = false;
+    await loop;
+    return replies;
+  };
+}
+
+describe("gateway checksum guard", () => {
+  let ns: string;
+  let removeNamespace: () => Promise<void>;
+  let blue: Backend;
+  let green: Backend;
+  let gateway: RunningGateway;
+  const env = { BULWARK_INGRESS_CHECKSUM: "true" };
+
+  before(async () => {
+    [ns, removeNamespace] = await testNamespace(cluster, "gw-guard");
+    await ensureIngressClass(cluster.kc);
+    [blue, green] = [await startBackend("blue"), await startBackend("green")];
+    await applyOrThrow(cluster.kc, [
+      endpointSlice(ns, "blue", blue.port),
+      endpointSlice(ns, "green", green.port),
+      ingress(ns, "shop-1", { host: HOST, service: "blue", annotations: { [VERSION]: "1" } }),
+      checksumObject(ns, "checksum-a", ["1-1"]),
+    ]);
+    gateway = await startGateway({ kubeconfigPath: cluster.kubeconfigPath, namespace: ns, env });
+  });
+
+  after(async () => {
+    await gateway?.stop();
+    await Promise.all([blue?.close(), green?.close()]);
+    await removeNamespace?.();
+  });
+
+  it("serves data that matches a published checksum", async () => {
+    assert.equal((await waitServed(gateway.httpPort, HOST, "blue")).body, "blue /");
+    const health = await gateway.health();
+    assert.equal(health.guard.ingress?.state, "matched");
+    assert.equal(health.guard.ingress?.accepted, true);
+  });
+
+  it("keeps a mismatching update out while traffic flows, then lets it in once a checksum matches", async () => {
+    const stop = keepRequesting(gateway.httpPort, HOST);
+    await applyOrThrow(cluster.kc, [
+      ingress(ns, "shop-1", { host: HOST, service: "green", annotations: { [VERSION]: "2" } }),
+    ]);
+    const refused = await waitUntil("the update to be refused", async () => {
+      const health = await gateway.health();
+      const guard = health.guard.ingress;
+      return guard?.state === "mismatch" && guard.refusedUpdates > 0 ? health : undefined;
+    });
+    assert.equal(refused.guard.ingress?.accepted, false);
+    assert.equal(refused.guard.ingress?.refusal, "mismatch");
+    await new Promise(r => setTimeout(r, 500));
+    const during = await get(gateway.httpPort, HOST);
+    assert.deepEqual(during, { status: 200, body: "blue /" }, "the last good view still serves");
+    const metrics = await (await fetch(`http://127.0.0.1:${gateway.adminPort}/metrics`)).text();
+    assert.match(metrics, /^bulwark_gateway_checksum_mismatches_total\{kind="ingress"\} [1-9]/m);
+    assert.match(metrics, /^bulwark_gateway_checksum_mismatch\{kind="ingress"\} 1$/m);
+
+    await applyOrThrow(cluster.kc, [checksumObject(ns, "checksum-b", ["1-2"])]);
+    await waitServed(gateway.httpPort, HOST, "green");
+    const replies = await stop();
+    const failures = replies.filter(r => typeof r === "string" || r.status !== 200);
+    assert.deepEqual(failures, [], "no request failed");
+    const bodies = new Set(replies.map(r => (typeof r === "string" ? r : r.body)));
+    assert.deepEqual([...bodies].sort(), ["blue /", "green /"]);
+    assert.equal((await gateway.health()).guard.ingress?.state, "matched");
+  });
+
+  it("a fresh gateway whose data matches no checksum is never ready", async () => {
+    await applyOrThrow(cluster.kc, [
+      ingress(ns, "shop-1", { host: HOST, service: "blue", annotations: { [VERSION]: "3" } }),
+    ]);
+    const fresh = await startGateway({
+      kubeconfigPath: cluster.kubeconfigPath,
+      namespace: ns,
+      podName: "bulwark-gateway-5",
+      env,
+      waitReady: false,
+    });
+    try {
+      await waitUntil("the fresh gateway to see the mismatch", async () => {
+        return (await fresh.health()).guard.ingress?.state === "mismatch";
+      });
+      const ready = await fetch(`http://127.0.0.1:${fresh.adminPort}/readyz`);
+      assert.equal(ready.status, 503);
+      assert.equal((await fresh.health()).ready, false);
+      assert.equal(
+        (await get(fresh.httpPort, HOST)).status,
+        404,
+        "it serves no route it was not given",
+      );
+    } finally {
+      await fresh.stop();
+    }
+  });
+});

@@ -1,0 +1,85 @@
+// The gateway as a real process against the real API server: Ingresses of class bulwark route to
+// real backends through EndpointSlices naming this machine's address; changes apply without a restart.
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { applyOrThrow } from "../../../hack/control-plane/kube";
+import { testCluster, testNamespace } from "../../harness/cluster";
+import {
+  endpointSlice,
+  ensureIngressClass,
+  get,
+  ingress,
+  startBackend,
+  startGateway,
+  waitServed,
+  type Backend,
+  type RunningGateway,
+} from "./harness";
+
+const cluster = testCluster();
+
+describe("gateway routing", () => {
+  let ns: string;
+  let removeNamespace: () => Promise<void>;
+  let blue: Backend;
+  let green: Backend;
+  let gateway: RunningGateway;
+
+  before(async () => {
+    [ns, removeNamespace] = await testNamespace(cluster, "gw-routing");
+    await ensureIngressClass(cluster.kc);
+    [blue, green] = [await startBackend("blue"), await startBackend("green")];
+    await applyOrThrow(cluster.kc, [
+      endpointSlice(ns, "blue", blue.port),
+      endpointSlice(ns, "green", green.port),
+      ingress(ns, "shop-1", { host: "shop.example.com", service: "blue" }),
+    ]);
+    gateway = await startGateway({ kubeconfigPath: cluster.kubeconfigPath, namespace: ns });
+  });
+
+  after(async () => {
+    await gateway?.stop();
+    await Promise.all([blue?.close(), green?.close()]);
+    await removeNamespace?.();
+  });
+
+  it("routes a host to the ready endpoint of its Service", async () => {
+    const reply = await waitServed(gateway.httpPort, "shop.example.com", "blue");
+    assert.equal(reply.body, "blue /");
+    const unknown = await get(gateway.httpPort, "nobody.example.com");
+    assert.equal(unknown.status, 404);
+  });
+
+  it("applies an Ingress update and a new Ingress without a restart", async () => {
+    const pid = gateway.process.pid;
+    await applyOrThrow(cluster.kc, [
+      ingress(ns, "shop-1", { host: "shop.example.com", service: "green" }),
+      ingress(ns, "blog-2", { host: "blog.example.com", service: "blue", path: "/posts" }),
+    ]);
+    assert.equal((await waitServed(gateway.httpPort, "shop.example.com", "green")).body, "green /");
+    const post = await waitServed(gateway.httpPort, "blog.example.com", "blue", { path: "/posts" });
+    assert.equal(post.body, "blue /posts");
+    assert.equal((await get(gateway.httpPort, "blog.example.com", "/")).status, 404);
+    assert.equal(
+      (await get(gateway.httpPort, "blog.example.com", "/posts/1")).body,
+      "blue /posts/1",
+    );
+    assert.equal(gateway.process.pid, pid);
+  });
+
+  it("reports the served view on /healthz, /readyz and /metrics", async () => {
+    const health = await gateway.health();
+    assert.equal(health.ready, true);
+    assert.equal(health.view?.from, "api");
+    assert.equal(health.view?.ingresses, 2);
+    assert.equal(health.guard.ingress?.state, "off");
+    assert.equal(health.apiServer?.reachable, true);
+    const ready = await fetch(`http://127.0.0.1:${gateway.adminPort}/readyz`);
+    assert.equal(ready.status, 200);
+    const metrics = await (await fetch(`http://127.0.0.1:${gateway.adminPort}/metrics`)).text();
+    assert.match(
+      metrics,
+      new RegExp(`^bulwark_gateway_view_version ${health.view?.version ?? -1}$`, "m"),
+    );
+  });
+});

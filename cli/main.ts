@@ -1,9 +1,12 @@
 // `bulwark`: the command line. `bulwark --help` lists the commands.
 import { parseArgs } from "node:util";
+import packageJson from "../package.json";
 import { compute, objectsFromFiles, publish, render, type ChecksumOptions } from "./checksum";
+import { uninstallCommand } from "./uninstall";
 import { InputError } from "./read-objects";
+import { PermissionCommandError, permissionCommand } from "./permission";
 
-const VERSION = "0.1.0";
+const VERSION = packageJson.version;
 
 const HELP = `bulwark ${VERSION}
 
@@ -12,6 +15,15 @@ Usage:
       Prints {checksum, ids} for the objects in the files (-o yaml: a ready-to-apply checksum object).
   bulwark checksum publish --kind ingress|secret -n NAMESPACE [--mode tengine|content]
       Reads the cluster (KUBECONFIG), creates a new checksum object and deletes the older ones.
+
+  bulwark uninstall [--dry-run] [--keep-crds]
+      Removes Bulwark from the cluster: strips the pod-permission finalizer from every pod, then
+      deletes the webhooks, the module and workloads, and the CRDs last (docs/upgrade-uninstall.md).
+  bulwark gateway|permission-server|init|edge-health [--help]
+      Runs a workload (the container image's entrypoints).
+
+  bulwark permission reset POD -n NAMESPACE [--server-namespace bulwark-system] [--configmap NAME]
+      Closes the pod's permission breaker and clears its backoff; its next attempt runs at once.
 
 --mode defaults to content (Bulwark's); tengine reproduces Tengine-Ingress's IDs.
 `;
@@ -47,11 +59,17 @@ export async function main(
       file: { type: "string", short: "f", multiple: true },
       help: { type: "boolean", short: "h" },
       version: { type: "boolean" },
+      "server-namespace": { type: "string" },
+      configmap: { type: "string" },
+      "dry-run": { type: "boolean" },
+      "keep-crds": { type: "boolean" },
     },
   });
   if (values.version) return (out(`${VERSION}\n`), 0);
   if (values.help || positionals.length === 0) return (out(HELP), 0);
   const [group, command] = positionals;
+  if (group === "permission") return permissionCommand(positionals, values, out);
+  if (group === "uninstall" && command === undefined) return uninstallCommand(values, out);
   if (group !== "checksum" || (command !== "compute" && command !== "publish")) {
     throw new UsageError(`unknown command "${positionals.join(" ")}"; see bulwark --help`);
   }
@@ -96,6 +114,7 @@ export function run(): void {
       const known =
         error instanceof UsageError ||
         error instanceof InputError ||
+        error instanceof PermissionCommandError ||
         String((error as { code?: unknown }).code).startsWith("ERR_PARSE_ARGS");
       process.stderr.write(`bulwark: ${error instanceof Error ? error.message : String(error)}\n`);
       process.exit(known ? 2 : 1);

@@ -2,15 +2,28 @@
 // manifests/ is generated: each `pepr build` makes a new webhook CA and API path, so the output
 // is not committed (it would carry a private key) and never edited by hand.
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
-import { dump } from "js-yaml";
+import { dump, load } from "js-yaml";
+import { formatErrors } from "../core/result";
 import { readYamlObjects } from "./control-plane/kube";
 import { splitFailOpenRules } from "./webhook-policy";
+import {
+  configureModule,
+  defaultValues,
+  DEFAULT_IMAGE,
+  valuesFrom,
+  workloadManifests,
+  type BulwarkValues,
+} from "./manifests";
+import { configureModuleChart } from "./manifests/pepr-chart";
 
 export const ROOT = resolve(__dirname, "..");
 export const MANIFESTS = join(ROOT, "manifests");
 const DIST = join(ROOT, "dist");
+/** What `pepr build` writes: the module's manifest, and a Helm chart for it. */
+export const MODULE_MANIFEST = join(DIST, "pepr-module-bulwark.yaml");
+export const MODULE_CHART = join(DIST, "bulwark-chart");
 const CRD_DIR = join(ROOT, "crds");
 
 /** The CRD files in crds/, in apply order. */
@@ -36,16 +49,52 @@ export function buildModule(options: { quiet?: boolean } = {}): void {
   );
 }
 
-/** Writes manifests/: CRDs first (numbered so `kubectl apply -f manifests/` orders them), then the module. */
-export function writeManifests(): string[] {
-  for (const entry of readdirSync(MANIFESTS)) {
-    if (entry !== "README.md") rmSync(join(MANIFESTS, entry), { recursive: true, force: true });
+/** `--name VALUE` or `--name=VALUE`; undefined when absent, an error when it has no value. */
+function flag(args: string[], name: string, example: string): string | undefined {
+  const at = args.findIndex(a => a === `--${name}` || a.startsWith(`--${name}=`));
+  if (at < 0) return undefined;
+  const value = args[at]?.includes("=") ? args[at]?.slice(name.length + 3) : args[at + 1];
+  if (!value || value.startsWith("--"))
+    throw new Error(`--${name} needs a value: --${name} ${example}`);
+  return value;
+}
+
+/** The image the workloads run: `--image REGISTRY/bulwark:TAG`, else $BULWARK_IMAGE, else the release's. */
+export function imageFromArgs(args: string[], env: NodeJS.ProcessEnv = process.env): string {
+  return flag(args, "image", "REGISTRY/bulwark:TAG") ?? (env.BULWARK_IMAGE || DEFAULT_IMAGE);
+}
+
+/**
+ * The build's values: the defaults with the image, and `--values FILE` (the Helm chart's keys,
+ * merged as Helm merges) over them. A bad value stops the build, naming its field.
+ */
+export function valuesFromArgs(
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): BulwarkValues {
+  const file = flag(args, "values", "my-values.yaml");
+  const overrides = file === undefined ? {} : load(readFileSync(file, "utf8"));
+  const values = valuesFrom(imageFromArgs(args, env), overrides);
+  if (!values.ok) throw new Error(`${file ?? "values"}: ${formatErrors(values.errors)}`);
+  return values.value;
+}
+
+/**
+ * Writes manifests/: CRDs first (numbered so `kubectl apply -f manifests/` orders them), then the
+ * module (its controllers told the workloads' image and addresses), then the workloads.
+ */
+export function writeManifests(
+  values: BulwarkValues = defaultValues(),
+  dir: string = MANIFESTS,
+): string[] {
+  mkdirSync(dir, { recursive: true });
+  for (const entry of readdirSync(dir)) {
+    if (entry !== "README.md") rmSync(join(dir, entry), { recursive: true, force: true });
   }
-  mkdirSync(MANIFESTS, { recursive: true });
   const written: string[] = [];
   const crds = crdFiles();
   if (crds.length > 0) {
-    const path = join(MANIFESTS, "00-crds.yaml");
+    const path = join(dir, "00-crds.yaml");
     if (crds.flatMap(readYamlObjects).some(o => o.kind !== "CustomResourceDefinition")) {
       throw new Error("crds/ may hold only CustomResourceDefinitions");
     }
@@ -55,14 +104,27 @@ export function writeManifests(): string[] {
     writeFileSync(path, parts.join("---\n"));
     written.push(path);
   }
-  const module = join(MANIFESTS, "10-pepr-module.yaml");
-  const objects = readYamlObjects(join(DIST, "pepr-module-bulwark.yaml")).map(splitFailOpenRules);
-  writeFileSync(module, objects.map(o => dump(o, { lineWidth: -1, noRefs: true })).join("---\n"));
+  const module = join(dir, "10-pepr-module.yaml");
+  const objects = readYamlObjects(MODULE_MANIFEST).map(splitFailOpenRules);
+  writeFileSync(module, toYaml(configureModule(objects, values)));
   written.push(module);
+  const workloads = join(dir, "20-bulwark.yaml");
+  writeFileSync(workloads, toYaml(workloadManifests(values)));
+  written.push(workloads);
   return written;
 }
 
+function toYaml(objects: object[]): string {
+  return objects.map(o => dump(o, { lineWidth: -1, noRefs: true })).join("---\n");
+}
+
 if (require.main === module) {
+  const values = valuesFromArgs(process.argv.slice(2));
   buildModule();
-  for (const path of writeManifests()) console.log(`wrote ${path}`);
+  for (const path of writeManifests(values)) console.log(`wrote ${path}`);
+  if (existsSync(join(MODULE_CHART, "Chart.yaml"))) {
+    configureModuleChart(MODULE_CHART, values, MODULE_MANIFEST);
+    console.log(`configured ${MODULE_CHART} (the module's Helm chart)`);
+  }
+  console.log(`workloads and init containers run ${values.image}`);
 }

@@ -1,0 +1,36 @@
+# One image for every Bulwark workload. The first argument picks the program:
+#   gateway | permission-server | init | edge-health | cli ...   (default: init, the injected init container)
+# The Pepr module's controllers run Pepr's own controller image; `npm run build -- --image` tells
+# them to inject this one.
+#
+#   docker build -t REGISTRY/bulwark:TAG .
+#   npm run build -- --image REGISTRY/bulwark:TAG     # manifests/ pointing at it
+
+# ---- build: all dependencies, the Pepr build (type-checks and bundles the module), the package
+FROM node:20-slim AS build
+WORKDIR /src
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY . .
+RUN npm run build \
+ && npm pack --pack-destination /tmp \
+ && mv /tmp/bulwark-*.tgz /tmp/bulwark.tgz
+
+# ---- runtime: production dependencies from the lockfile, the packed files, a non-root user
+FROM node:20-slim AS runtime
+ENV NODE_ENV=production \
+    NPM_CONFIG_UPDATE_NOTIFIER=false
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund \
+ && npm cache clean --force
+# Exactly the files `npm pack` ships (package.json "files"), which the entrypoint test installs.
+COPY --from=build /tmp/bulwark.tgz /tmp/bulwark.tgz
+RUN tar -xzf /tmp/bulwark.tgz --strip-components=1 -C /app --no-same-owner \
+ && rm /tmp/bulwark.tgz \
+ && chmod -R a+rX /app
+# node:20-slim's `node` user (UID 1000); the injected init container runs as 65532, which only
+# needs to read /app. Manifests mount an emptyDir on /tmp for tsx's compile cache.
+USER 1000:1000
+ENTRYPOINT ["node", "/app/bin/bulwark.js"]
+CMD ["init"]

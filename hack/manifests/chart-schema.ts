@@ -1,0 +1,33 @@
+// charts/bulwark/values.schema.json, from the same zod schema the generators check values with, so
+// `helm install --set gateway.replicas=0` fails naming the field, as `npm run build` would.
+//   npx tsx hack/manifests/chart-schema.ts && npx prettier --write charts/bulwark/values.schema.json
+// rewrites it (packaging/chart.test.ts fails while it is stale).
+import { writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { z } from "zod";
+import { quantity, valuesSchema } from "./values";
+
+export const CHART_SCHEMA = join(resolve(__dirname, "../.."), "charts", "bulwark", "values.schema.json");
+
+/** The chart's values: everything but the namespace, which is the release's. */
+export function chartValuesJsonSchema(): Record<string, unknown> {
+  return z.toJSONSchema(valuesSchema.omit({ namespace: true }), {
+    override: ctx => {
+      // YAML reads `cpu: 2` as a number; Kubernetes takes it. Strings keep the pattern.
+      if (ctx.zodSchema === quantity) {
+        const text = { ...ctx.jsonSchema };
+        for (const key of Object.keys(ctx.jsonSchema)) delete ctx.jsonSchema[key];
+        ctx.jsonSchema.anyOf = [text, { type: "number", minimum: 0 }];
+      }
+    },
+  }) as Record<string, unknown>;
+}
+
+export function chartSchemaText(): string {
+  return `${JSON.stringify(chartValuesJsonSchema(), null, 2)}\n`;
+}
+
+if (require.main === module) {
+  writeFileSync(CHART_SCHEMA, chartSchemaText());
+  console.log(`wrote ${CHART_SCHEMA}`);
+}

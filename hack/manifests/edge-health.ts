@@ -1,0 +1,113 @@
+// The edge-health daemon: a DaemonSet on edge nodes, on the host network (it probes its peers
+// node to node, and must keep working when the cluster network is what failed), and optionally
+// SuperEdge's zone ConfigMap.
+import type {
+  KubernetesObject,
+  V1ConfigMap,
+  V1DaemonSet,
+  V1EnvVar,
+} from "@kubernetes/client-node";
+import {
+  EDGE_MAX_UNKNOWN_KEY,
+  EDGE_TAINT_ZONE_ADMISSION_KEY,
+  EDGE_ZONE_CONFIGMAP,
+} from "../../core/names";
+import {
+  fieldEnv,
+  httpProbe,
+  labels,
+  metadata,
+  podMetadata,
+  podSecurityContext,
+  selectorLabels,
+  TMP_VOLUME,
+  valueEnv,
+  workloadContainer,
+  workloadName,
+} from "./common";
+import type { BulwarkValues } from "./values";
+
+export const EDGE_HEALTH = workloadName("edge-health");
+/** The daemon serves /healthz on its peer port (what its peers' daemon check calls too). */
+export const EDGE_HEALTH_PATHS = { live: "/healthz", ready: "/healthz" };
+export const HMAC_MOUNT = "/etc/bulwark/edge-health-hmac";
+
+/** What edge-health-daemon/settings.ts reads. */
+export function edgeHealthEnv(values: BulwarkValues): V1EnvVar[] {
+  const edge = values.edgeHealth;
+  return [
+    fieldEnv("BULWARK_NODE_NAME", "spec.nodeName"),
+    valueEnv("BULWARK_EDGE_PORT", edge.port),
+    valueEnv("BULWARK_EDGE_ZONE_NAMESPACE", edge.zones.configNamespace),
+    // The key as a mounted file: the daemon needs no access to Secrets at all.
+    valueEnv("BULWARK_EDGE_HMAC_KEY_FILE", `${HMAC_MOUNT}/${edge.hmacSecret.key}`),
+  ];
+}
+
+export function edgeHealthDaemonSet(values: BulwarkValues): V1DaemonSet & KubernetesObject {
+  const edge = values.edgeHealth;
+  const container = workloadContainer(values, "edge-health", {
+    env: edgeHealthEnv(values),
+    // On the host network the container port is the node's port.
+    ports: [{ name: "peer", containerPort: edge.port, protocol: "TCP" }],
+    livenessProbe: httpProbe(EDGE_HEALTH_PATHS.live, "peer", { period: 10, failures: 3 }),
+    readinessProbe: httpProbe(EDGE_HEALTH_PATHS.ready, "peer", { period: 10, failures: 2 }),
+    resources: edge.resources,
+    volumeMounts: [{ name: "hmac", mountPath: HMAC_MOUNT, readOnly: true }],
+  });
+  return {
+    apiVersion: "apps/v1",
+    kind: "DaemonSet",
+    metadata: metadata(EDGE_HEALTH, values.namespace, "edge-health"),
+    spec: {
+      selector: { matchLabels: selectorLabels("edge-health") },
+      updateStrategy: { type: "RollingUpdate", rollingUpdate: { maxUnavailable: 1 } },
+      template: {
+        // No metrics port: the daemon serves no /metrics, so no scrape annotations.
+        metadata: podMetadata(values, "edge-health"),
+        spec: {
+          serviceAccountName: EDGE_HEALTH,
+          hostNetwork: true,
+          dnsPolicy: "ClusterFirstWithHostNet",
+          // Votes must go on while the node is cut off, so outrank ordinary pods.
+          priorityClassName: "system-node-critical",
+          nodeSelector: edge.nodeSelector,
+          tolerations: edge.tolerations,
+          securityContext: podSecurityContext(),
+          terminationGracePeriodSeconds: 10,
+          containers: [container],
+          volumes: [
+            TMP_VOLUME,
+            {
+              name: "hmac",
+              secret: { secretName: edge.hmacSecret.name, items: [{ key: edge.hmacSecret.key, path: edge.hmacSecret.key }] },
+            },
+          ],
+        },
+      },
+    },
+  };
+}
+
+/** SuperEdge's zone ConfigMap, when the install manages it. */
+export function edgeZoneConfigMap(values: BulwarkValues): (V1ConfigMap & KubernetesObject)[] {
+  const { zones } = values.edgeHealth;
+  if (!zones.manageConfig) return [];
+  return [
+    {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: EDGE_ZONE_CONFIGMAP, namespace: zones.configNamespace, labels: labels() },
+      data: {
+        [EDGE_TAINT_ZONE_ADMISSION_KEY]: String(zones.taintZoneAdmission),
+        ...(zones.maxUnknownSeconds
+          ? { [EDGE_MAX_UNKNOWN_KEY]: String(zones.maxUnknownSeconds) }
+          : {}),
+      },
+    },
+  ];
+}
+
+export function edgeHealthObjects(values: BulwarkValues): KubernetesObject[] {
+  return [...edgeZoneConfigMap(values), edgeHealthDaemonSet(values)];
+}

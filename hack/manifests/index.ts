@@ -1,0 +1,51 @@
+// Everything a cluster needs beside the Pepr module, in apply order: Bulwark's namespace, each
+// workload's ServiceAccount and RBAC, then the workloads. `npm run build` writes it as
+// manifests/20-bulwark.yaml; the Helm chart (charts/bulwark) renders the same objects.
+import type { KubernetesObject } from "@kubernetes/client-node";
+import { namespaceObject, serviceAccount, type Component } from "./common";
+import { edgeHealthObjects } from "./edge-health";
+import { gatewayObjects } from "./gateway";
+import { permissionServerObjects } from "./permission-server";
+import { rbacObjects } from "./rbac";
+import type { BulwarkValues } from "./values";
+
+export { configureModule, moduleEnv } from "./pepr-module";
+export {
+  defaultValues,
+  mergeValues,
+  parseValues,
+  valuesFrom,
+  DEFAULT_IMAGE,
+  type BulwarkValues,
+} from "./values";
+
+export function enabledComponents(values: BulwarkValues): Component[] {
+  const components: Component[] = [];
+  if (values.gateway.enabled) components.push("gateway");
+  if (values.permissionServer.enabled) components.push("permission-server");
+  if (values.edgeHealth.enabled) components.push("edge-health");
+  return components;
+}
+
+/** A namespace the install puts objects into but does not own (never labelled, never deleted). */
+function foreignNamespaces(values: BulwarkValues): KubernetesObject[] {
+  const { configNamespace } = values.edgeHealth.zones;
+  if (!values.edgeHealth.enabled || configNamespace === values.namespace) return [];
+  return [{ apiVersion: "v1", kind: "Namespace", metadata: { name: configNamespace } }];
+}
+
+export function workloadManifests(values: BulwarkValues): KubernetesObject[] {
+  const components = enabledComponents(values);
+  const workloads: Record<Component, (v: BulwarkValues) => KubernetesObject[]> = {
+    gateway: gatewayObjects,
+    "permission-server": permissionServerObjects,
+    "edge-health": edgeHealthObjects,
+  };
+  return [
+    namespaceObject(values.namespace),
+    ...foreignNamespaces(values),
+    ...components.map(c => serviceAccount(values, c)),
+    ...components.flatMap(c => rbacObjects(values, c)),
+    ...components.flatMap(c => workloads[c](values)),
+  ];
+}

@@ -1,0 +1,84 @@
+// `pepr build` also writes a Helm chart for the module (dist/bulwark-chart). Its values carry the
+// controllers' env as lists (admission.env, watcher.env); this gives them the same settings as
+// manifests/10-pepr-module.yaml, so either way of installing injects the same init image.
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { dump, load } from "js-yaml";
+import type { KubernetesObject, V1EnvVar } from "@kubernetes/client-node";
+import { readYamlObjects } from "../control-plane/kube";
+import { splitFailOpenRules } from "../webhook-policy";
+import { moduleEnv, withEnv } from "./pepr-module";
+import type { BulwarkValues } from "./values";
+
+type ChartValues = Record<string, unknown> & {
+  admission?: { env?: V1EnvVar[] };
+  watcher?: { env?: V1EnvVar[] };
+};
+
+/** Pepr's chart values with Bulwark's settings added to both controllers' env. */
+export function configuredChartValues(chart: ChartValues, values: BulwarkValues): ChartValues {
+  const env = moduleEnv(values);
+  const next = structuredClone(chart);
+  for (const controller of [next.admission, next.watcher]) {
+    if (controller) controller.env = withEnv(env, controller.env);
+  }
+  return next;
+}
+
+/**
+ * Pepr 1.1.4 writes the module's description into Chart.yaml unquoted; ours has a colon, which
+ * makes the file invalid YAML ("mapping values are not allowed"). Quotes it; valid input stays.
+ */
+export function repairChartYaml(text: string): string {
+  return text.replace(/^description: (.*)$/m, (line, value: string) => {
+    try {
+      if (typeof load(line) === "object") return line;
+    } catch {
+      // not valid YAML: quoted below
+    }
+    return `description: ${JSON.stringify(value)}`;
+  });
+}
+
+const WEBHOOK_TEMPLATES: Record<string, string> = {
+  MutatingWebhookConfiguration: "mutation-webhook.yaml",
+  ValidatingWebhookConfiguration: "validation-webhook.yaml",
+};
+
+/**
+ * The chart's webhook templates, replaced by the build's own webhook configurations (from the same
+ * `pepr build`: same CA bundle and API path) after hack/webhook-policy.ts moved node and endpoint
+ * rules to a webhook that fails open. Pepr's templates give every rule one failurePolicy.
+ */
+export function webhookTemplates(moduleObjects: readonly KubernetesObject[]): Record<string, string> {
+  const templates: Record<string, string> = {};
+  for (const object of moduleObjects) {
+    const file = WEBHOOK_TEMPLATES[object.kind ?? ""];
+    if (!file) continue;
+    const text = dump(splitFailOpenRules(object), { lineWidth: -1, noRefs: true });
+    // Static YAML: braces in it (none today) would be Go template syntax to Helm.
+    if (text.includes("{{")) throw new Error(`${object.kind} holds "{{", which Helm would template`);
+    templates[file] = `# Written by npm run build from the module's manifest (fail-open split).\n${text}`;
+  }
+  return templates;
+}
+
+/**
+ * Pepr's chart folder (dist/bulwark-chart), made installable (Chart.yaml), told Bulwark's settings
+ * (values.yaml), and given the fail-open webhook split from the module manifest next to it.
+ */
+export function configureModuleChart(
+  dir: string,
+  values: BulwarkValues,
+  moduleManifest: string,
+): void {
+  const chartYaml = join(dir, "Chart.yaml");
+  writeFileSync(chartYaml, repairChartYaml(readFileSync(chartYaml, "utf8")));
+  const valuesYaml = join(dir, "values.yaml");
+  const chart = load(readFileSync(valuesYaml, "utf8")) as ChartValues;
+  writeFileSync(valuesYaml, dump(configuredChartValues(chart, values), { lineWidth: -1, noRefs: true }));
+  const templates = webhookTemplates(readYamlObjects(moduleManifest));
+  for (const [file, text] of Object.entries(templates)) {
+    writeFileSync(join(dir, "templates", file), text);
+  }
+}

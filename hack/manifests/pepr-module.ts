@@ -1,0 +1,36 @@
+// Tells the Pepr module's controllers (admission and watcher Deployments, as `pepr build` writes
+// them) where the workloads are: which image to inject as the init container, the permission
+// server's URL and audience, Bulwark's namespace. The controller image stays as Pepr sets it.
+import type { KubernetesObject, V1Deployment, V1EnvVar } from "@kubernetes/client-node";
+import { permissionServerUrl } from "./permission-server";
+import type { BulwarkValues } from "./values";
+
+/** The settings capabilities/*\/settings.ts read from the module's environment. */
+export function moduleEnv(values: BulwarkValues): V1EnvVar[] {
+  return [
+    { name: "BULWARK_INIT_IMAGE", value: values.image },
+    { name: "BULWARK_PERMISSION_SERVER", value: permissionServerUrl(values) },
+    { name: "BULWARK_PERMISSION_AUDIENCE", value: values.permissionServer.audience },
+    { name: "BULWARK_NAMESPACE", value: values.namespace },
+    { name: "BULWARK_EDGE_ZONE_NAMESPACE", value: values.edgeHealth.zones.configNamespace },
+  ];
+}
+
+/** Adds `env` to every container, replacing variables of the same name, keeping the rest in order. */
+export function withEnv(env: readonly V1EnvVar[], current: readonly V1EnvVar[] = []): V1EnvVar[] {
+  const names = new Set(env.map(e => e.name));
+  return [...current.filter(e => !names.has(e.name)), ...env];
+}
+
+/** The Pepr module's objects with Bulwark's settings on its controller Deployments. */
+export function configureModule<T extends KubernetesObject>(objects: T[], values: BulwarkValues): T[] {
+  const env = moduleEnv(values);
+  return objects.map(object => {
+    if (object.kind !== "Deployment") return object;
+    const deployment = structuredClone(object) as unknown as V1Deployment;
+    for (const container of deployment.spec?.template.spec?.containers ?? []) {
+      container.env = withEnv(env, container.env);
+    }
+    return deployment as unknown as T;
+  });
+}

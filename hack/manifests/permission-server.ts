@@ -1,0 +1,130 @@
+// The permission server: a Deployment (stateless, state in ConfigMaps and on pods), its Service at
+// the address the Pepr module injects into init containers, a PodDisruptionBudget, and the
+// PermissionProviders the values name.
+import type {
+  KubernetesObject,
+  V1Deployment,
+  V1EnvVar,
+  V1Service,
+} from "@kubernetes/client-node";
+import {
+  fieldEnv,
+  httpProbe,
+  labels,
+  metadata,
+  podSecurityContext,
+  podMetadata,
+  selectorLabels,
+  TMP_VOLUME,
+  valueEnv,
+  workloadContainer,
+  workloadName,
+} from "./common";
+import { podDisruptionBudget } from "./gateway";
+import type { BulwarkValues } from "./values";
+
+export const PERMISSION_SERVER = workloadName("permission-server");
+export const PERMISSION_SERVER_HEALTH = { live: "/healthz", ready: "/healthz" };
+export const TLS_MOUNT = "/etc/bulwark/permission-server-tls";
+
+/** The URL init containers call: what the Pepr module is told (BULWARK_PERMISSION_SERVER). */
+export function permissionServerUrl(values: BulwarkValues): string {
+  const { port, tls } = values.permissionServer;
+  return `${tls.enabled ? "https" : "http"}://${PERMISSION_SERVER}.${values.namespace}.svc:${port}`;
+}
+
+/** What permission-server/settings.ts reads. */
+export function permissionServerEnv(values: BulwarkValues): V1EnvVar[] {
+  const server = values.permissionServer;
+  return [
+    fieldEnv("BULWARK_NAMESPACE", "metadata.namespace"),
+    // Each replica's name in pod claims.
+    fieldEnv("BULWARK_REPLICA_NAME", "metadata.name"),
+    valueEnv("BULWARK_PERMISSION_PORT", server.port),
+    valueEnv("BULWARK_PERMISSION_AUDIENCE", server.audience),
+    ...(server.tls.enabled
+      ? [
+          valueEnv("BULWARK_TLS_CERT_PATH", `${TLS_MOUNT}/tls.crt`),
+          valueEnv("BULWARK_TLS_KEY_PATH", `${TLS_MOUNT}/tls.key`),
+        ]
+      : []),
+  ];
+}
+
+export function permissionServerDeployment(values: BulwarkValues): V1Deployment & KubernetesObject {
+  const server = values.permissionServer;
+  const scheme = server.tls.enabled ? "HTTPS" : "HTTP";
+  const container = workloadContainer(values, "permission-server", {
+    env: permissionServerEnv(values),
+    ports: [{ name: "api", containerPort: server.port, protocol: "TCP" }],
+    livenessProbe: httpProbe(PERMISSION_SERVER_HEALTH.live, "api", { period: 10, failures: 3 }, scheme),
+    readinessProbe: httpProbe(PERMISSION_SERVER_HEALTH.ready, "api", { period: 5, failures: 2 }, scheme),
+    resources: server.resources,
+    ...(server.tls.enabled
+      ? { volumeMounts: [{ name: "tls", mountPath: TLS_MOUNT, readOnly: true }] }
+      : {}),
+  });
+  return {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: metadata(PERMISSION_SERVER, values.namespace, "permission-server"),
+    spec: {
+      replicas: server.replicas,
+      selector: { matchLabels: selectorLabels("permission-server") },
+      strategy: { type: "RollingUpdate", rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
+      template: {
+        metadata: podMetadata(values, "permission-server", server.port, server.tls.enabled),
+        spec: {
+          serviceAccountName: PERMISSION_SERVER,
+          securityContext: podSecurityContext(),
+          terminationGracePeriodSeconds: 30,
+          containers: [container],
+          volumes: server.tls.enabled
+            ? [TMP_VOLUME, { name: "tls", secret: { secretName: server.tls.secretName } }]
+            : [TMP_VOLUME],
+          topologySpreadConstraints: [
+            {
+              maxSkew: 1,
+              topologyKey: "kubernetes.io/hostname",
+              whenUnsatisfiable: "ScheduleAnyway",
+              labelSelector: { matchLabels: selectorLabels("permission-server") },
+            },
+          ],
+        },
+      },
+    },
+  };
+}
+
+export function permissionServerService(values: BulwarkValues): V1Service & KubernetesObject {
+  return {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: metadata(PERMISSION_SERVER, values.namespace, "permission-server"),
+    spec: {
+      type: "ClusterIP",
+      selector: selectorLabels("permission-server"),
+      ports: [
+        { name: "api", port: values.permissionServer.port, targetPort: "api", protocol: "TCP" },
+      ],
+    },
+  };
+}
+
+export function permissionProviders(values: BulwarkValues): KubernetesObject[] {
+  return values.permissionServer.providers.map(provider => ({
+    apiVersion: "bulwark.dev/v1alpha1",
+    kind: "PermissionProvider",
+    metadata: { name: provider.name, labels: labels("permission-server") },
+    spec: provider.spec,
+  })) as KubernetesObject[];
+}
+
+export function permissionServerObjects(values: BulwarkValues): KubernetesObject[] {
+  return [
+    permissionServerService(values),
+    permissionServerDeployment(values),
+    podDisruptionBudget(values, "permission-server"),
+    ...permissionProviders(values),
+  ];
+}

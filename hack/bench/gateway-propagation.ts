@@ -8,31 +8,28 @@
 // from the write to its watch event reaching a bare watch client, which no gateway can beat.
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, request, type Server } from "node:http";
-import { networkInterfaces, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CoreV1Api, NetworkingV1Api, Watch, type V1Ingress } from "@kubernetes/client-node";
 import { ensureBinaries, startControlPlane } from "../control-plane/control-plane";
 import { applyOrThrow, loadKubeConfig } from "../control-plane/kube";
 import { freePort } from "../control-plane/ports";
-import { ingressClass, startGatewayProcess, waitReady } from "../local-stack/gateway";
+import {
+  ingressClass,
+  machineAddress,
+  startGatewayProcess,
+  waitReady,
+} from "../local-stack/gateway";
 
 const NS = "bench";
 const SAMPLES = 60;
 const CONCURRENCY = 24;
 
-function localAddress(): string {
-  for (const list of Object.values(networkInterfaces())) {
-    const found = list?.find(a => a.family === "IPv4" && !a.internal);
-    if (found) return found.address;
-  }
-  throw new Error("no non-loopback IPv4 address (EndpointSlices refuse loopback)");
-}
-
 async function backend(name: string): Promise<{ port: number; server: Server }> {
   const server = createServer((_req, res) =>
     res.writeHead(200, { "content-length": name.length }).end(name),
   );
-  await new Promise<void>(resolve => server.listen(0, localAddress(), resolve));
+  await new Promise<void>(resolve => server.listen(0, machineAddress(), resolve));
   const address = server.address();
   return { port: typeof address === "object" && address ? address.port : 0, server };
 }
@@ -72,7 +69,7 @@ function slice(service: string, port: number) {
       labels: { "kubernetes.io/service-name": service },
     },
     addressType: "IPv4",
-    endpoints: [{ addresses: [localAddress()], conditions: { ready: true } }],
+    endpoints: [{ addresses: [machineAddress()], conditions: { ready: true } }],
     ports: [{ name: "http", port, protocol: "TCP" }],
   };
 }

@@ -12,15 +12,11 @@ import { EDGE_ZONE_LABEL } from "../../core/names";
 import { loadKubeConfig, waitUntil } from "../control-plane/kube";
 import { freePort } from "../control-plane/ports";
 import { startProcess } from "../control-plane/processes";
+import type { LocalWorkload, LocalWorkloadContext } from "./workload";
 
 export const LOCAL_EDGE_NODE = "bulwark-local-edge";
 
-export async function startEdgeHealth(options: {
-  kubeconfigPath: string;
-  dir: string;
-  log: (message: string) => void;
-  env?: NodeJS.ProcessEnv;
-}): Promise<{ stop(): Promise<void>; lines: string[] }> {
+export async function startEdgeHealth(options: LocalWorkloadContext): Promise<LocalWorkload> {
   const { kubeconfigPath, dir, log } = options;
   const core = loadKubeConfig(kubeconfigPath).makeApiClient(CoreV1Api);
   const exists = await core.readNode({ name: LOCAL_EDGE_NODE }).then(
@@ -69,6 +65,7 @@ export async function startEdgeHealth(options: {
   );
   log(`edge-health daemon for node ${LOCAL_EDGE_NODE} on ${url}`);
   return {
+    processes: [proc],
     stop: () => proc.stop(),
     lines: [`  edge-health    ${url}/localinfo (node ${LOCAL_EDGE_NODE}; log ${proc.logFile})`],
   };

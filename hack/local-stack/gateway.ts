@@ -4,12 +4,25 @@
 // BULWARK_ADMIN_PORT (and every other gateway setting) in `env` or the environment override that.
 import { join } from "node:path";
 import { mkdirSync, readFileSync } from "node:fs";
+import { networkInterfaces } from "node:os";
 import { INGRESS_CLASS, INGRESS_CONTROLLER } from "../../core/names";
 import { applyOrThrow, loadKubeConfig, waitUntil } from "../control-plane/kube";
 import { startProcess, type ManagedProcess } from "../control-plane/processes";
 import type { LocalWorkload, LocalWorkloadContext } from "./workload";
 
 const ROOT = join(__dirname, "..", "..");
+
+/**
+ * This machine's first non-loopback IPv4 address. The API server refuses loopback addresses in
+ * EndpointSlices (`may not be in the loopback range`), so a local backend is named by this one.
+ */
+export function machineAddress(): string {
+  for (const addresses of Object.values(networkInterfaces())) {
+    const found = addresses?.find(a => a.family === "IPv4" && !a.internal);
+    if (found) return found.address;
+  }
+  throw new Error("no non-loopback IPv4 address: EndpointSlices cannot name a local backend");
+}
 
 /** The IngressClass the gateway serves; server-side applied, so running twice changes nothing. */
 export function ingressClass() {
@@ -103,9 +116,9 @@ export async function startGateway(context: LocalWorkloadContext): Promise<Local
     processes: [gateway],
     stop: () => gateway.stop(15_000),
     lines: [
-      `gateway ${podName}: http://${host}:${ports.http}  https://${host}:${ports.https}  admin http://${host}:${ports.admin}/healthz`,
-      `  Ingresses of class ${INGRESS_CLASS} route there; an EndpointSlice naming 127.0.0.1:<port> reaches a local process`,
-      `  gateway log: ${logFile}`,
+      `  gateway        ${podName}: http://${host}:${ports.http}  https://${host}:${ports.https}  admin http://${host}:${ports.admin}/healthz`,
+      `                 Ingresses of class ${INGRESS_CLASS} route there; an EndpointSlice naming ${machineAddress()}:<port> reaches a local process (the API server refuses 127.0.0.1)`,
+      `                 log ${logFile}`,
     ],
   };
 }

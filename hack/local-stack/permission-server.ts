@@ -87,9 +87,9 @@ export async function startPermissionServer(context: LocalWorkloadContext): Prom
       await authz.close();
     },
     lines: [
-      `permission server: ${url} (/healthz, /metrics; breakers in ConfigMap ${NAMESPACE}/bulwark-permission-breakers)`,
-      `  demo authorization API ${authz.url}, PermissionProvider demo-authz; permission server log: ${logFile}`,
-      "  no kubelet: set a pod's IP with the status subresource, then run `bulwark init` with its env",
+      `  permissions    ${url} (/healthz, /metrics; breakers in ConfigMap ${NAMESPACE}/bulwark-permission-breakers)`,
+      `                 demo authorization API ${authz.url} (PermissionProvider demo-authz); log ${logFile}`,
+      "                 no kubelet: set a pod's IP with the status subresource, then run `bulwark init` with its env",
     ],
   };
 }

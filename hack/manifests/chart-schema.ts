@@ -7,7 +7,12 @@ import { join, resolve } from "node:path";
 import { z } from "zod";
 import { quantity, valuesSchema } from "./values";
 
-export const CHART_SCHEMA = join(resolve(__dirname, "../.."), "charts", "bulwark", "values.schema.json");
+export const CHART_SCHEMA = join(
+  resolve(__dirname, "../.."),
+  "charts",
+  "bulwark",
+  "values.schema.json",
+);
 
 /** The chart's values: everything but the namespace, which is the release's. */
 export function chartValuesJsonSchema(): Record<string, unknown> {

@@ -1,12 +1,7 @@
 // The edge-health daemon: a DaemonSet on edge nodes, on the host network (it probes its peers
 // node to node, and must keep working when the cluster network is what failed), and optionally
 // SuperEdge's zone ConfigMap.
-import type {
-  KubernetesObject,
-  V1ConfigMap,
-  V1DaemonSet,
-  V1EnvVar,
-} from "@kubernetes/client-node";
+import type { KubernetesObject, V1ConfigMap, V1DaemonSet, V1EnvVar } from "@kubernetes/client-node";
 import {
   EDGE_MAX_UNKNOWN_KEY,
   EDGE_TAINT_ZONE_ADMISSION_KEY,
@@ -80,7 +75,10 @@ export function edgeHealthDaemonSet(values: BulwarkValues): V1DaemonSet & Kubern
             TMP_VOLUME,
             {
               name: "hmac",
-              secret: { secretName: edge.hmacSecret.name, items: [{ key: edge.hmacSecret.key, path: edge.hmacSecret.key }] },
+              secret: {
+                secretName: edge.hmacSecret.name,
+                items: [{ key: edge.hmacSecret.key, path: edge.hmacSecret.key }],
+              },
             },
           ],
         },

@@ -50,15 +50,19 @@ const WEBHOOK_TEMPLATES: Record<string, string> = {
  * `pepr build`: same CA bundle and API path) after hack/webhook-policy.ts moved node and endpoint
  * rules to a webhook that fails open. Pepr's templates give every rule one failurePolicy.
  */
-export function webhookTemplates(moduleObjects: readonly KubernetesObject[]): Record<string, string> {
+export function webhookTemplates(
+  moduleObjects: readonly KubernetesObject[],
+): Record<string, string> {
   const templates: Record<string, string> = {};
   for (const object of moduleObjects) {
     const file = WEBHOOK_TEMPLATES[object.kind ?? ""];
     if (!file) continue;
     const text = dump(splitFailOpenRules(object), { lineWidth: -1, noRefs: true });
     // Static YAML: braces in it (none today) would be Go template syntax to Helm.
-    if (text.includes("{{")) throw new Error(`${object.kind} holds "{{", which Helm would template`);
-    templates[file] = `# Written by npm run build from the module's manifest (fail-open split).\n${text}`;
+    if (text.includes("{{"))
+      throw new Error(`${object.kind} holds "{{", which Helm would template`);
+    templates[file] =
+      `# Written by npm run build from the module's manifest (fail-open split).\n${text}`;
   }
   return templates;
 }
@@ -76,7 +80,10 @@ export function configureModuleChart(
   writeFileSync(chartYaml, repairChartYaml(readFileSync(chartYaml, "utf8")));
   const valuesYaml = join(dir, "values.yaml");
   const chart = load(readFileSync(valuesYaml, "utf8")) as ChartValues;
-  writeFileSync(valuesYaml, dump(configuredChartValues(chart, values), { lineWidth: -1, noRefs: true }));
+  writeFileSync(
+    valuesYaml,
+    dump(configuredChartValues(chart, values), { lineWidth: -1, noRefs: true }),
+  );
   const templates = webhookTemplates(readYamlObjects(moduleManifest));
   for (const [file, text] of Object.entries(templates)) {
     writeFileSync(join(dir, "templates", file), text);

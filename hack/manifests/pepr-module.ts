@@ -23,7 +23,10 @@ export function withEnv(env: readonly V1EnvVar[], current: readonly V1EnvVar[] =
 }
 
 /** The Pepr module's objects with Bulwark's settings on its controller Deployments. */
-export function configureModule<T extends KubernetesObject>(objects: T[], values: BulwarkValues): T[] {
+export function configureModule<T extends KubernetesObject>(
+  objects: T[],
+  values: BulwarkValues,
+): T[] {
   const env = moduleEnv(values);
   return objects.map(object => {
     if (object.kind !== "Deployment") return object;

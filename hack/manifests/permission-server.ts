@@ -1,12 +1,7 @@
 // The permission server: a Deployment (stateless, state in ConfigMaps and on pods), its Service at
 // the address the Pepr module injects into init containers, a PodDisruptionBudget, and the
 // PermissionProviders the values name.
-import type {
-  KubernetesObject,
-  V1Deployment,
-  V1EnvVar,
-  V1Service,
-} from "@kubernetes/client-node";
+import type { KubernetesObject, V1Deployment, V1EnvVar, V1Service } from "@kubernetes/client-node";
 import {
   fieldEnv,
   httpProbe,
@@ -57,8 +52,18 @@ export function permissionServerDeployment(values: BulwarkValues): V1Deployment 
   const container = workloadContainer(values, "permission-server", {
     env: permissionServerEnv(values),
     ports: [{ name: "api", containerPort: server.port, protocol: "TCP" }],
-    livenessProbe: httpProbe(PERMISSION_SERVER_HEALTH.live, "api", { period: 10, failures: 3 }, scheme),
-    readinessProbe: httpProbe(PERMISSION_SERVER_HEALTH.ready, "api", { period: 5, failures: 2 }, scheme),
+    livenessProbe: httpProbe(
+      PERMISSION_SERVER_HEALTH.live,
+      "api",
+      { period: 10, failures: 3 },
+      scheme,
+    ),
+    readinessProbe: httpProbe(
+      PERMISSION_SERVER_HEALTH.ready,
+      "api",
+      { period: 5, failures: 2 },
+      scheme,
+    ),
     resources: server.resources,
     ...(server.tls.enabled
       ? { volumeMounts: [{ name: "tls", mountPath: TLS_MOUNT, readOnly: true }] }

@@ -35,7 +35,9 @@ const providerSchema = z.object({
 });
 
 export const valuesSchema = z.object({
-  namespace: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, { message: "must be a DNS label" }),
+  namespace: z
+    .string()
+    .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, { message: "must be a DNS label" }),
   image: z.string().min(1),
   imagePullPolicy: z.enum(["Always", "IfNotPresent", "Never"]),
   /** Adds prometheus.io/scrape, port and path to each workload's pods. */
@@ -184,7 +186,8 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
  * anything else (lists included) replaces, and null removes the key.
  */
 export function mergeValues(base: unknown, override: unknown): unknown {
-  if (!isPlainObject(base) || !isPlainObject(override)) return override === undefined ? base : override;
+  if (!isPlainObject(base) || !isPlainObject(override))
+    return override === undefined ? base : override;
   const merged: Record<string, unknown> = { ...base };
   for (const [key, value] of Object.entries(override)) {
     if (value === null) delete merged[key];

@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ROOT } from "../../hack/build";
 import { waitUntil } from "../../hack/control-plane/kube";
+import { freePort } from "../../hack/control-plane/ports";
 import { testCluster } from "../harness/cluster";
 
 const cluster = testCluster();
@@ -76,9 +77,17 @@ describe("process lifecycle", () => {
 
   it("`npm start` prints 'Bulwark is ready', writes its kubeconfig, and SIGINT leaves no process behind", async () => {
     const stateDir = mkdtempSync(join(tmpdir(), "bulwark-stack-"));
+    // Free ports instead of the defaults, so a developer's own `npm start` does not collide.
+    const ports = {
+      BULWARK_HTTP_PORT: String(await freePort()),
+      BULWARK_HTTPS_PORT: String(await freePort()),
+      BULWARK_ADMIN_PORT: String(await freePort()),
+      BULWARK_PERMISSION_PORT: String(await freePort()),
+      BULWARK_METRICS_PORT: String(await freePort()),
+    };
     const stack = spawn(process.execPath, ["--import", "tsx", join(ROOT, "hack/local-stack.ts")], {
       cwd: ROOT,
-      env: { ...process.env, BULWARK_STATE_DIR: stateDir },
+      env: { ...process.env, BULWARK_STATE_DIR: stateDir, ...ports },
       stdio: ["ignore", "pipe", "pipe"],
     });
     const output = collectOutput(stack);
@@ -92,8 +101,14 @@ describe("process lifecycle", () => {
       const kubeconfig = JSON.parse(readFileSync(join(stateDir, "kubeconfig"), "utf8"));
       assert.match(kubeconfig.clusters[0].cluster.server, /^https:\/\/127\.0\.0\.1:\d+$/);
       const started = descendants(stack.pid!);
-      // etcd, kube-apiserver, kube-controller-manager and the Pepr module, each under setpriv's exec.
-      assert.ok(started.length >= 4, `expected at least 4 child processes, saw ${started.length}`);
+      // etcd, kube-apiserver, kube-controller-manager, the Pepr module, the permission server,
+      // the gateway and the edge-health daemon, each under setpriv's exec.
+      assert.ok(started.length >= 7, `expected at least 7 child processes, saw ${started.length}`);
+      const admin = `http://127.0.0.1:${ports.BULWARK_ADMIN_PORT}`;
+      assert.equal((await fetch(`${admin}/readyz`)).status, 200, "the gateway is ready");
+      const permission = `http://127.0.0.1:${ports.BULWARK_PERMISSION_PORT}/healthz`;
+      assert.equal((await fetch(permission)).status, 200, "the permission server answers");
+      assert.match(output(), /edge-health +http:\/\/127\.0\.0\.1:\d+\/localinfo/);
 
       const exited = new Promise<number | null>(resolve => stack.once("exit", resolve));
       stack.kill("SIGINT");

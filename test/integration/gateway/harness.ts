@@ -5,23 +5,19 @@ import type { KubeConfig, KubernetesObject } from "@kubernetes/client-node";
 import { createServer, request, type Server } from "node:http";
 import { connect, type TLSSocket } from "node:tls";
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
-import { networkInterfaces, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { applyOrThrow, waitUntil } from "../../../hack/control-plane/kube";
 import type { ManagedProcess } from "../../../hack/control-plane/processes";
-import { ingressClass, startGatewayProcess, waitReady } from "../../../hack/local-stack/gateway";
+import {
+  ingressClass,
+  machineAddress,
+  startGatewayProcess,
+  waitReady,
+} from "../../../hack/local-stack/gateway";
 
-/**
- * This machine's first non-loopback IPv4 address. The API server refuses loopback addresses in
- * EndpointSlices (`may not be in the loopback range`), so local backends listen here instead.
- */
-export function localAddress(): string {
-  for (const addresses of Object.values(networkInterfaces())) {
-    const found = addresses?.find(a => a.family === "IPv4" && !a.internal);
-    if (found) return found.address;
-  }
-  throw new Error("no non-loopback IPv4 address: EndpointSlices cannot name a local backend");
-}
+/** This machine's address, where local backends listen (see machineAddress). */
+export const localAddress = machineAddress;
 
 export interface Backend {
   name: string;

@@ -24,6 +24,10 @@ Usage:
 
   bulwark permission reset POD -n NAMESPACE [--server-namespace bulwark-system] [--configmap NAME]
       Closes the pod's permission breaker and clears its backoff; its next attempt runs at once.
+  bulwark permission tls [--server-namespace bulwark-system] [--secret bulwark-permission-server-tls]
+                         [--days 365] [--san DNS:NAME|IP:ADDRESS]...
+      Creates or renews the permission server's serving Secret (tls.crt, tls.key, ca.crt) with
+      openssl; the CA is kept in Secret <secret>-ca and reused, so injected pods keep trusting it.
 
 --mode defaults to content (Bulwark's); tengine reproduces Tengine-Ingress's IDs.
 `;
@@ -61,6 +65,9 @@ export async function main(
       version: { type: "boolean" },
       "server-namespace": { type: "string" },
       configmap: { type: "string" },
+      secret: { type: "string" },
+      days: { type: "string" },
+      san: { type: "string", multiple: true },
       "dry-run": { type: "boolean" },
       "keep-crds": { type: "boolean" },
     },

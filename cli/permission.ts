@@ -57,6 +57,37 @@ export interface PermissionValues {
   namespace?: string;
   "server-namespace"?: string;
   configmap?: string;
+  secret?: string;
+  days?: string;
+  san?: string[];
+}
+
+async function tlsCommand(
+  extra: readonly string[],
+  values: PermissionValues,
+  out: (s: string) => void,
+): Promise<number> {
+  if (extra.length > 0) {
+    throw new PermissionCommandError(
+      "usage: bulwark permission tls [--server-namespace NS] [--secret NAME] [--days N] [--san DNS:NAME]...",
+    );
+  }
+  const days = Number(values.days ?? 365);
+  if (!Number.isInteger(days) || days < 1) {
+    throw new PermissionCommandError(
+      `--days must be a whole number of days >= 1, got "${values.days}"`,
+    );
+  }
+  // Loaded here: only this command needs openssl and child processes.
+  const { writePermissionTls } = await import("./permission-tls");
+  const line = await writePermissionTls({
+    namespace: values["server-namespace"] ?? "bulwark-system",
+    secret: values.secret ?? "bulwark-permission-server-tls",
+    days,
+    extraNames: values.san ?? [],
+  });
+  out(`${line}\n`);
+  return 0;
 }
 
 /** `bulwark permission <command> ...`; usage problems throw PermissionCommandError. */
@@ -66,6 +97,7 @@ export async function permissionCommand(
   out: (s: string) => void,
 ): Promise<number> {
   const [, command, pod, ...extra] = positionals;
+  if (command === "tls") return tlsCommand(positionals.slice(2), values, out);
   if (command !== "reset") {
     throw new PermissionCommandError(
       `unknown command "permission ${command ?? ""}"; see bulwark --help`,

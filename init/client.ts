@@ -4,6 +4,7 @@
 // kubelet's restart backoff is never the retry loop. Final: granted (exit 0), or refused with one
 // line why (the server refuses the caller, or the pod's breaker is open).
 import { readFileSync } from "node:fs";
+import { trustingFetch, untrustedCertificateCode, type Fetch } from "../kube/trusting-fetch";
 import type { InitSettings } from "./settings";
 
 export interface InitIo {
@@ -11,17 +12,20 @@ export interface InitIo {
   say(line: string): void;
   sleep(ms: number): Promise<void>;
   random(): number;
-  fetch: typeof fetch;
+  fetch: Fetch;
   readToken(path: string): string;
 }
 
-export const realIo: InitIo = {
-  say: line => void process.stdout.write(`${line}\n`),
-  sleep: ms => new Promise(resolve => setTimeout(resolve, ms)),
-  random: Math.random,
-  fetch: (...args) => fetch(...args),
-  readToken: path => readFileSync(path, "utf8").trim(),
-};
+/** The process's I/O; `ca`, when set, is the only CA the server's certificate may chain to. */
+export function realIo(ca: string | undefined): InitIo {
+  return {
+    say: line => void process.stdout.write(`${line}\n`),
+    sleep: ms => new Promise(resolve => setTimeout(resolve, ms)),
+    random: Math.random,
+    fetch: trustingFetch(ca),
+    readToken: path => readFileSync(path, "utf8").trim(),
+  };
+}
 
 export type InitResult = { granted: true } | { granted: false; reason: string };
 
@@ -59,6 +63,15 @@ async function call(
       signal: AbortSignal.timeout(request.timeoutMs),
     });
   } catch (error) {
+    // Never retried: the token must not go to a server we cannot verify, and waiting will not
+    // change the certificate or the CA this container was given (kubelet's restart will).
+    const untrusted = untrustedCertificateCode(error);
+    if (untrusted) {
+      return {
+        kind: "refused",
+        reason: `the permission server's certificate is not trusted (${untrusted})`,
+      };
+    }
     return { kind: "retry", reason: error instanceof Error ? error.message : String(error) };
   }
   const text = await response.text().catch(() => "");

@@ -115,8 +115,14 @@ describe("npm run build -- --image", () => {
       assert.equal(settings.inject.image, IMAGE);
       assert.equal(
         settings.inject.serverUrl,
-        "http://bulwark-permission-server.bulwark-system.svc:8443",
+        "https://bulwark-permission-server.bulwark-system.svc:8443",
       );
+      // HTTPS by default: the module reads the serving Secret's ca.crt to inject and to trust.
+      assert.equal(
+        env.BULWARK_PERMISSION_CA_SECRET,
+        "bulwark-system/bulwark-permission-server-tls",
+      );
+      assert.equal(settings.ca.configured, true);
       assert.equal(settings.inject.audience, "bulwark-permission-server");
       assert.equal(settings.inject.ownNamespace, "bulwark-system");
     }

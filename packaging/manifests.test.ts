@@ -191,9 +191,8 @@ describe("workload manifests", () => {
     );
   });
 
-  it("permission server: Deployment and Service on the URL the Pepr module injects, HTTPS when on", () => {
+  it("permission server: Deployment and Service on the URL the Pepr module injects, HTTPS by default", () => {
     const values = defaultValues(IMAGE);
-    values.permissionServer.tls.enabled = true;
     const objects = workloadManifests(values);
     assert.equal(
       permissionServerUrl(values),
@@ -228,8 +227,9 @@ describe("workload manifests", () => {
     );
   });
 
-  it("permission server: plain HTTP by default, and the module is told an http:// URL", () => {
+  it("permission server: plain HTTP when tls is off, and the module is told an http:// URL", () => {
     const values = defaultValues(IMAGE);
+    values.permissionServer.tls.enabled = false;
     const deployment = find<V1Deployment>(
       workloadManifests(values),
       "Deployment",

@@ -1,7 +1,6 @@
 // Assembles the permission server: Kubernetes clients, the pod cache, the catalog of groups and
 // providers, the breaker store, the grant service, the HTTP API; a prune sweep removes breaker
 // entries of pods that are gone. `startServer` is what main.ts, the tests and the local stack run.
-import { readFileSync } from "node:fs";
 import { createServer as createHttpServer, type Server } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
@@ -18,6 +17,7 @@ import { Metrics } from "./metrics";
 import { PodCache } from "./pod-cache";
 import { Revoker } from "./revoker";
 import type { Settings } from "./settings";
+import { readTlsPair, reloadTlsOnChange } from "./tls";
 
 export interface ServerOptions {
   log: Logger;
@@ -34,6 +34,23 @@ export interface RunningServer {
   readonly metrics: Metrics;
   readonly grants: GrantService;
   stop(): Promise<void>;
+}
+
+/** HTTPS when a certificate is configured (reloaded when its files change), else plain HTTP. */
+function serve(
+  app: ReturnType<typeof createApp>,
+  settings: Settings,
+  log: Logger,
+): { server: Server; stopReload: () => void } {
+  if (!settings.tls) return { server: createHttpServer(app), stopReload: () => {} };
+  const pair = readTlsPair(settings.tls);
+  const server = createHttpsServer({ cert: pair.cert, key: pair.key }, app);
+  const stopReload = reloadTlsOnChange(server, settings.tls, {
+    intervalMs: settings.tls.reloadIntervalMs,
+    current: pair,
+    log,
+  });
+  return { server, stopReload };
 }
 
 async function listen(server: Server, port: number, host: string): Promise<number> {
@@ -88,12 +105,7 @@ export async function startServer(
     metrics,
     log,
   });
-  const server = settings.tls
-    ? createHttpsServer(
-        { cert: readFileSync(settings.tls.certPath), key: readFileSync(settings.tls.keyPath) },
-        app,
-      )
-    : createHttpServer(app);
+  const { server, stopReload } = serve(app, settings, log);
   // Long-polls hold requests for up to BULWARK_LONG_POLL_MAX; keep sockets longer than that.
   server.keepAliveTimeout = settings.longPollMaxMs + 5000;
   server.requestTimeout = 0;
@@ -119,6 +131,7 @@ export async function startServer(
     stop: async () => {
       clearInterval(prune);
       clearInterval(gauges);
+      stopReload();
       await new Promise<void>(resolve => {
         server.close(() => resolve());
         server.closeAllConnections();

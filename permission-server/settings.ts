@@ -93,6 +93,7 @@ export const settingsSchema = z
     BULWARK_PERMISSION_HOST: z.string().default("0.0.0.0"),
     BULWARK_TLS_CERT_PATH: optionalText("BULWARK_TLS_CERT_PATH", "a PEM certificate file"),
     BULWARK_TLS_KEY_PATH: optionalText("BULWARK_TLS_KEY_PATH", "a PEM key file"),
+    BULWARK_TLS_RELOAD_INTERVAL: duration("BULWARK_TLS_RELOAD_INTERVAL", "10s", 100),
     KUBECONFIG: z.string().optional(),
     BULWARK_NAMESPACE: objectName("BULWARK_NAMESPACE", "bulwark-system"),
     BULWARK_BREAKER_CONFIGMAP: objectName(
@@ -146,7 +147,11 @@ export const settingsSchema = z
     host: env.BULWARK_PERMISSION_HOST,
     tls:
       env.BULWARK_TLS_CERT_PATH && env.BULWARK_TLS_KEY_PATH
-        ? { certPath: env.BULWARK_TLS_CERT_PATH, keyPath: env.BULWARK_TLS_KEY_PATH }
+        ? {
+            certPath: env.BULWARK_TLS_CERT_PATH,
+            keyPath: env.BULWARK_TLS_KEY_PATH,
+            reloadIntervalMs: env.BULWARK_TLS_RELOAD_INTERVAL,
+          }
         : undefined,
     kubeconfigPath: env.KUBECONFIG,
     namespace: env.BULWARK_NAMESPACE,

@@ -1,7 +1,12 @@
 // Pod CREATE: validate (the group must exist, no hostNetwork), then inject in one mutation.
 import { K8s, Log, type a, type PeprMutateRequest, type PeprValidateRequest } from "pepr";
 import { PERMISSION_GROUP_ANNOTATION, PERMISSION_MANAGED_LABEL } from "../../core/names";
-import { planInjection, podDisplayName, type PermissionPod } from "../../core/permission";
+import {
+  planInjection,
+  podDisplayName,
+  type InjectConfig,
+  type PermissionPod,
+} from "../../core/permission";
 import { PermissionGroup } from "./permission-kinds";
 import type { PermissionSettings } from "./settings";
 import { isNotFound } from "../../kube/runtime";
@@ -13,11 +18,17 @@ function namespaceOf(req: { Request: { namespace?: string } }, pod: PermissionPo
   return req.Request.namespace ?? pod.metadata?.namespace ?? "default";
 }
 
+/** The injection settings with the CA bundle as the module's mounted file holds it now. */
+async function injectConfig(settings: PermissionSettings): Promise<InjectConfig> {
+  const caBundle = await settings.ca.current();
+  return caBundle ? { ...settings.inject, caBundle } : settings.inject;
+}
+
 export function injectPermissionInit(settings: PermissionSettings) {
-  return function injectPermissionInit(req: PeprMutateRequest<a.Pod>): void {
+  return async function injectPermissionInit(req: PeprMutateRequest<a.Pod>): Promise<void> {
     const pod: PermissionPod = req.Raw;
     const namespace = namespaceOf(req, pod);
-    const plan = planInjection(pod, namespace, settings.inject);
+    const plan = planInjection(pod, namespace, await injectConfig(settings));
     if (plan.action !== "inject") return;
     req.Raw.metadata = {
       ...plan.pod.metadata,

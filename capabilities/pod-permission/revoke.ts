@@ -14,6 +14,7 @@ import {
   type PermissionPod,
 } from "../../core/permission";
 import { recordEvent } from "../../kube/events";
+import { trustingFetch } from "../../kube/trusting-fetch";
 import type { PermissionSettings } from "./settings";
 import { isNotFound } from "../../kube/runtime";
 
@@ -120,7 +121,10 @@ export class Revoker {
 
   /** The grant record's IP and UID, never the pod's current IP: a Terminating pod's IP may be reused. */
   async #callRevoke(pod: Pod, record: GrantRecord): Promise<void> {
-    const response = await fetch(new URL("/v1/revoke", this.#settings.inject.serverUrl), {
+    // The same CA the init containers are given: the watcher's token goes only to our server.
+    const fetchTrusted = trustingFetch(await this.#settings.ca.current());
+    const url = new URL("/v1/revoke", this.#settings.inject.serverUrl).toString();
+    const response = await fetchTrusted(url, {
       method: "POST",
       headers: { "content-type": "application/json", ...this.#authorization() },
       body: JSON.stringify({

@@ -1,6 +1,7 @@
 // The pod-permission capability's settings, from the module's environment (manifests set them).
 import { parseInjectConfig, type InjectConfig } from "../../core/permission";
 import { formatErrors } from "../../core/result";
+import { CaBundle, caBundleFromEnv } from "./ca-bundle";
 
 export interface PermissionSettings {
   inject: InjectConfig;
@@ -15,6 +16,8 @@ export interface PermissionSettings {
    * permission server reviews it and asks whether that account may patch the pod.
    */
   revokeTokenPath: string;
+  /** The CA that signs the permission server's certificate: injected, and trusted for revokes. */
+  ca: CaBundle;
 }
 
 export function loadSettings(env: NodeJS.ProcessEnv = process.env): PermissionSettings {
@@ -27,6 +30,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): PermissionSe
     ownNamespace: env.BULWARK_NAMESPACE ?? "bulwark-system",
   });
   if (!inject.ok) throw new Error(`pod-permission settings: ${formatErrors(inject.errors)}`);
+  const ca = caBundleFor(env, inject.value.serverUrl);
   return {
     inject: inject.value,
     revokeDeadlineMs: Number(env.BULWARK_REVOKE_DEADLINE_SECONDS ?? 3600) * 1000,
@@ -34,5 +38,17 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): PermissionSe
     revokeTimeoutMs: Number(env.BULWARK_REVOKE_TIMEOUT_SECONDS ?? 10) * 1000,
     revokeTokenPath:
       env.BULWARK_REVOKE_TOKEN_PATH ?? "/var/run/secrets/kubernetes.io/serviceaccount/token",
+    ca,
   };
+}
+
+/** The CA source the environment names; refused with a plain-http server, where it verifies nothing. */
+function caBundleFor(env: NodeJS.ProcessEnv, serverUrl: string): CaBundle {
+  const ca = caBundleFromEnv(env);
+  if (ca.configured && !serverUrl.startsWith("https:")) {
+    throw new Error(
+      `pod-permission settings: a CA bundle is configured but BULWARK_PERMISSION_SERVER is ${serverUrl}; a CA bundle needs an https:// server`,
+    );
+  }
+  return ca;
 }

@@ -41,6 +41,7 @@ describe("core/permission public surface", () => {
     "issueErrors",
     "parseFields",
     "requiredFieldMessages",
+    "parseCaBundle",
   ];
   for (const name of functions) {
     it(`given the module, returns a function ${name}`, () => {

@@ -82,6 +82,7 @@ export {
   freeVolumeName,
 } from "./inject";
 export type { InjectConfig, InjectDecision } from "./inject";
+export { parseCaBundle } from "./ca-bundle";
 
 // The grant record and revocation.
 export { grantRecordSchema, parseGrantRecord, serializeGrantRecord } from "./grant-record";

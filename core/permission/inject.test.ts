@@ -185,6 +185,21 @@ describe("planInjection: inject", () => {
     assert.ok(TOKEN_PATH.startsWith(`${TOKEN_MOUNT_PATH}/`));
   });
 
+  it("given a CA bundle, returns it in BULWARK_PERMISSION_CA; without one, no such variable", () => {
+    const withCa = {
+      ...config,
+      caBundle: "-----BEGIN CERTIFICATE-----\nAA==\n-----END CERTIFICATE-----\n",
+    };
+    const init = injected(planInjection(pod(), "apps", withCa)).spec.initContainers?.[0];
+    const ca = init?.env?.find(e => e.name === INIT_ENV.ca);
+    assert.deepEqual(ca, { name: INIT_ENV.ca, value: withCa.caBundle });
+    const plain = injected(planInjection(pod(), "apps", config)).spec.initContainers?.[0];
+    assert.equal(
+      plain?.env?.some(e => e.name === INIT_ENV.ca),
+      false,
+    );
+  });
+
   it("given a pod, returns a locked-down, small init container", () => {
     const init = injected(planInjection(pod(), "apps", config)).spec.initContainers?.[0];
     assert.deepEqual(init?.securityContext, {
@@ -298,6 +313,11 @@ describe("parseInjectConfig", () => {
     ],
     ["a server URL that is not http(s)", { serverUrl: "grpc://x" }, ["serverUrl"]],
     ["no image", { image: undefined }, ["image"]],
+    [
+      "a CA bundle with an http:// server URL",
+      { caBundle: "pem", serverUrl: "http://permission-server:8443" },
+      ["caBundle"],
+    ],
   ];
   for (const [title, change, fields] of cases) {
     it(`given ${title}, returns ${fields.length === 0 ? "the config" : fields.join(", ")}`, () => {

@@ -31,6 +31,10 @@ export const INIT_ENV = {
   group: "BULWARK_PERMISSION_GROUP",
   server: "BULWARK_PERMISSION_SERVER",
   tokenPath: "BULWARK_TOKEN_PATH",
+  /** PEM: the CA that signs the permission server's certificate (replaces the default roots). */
+  ca: "BULWARK_PERMISSION_CA",
+  /** The same as a file, for callers that mount it themselves. */
+  caPath: "BULWARK_PERMISSION_CA_PATH",
 } as const;
 
 /** Small: one HTTPS call and a wait. Limits keep namespaces with LimitRanges or quotas happy. */
@@ -42,13 +46,24 @@ export const INIT_RESOURCES = {
 /** The kubelet refuses projected tokens that expire in under 10 minutes or over 2^32 seconds. */
 const TOKEN_EXPIRATION = { min: 600, max: 2 ** 32 } as const;
 
-export const injectConfigSchema = z.object({
-  image: z.string().min(1),
-  serverUrl: z.url({ protocol: /^https?$/ }),
-  audience: z.string().min(1),
-  tokenExpirationSeconds: z.int().min(TOKEN_EXPIRATION.min).max(TOKEN_EXPIRATION.max),
-  ownNamespace: z.string().min(1),
-});
+export const injectConfigSchema = z
+  .object({
+    image: z.string().min(1),
+    serverUrl: z.url({ protocol: /^https?$/ }),
+    audience: z.string().min(1),
+    tokenExpirationSeconds: z.int().min(TOKEN_EXPIRATION.min).max(TOKEN_EXPIRATION.max),
+    ownNamespace: z.string().min(1),
+    /**
+     * PEM CA bundle for an https serverUrl, injected as BULWARK_PERMISSION_CA. An env var, not a
+     * volume: a pod can mount ConfigMaps only from its own namespace, and the init container runs
+     * once at start, so the bundle current at CREATE is the one it needs.
+     */
+    caBundle: z.string().min(1).optional(),
+  })
+  .refine(c => !c.caBundle || c.serverUrl.startsWith("https:"), {
+    path: ["caBundle"],
+    message: "a CA bundle needs an https:// serverUrl (plain http would verify nothing)",
+  });
 export type InjectConfig = z.infer<typeof injectConfigSchema>;
 
 /** The module's injection settings, checked once at start-up. */
@@ -84,6 +99,7 @@ export function bulwarkInitContainer(
       { name: INIT_ENV.group, value: group },
       { name: INIT_ENV.server, value: config.serverUrl },
       { name: INIT_ENV.tokenPath, value: TOKEN_PATH },
+      ...(config.caBundle ? [{ name: INIT_ENV.ca, value: config.caBundle }] : []),
     ],
     volumeMounts: [{ name: volumeName, mountPath: TOKEN_MOUNT_PATH, readOnly: true }],
     resources: {

@@ -7,9 +7,14 @@ import type { BulwarkValues } from "./values";
 
 /** The settings capabilities/*\/settings.ts read from the module's environment. */
 export function moduleEnv(values: BulwarkValues): V1EnvVar[] {
+  const { tls } = values.permissionServer;
   return [
     { name: "BULWARK_INIT_IMAGE", value: values.image },
     { name: "BULWARK_PERMISSION_SERVER", value: permissionServerUrl(values) },
+    // Read through the API: the module's pods are in another namespace and cannot mount it.
+    ...(tls.enabled
+      ? [{ name: "BULWARK_PERMISSION_CA_SECRET", value: `${values.namespace}/${tls.secretName}` }]
+      : []),
     { name: "BULWARK_PERMISSION_AUDIENCE", value: values.permissionServer.audience },
     { name: "BULWARK_NAMESPACE", value: values.namespace },
     { name: "BULWARK_EDGE_ZONE_NAMESPACE", value: values.edgeHealth.zones.configNamespace },

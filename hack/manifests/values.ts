@@ -75,10 +75,10 @@ export const valuesSchema = z.object({
     /** One port for the API, /healthz and /metrics. */
     port,
     /**
-     * HTTPS from a kubernetes.io/tls Secret (tls.crt, tls.key) for the Service's name
-     * `bulwark-permission-server.<namespace>.svc`, e.g. from cert-manager; off: plain HTTP. Off by
-     * default: its callers (the init container, the Pepr watcher) trust only Node's bundled CAs
-     * today, so a private CA needs distributing first (docs/upgrade-uninstall.md, "TLS").
+     * HTTPS from a kubernetes.io/tls Secret (tls.crt, tls.key, ca.crt) for the Service's name
+     * `bulwark-permission-server.<namespace>.svc`, made by cert-manager or `bulwark permission
+     * tls`. The Pepr module reads its ca.crt and gives it to every injected init container, which
+     * then trusts only that CA. Off: plain HTTP (tokens cross the pod network in clear).
      */
     tls: z.object({ enabled: z.boolean(), secretName: z.string().min(1) }),
     /** The audience the init client's projected token is minted for. */
@@ -139,7 +139,7 @@ export function defaultValues(image: string = DEFAULT_IMAGE): BulwarkValues {
       enabled: true,
       replicas: 2,
       port: 8443,
-      tls: { enabled: false, secretName: "bulwark-permission-server-tls" },
+      tls: { enabled: true, secretName: "bulwark-permission-server-tls" },
       audience: "bulwark-permission-server",
       providers: [],
       resources: {

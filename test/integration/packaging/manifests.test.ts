@@ -57,7 +57,11 @@ describe("npm run build -- --image", () => {
       assert.equal(env.get("BULWARK_INIT_IMAGE"), IMAGE, controller.metadata?.name);
       assert.equal(
         env.get("BULWARK_PERMISSION_SERVER"),
-        "http://bulwark-permission-server.bulwark-system.svc:8443",
+        "https://bulwark-permission-server.bulwark-system.svc:8443",
+      );
+      assert.equal(
+        env.get("BULWARK_PERMISSION_CA_SECRET"),
+        "bulwark-system/bulwark-permission-server-tls",
       );
       assert.equal(env.get("BULWARK_NAMESPACE"), "bulwark-system");
     }

@@ -4,7 +4,9 @@
 // tokens from the TokenRequest API, and the real init client run for them.
 import { CustomObjectsApi, type V1Pod } from "@kubernetes/client-node";
 import { waitUntil } from "../../../hack/control-plane/kube";
+import type { PermissionProviderSpec } from "../../../core/permission";
 import { runInit, type InitResult } from "../../../init/client";
+import { trustingFetch } from "../../../kube/trusting-fetch";
 import { loadInitSettings } from "../../../init/settings";
 import { providerBuilder } from "../../../permission-server/build-provider";
 import { createLogger } from "../../../permission-server/log";
@@ -36,12 +38,26 @@ export const FAST_SETTINGS: Record<string, string> = {
 };
 
 /** `count` replicas sharing the breaker ConfigMap in `namespace`. */
-export async function startReplicas(
+export function startReplicas(
   cluster: TestCluster,
   namespace: string,
   count: number,
   env: Record<string, string> = {},
 ): Promise<RunningServer[]> {
+  return startRoutedReplicas(cluster, namespace, { count, env });
+}
+
+/** Replicas as above; `route` may change the provider spec a replica builds from. */
+export async function startRoutedReplicas(
+  cluster: TestCluster,
+  namespace: string,
+  options: {
+    count: number;
+    env?: Record<string, string>;
+    route?: (replica: number, spec: PermissionProviderSpec) => PermissionProviderSpec;
+  },
+): Promise<RunningServer[]> {
+  const { count, env = {}, route = (_, spec) => spec } = options;
   const servers: RunningServer[] = [];
   for (let i = 0; i < count; i++) {
     const loaded = loadSettings(
@@ -60,7 +76,13 @@ export async function startReplicas(
     );
     if (!loaded.ok) throw new Error(loaded.message);
     const log = createLogger(loaded.settings.logLevel, `permission-server-${i}`);
-    servers.push(await startServer(loaded.settings, { log, build: providerBuilder(count) }));
+    const build = providerBuilder(count);
+    servers.push(
+      await startServer(loaded.settings, {
+        log,
+        build: input => build({ ...input, spec: route(i, input.spec) }),
+      }),
+    );
   }
   return servers;
 }
@@ -215,11 +237,15 @@ export async function podToken(
   return token;
 }
 
-/** Runs the real init client for `pod` against `serverUrl` with `token`, as the container would. */
+/**
+ * Runs the real init client for `pod` against `serverUrl` with `token`, as the container would;
+ * `ca` is the BULWARK_PERMISSION_CA it is given (an https server's CA).
+ */
 export async function runInitFor(
   serverUrl: string,
   pod: V1Pod,
   token: string,
+  ca?: string,
 ): Promise<InitResult> {
   const loaded = loadInitSettings({
     POD_NAME: pod.metadata?.name,
@@ -230,13 +256,14 @@ export async function runInitFor(
     BULWARK_TOKEN_PATH: "/unused",
     BULWARK_INIT_WAIT_SECONDS: "5",
     BULWARK_INIT_RETRY_MAX_SECONDS: "1",
+    ...(ca ? { BULWARK_PERMISSION_CA: ca } : {}),
   });
   if (!loaded.ok) throw new Error(loaded.message);
   return runInit(loaded.settings, {
     say: () => {},
     sleep: ms => new Promise(r => setTimeout(r, ms)),
     random: Math.random,
-    fetch: (...args) => fetch(...args),
+    fetch: trustingFetch(ca),
     readToken: () => token,
   });
 }

@@ -4,12 +4,13 @@ import assert from "node:assert/strict";
 import { afterEach, describe, it } from "node:test";
 import { EdgeDaemon, type DaemonIo } from "./daemon";
 import type { Member } from "./membership";
+import { newNonce, signResult } from "./signing";
 import type { Decision } from "./tally";
 
 const key = Buffer.from("0123456789abcdef0123456789abcdef");
 const quiet = { info: () => {}, warn: () => {}, debug: () => {} };
 
-function cluster(n: number, maxProbePeers = 16) {
+function cluster(n: number, maxProbePeers = 16, hmacOverlapMs = 10_000) {
   const members: Member[] = Array.from({ length: n }, (_, i) => ({
     name: `n${i}`,
     ip: `10.0.0.${i + 1}`,
@@ -50,7 +51,9 @@ function cluster(n: number, maxProbePeers = 16) {
       new EdgeDaemon(
         {
           self: m.name,
-          key,
+          keys: [key],
+          hmacOverlapMs,
+          maxClockSkewMs: 2000,
           checkPeriodMs: 1000,
           scoreLine: 100,
           voteTimeoutMs: 3000,
@@ -184,51 +187,158 @@ describe("EdgeDaemon", () => {
   });
 });
 
+function pair(options: { overlapMs: number; maxClockSkewMs?: number }) {
+  const clock = { now: 5_000_000 };
+  const members = [
+    { name: "a", ip: "10.0.0.1" },
+    { name: "b", ip: "10.0.0.2" },
+  ];
+  const d = new EdgeDaemon(
+    {
+      self: "a",
+      keys: [key],
+      hmacOverlapMs: options.overlapMs,
+      maxClockSkewMs: options.maxClockSkewMs ?? 2000,
+      checkPeriodMs: 1000,
+      scoreLine: 100,
+      voteTimeoutMs: 3000,
+      messageMaxAgeMs: 5000,
+      maxProbePeers: 16,
+      writerFallbackPeriods: 3,
+      verifySource: true,
+    },
+    {
+      now: () => clock.now,
+      members: () => members,
+      onRecord: () => undefined,
+      write: async () => {},
+      probe: async () => [],
+      send: async () => {},
+      log: quiet,
+    },
+  );
+  /** b's row about itself, signed with `keys`, sent `skew` ms ahead on b's clock. */
+  const fromB = (keys: Buffer[], skew = 0) =>
+    d.receive(
+      signResult(
+        {
+          sender: "b",
+          timestamp: clock.now + skew,
+          nonce: newNonce(),
+          checkedAt: clock.now + skew - 100,
+          results: { b: true },
+        },
+        keys,
+      ),
+      "10.0.0.2",
+    ).status;
+  return { d, clock, fromB };
+}
+
 describe("EdgeDaemon key rotation", () => {
-  it("accepts the previous key for one message window after a rotation, then refuses it", async () => {
-    const { signResult, newNonce } = await import("./signing");
-    let now = 5_000_000;
-    const members = [
-      { name: "a", ip: "10.0.0.1" },
-      { name: "b", ip: "10.0.0.2" },
-    ];
-    const d = new EdgeDaemon(
-      {
-        self: "a",
-        key,
-        checkPeriodMs: 1000,
-        scoreLine: 100,
-        voteTimeoutMs: 3000,
-        messageMaxAgeMs: 5000,
-        maxProbePeers: 16,
-        writerFallbackPeriods: 3,
-        verifySource: true,
-      },
-      {
-        now: () => now,
-        members: () => members,
-        onRecord: () => undefined,
-        write: async () => {},
-        probe: async () => [],
-        send: async () => {},
-        log: quiet,
-      },
-    );
-    const fromB = (k: Buffer) =>
-      d.receive(
-        signResult(
-          { sender: "b", timestamp: now, nonce: newNonce(), checkedAt: now, results: { b: true } },
-          k,
-        ),
-        "10.0.0.2",
-      ).status;
-    const next = Buffer.from("fedcba9876543210fedcba9876543210");
-    d.setKey(next);
-    assert.equal(fromB(key), 200, "old key, inside the window");
-    assert.equal(fromB(next), 200, "new key");
-    now += 6000;
-    assert.equal(fromB(key), 401, "old key, after the window");
-    assert.equal(fromB(next), 200);
+  const next = Buffer.from("fedcba9876543210fedcba9876543210");
+
+  it("after a rotation the old key verifies for the overlap, then is refused", () => {
+    const { d, clock, fromB } = pair({ overlapMs: 6000 });
+    d.setKeys([next]);
+    assert.equal(fromB([key]), 200, "old key, inside the overlap");
+    assert.equal(fromB([next]), 200, "new key");
+    assert.deepEqual(d.view().keys, { current: 1, retired: 1 });
+    clock.now += 6001;
+    assert.equal(fromB([key]), 401, "old key, after the overlap");
+    assert.equal(fromB([next]), 200);
+    assert.deepEqual(d.view().keys, { current: 1, retired: 0 });
+    d.stop();
+  });
+
+  it("--hmac-overlap=0 cuts the old key off at once (a leaked key)", () => {
+    const { d, fromB } = pair({ overlapMs: 0 });
+    d.setKeys([next]);
+    assert.equal(fromB([key]), 401);
+    d.stop();
+  });
+
+  it("re-reading the same keys is not a rotation (the overlap is not restarted)", () => {
+    const { d, clock, fromB } = pair({ overlapMs: 6000 });
+    d.setKeys([next]);
+    clock.now += 5000;
+    d.setKeys([Buffer.from(next)]);
+    clock.now += 1001;
+    assert.equal(fromB([key]), 401);
+    d.stop();
+  });
+});
+
+describe("EdgeDaemon: half the group rotated", () => {
+  // Real engines, in-memory transport: every row one daemon sends reaches the others' receive().
+  for (const [overlapMs, lost] of [
+    [10_000, false],
+    [0, true],
+  ] as const) {
+    it(`overlap ${overlapMs} ms: rotating the key of 3 of 6 daemons ${lost ? "loses rows (the gap)" : "loses no row and keeps every vote"}`, async () => {
+      const c = cluster(6, 16, overlapMs);
+      for (let i = 0; i < 3; i++) await c.round();
+      const rejectedBefore = [...c.daemons.values()].map(
+        d => d.stats.rejected["bad-signature"] ?? 0,
+      );
+      assert.deepEqual(rejectedBefore, [0, 0, 0, 0, 0, 0]);
+      const next = Buffer.from("fedcba9876543210fedcba9876543210");
+      for (const name of ["n0", "n1", "n2"]) c.daemons.get(name)?.setKeys([next]);
+      for (let i = 0; i < 3; i++) await c.round();
+      const rejected = [...c.daemons.values()].reduce(
+        (sum, d) => sum + (d.stats.rejected["bad-signature"] ?? 0),
+        0,
+      );
+      const view = c.daemons.get("n0")?.view();
+      if (lost) {
+        assert.ok(rejected > 0, "without the overlap the halves reject each other");
+      } else {
+        assert.equal(rejected, 0, "no row lost");
+        assert.ok(view?.targets.every(t => t.yes.length === 6 && t.decision === "true"));
+      }
+      assert.deepEqual(
+        [...c.record.values()],
+        ["true", "true", "true", "true", "true", "true"],
+        "no node is ever written false",
+      );
+      c.stop();
+    });
+  }
+});
+
+describe("EdgeDaemon: a sender with a skewed clock", () => {
+  it("ahead within the allowed skew: accepted, but its row expires as a synchronised one would", () => {
+    const { d, clock, fromB } = pair({ overlapMs: 0, maxClockSkewMs: 2000 });
+    const received = clock.now;
+    assert.equal(fromB([key], 1900), 200);
+    const row = d.view().rows.find(r => r.sender === "b");
+    assert.equal(row?.checkedAt, received - 100, "kept on our clock, not b's (+1.9 s)");
+    d.stop();
+  });
+
+  it("ahead beyond the allowed skew: refused (422 from-the-future)", () => {
+    const { d, fromB } = pair({ overlapMs: 0, maxClockSkewMs: 2000 });
+    assert.equal(fromB([key], 2100), 422);
+    assert.equal(d.stats.rejected["from-the-future"], 1);
+    d.stop();
+  });
+
+  it("behind by more than the message max age (5 s): refused as stale", () => {
+    const { d, fromB } = pair({ overlapMs: 0 });
+    assert.equal(fromB([key], -5200), 422);
+    assert.equal(d.stats.rejected.stale, 1);
+    d.stop();
+  });
+
+  it("a row from a sender 1.9 s ahead stops counting when a synchronised one would", () => {
+    const { d, clock, fromB } = pair({ overlapMs: 0, maxClockSkewMs: 2000 });
+    assert.equal(fromB([key], 1900), 200);
+    // b checked 100 ms before sending: as seen here, 100 ms before receipt, whatever b's clock
+    // said; the vote timeout (3 s) runs from then, not from b's +1.8 s.
+    clock.now += 2900;
+    assert.equal(d.view().targets.find(t => t.target === "b")?.yes.length, 1);
+    clock.now += 1;
+    assert.equal(d.view().targets.find(t => t.target === "b")?.yes.length, 0);
     d.stop();
   });
 });

@@ -2,17 +2,27 @@
 // It owns no sockets and no API client: the caller passes them in (main.ts for the real
 // process, hack/bench/edge-health.ts for the 200-node simulation), so the same code runs in both.
 import type { CheckOutcome } from "./score";
-import { isNormal } from "./score";
+import { checkChanges, isNormal } from "./score";
 import { Ring, type Member } from "./membership";
 import {
+  MAX_KEYS,
   newNonce,
+  receivedCheckedAt,
   REJECTION_STATUS,
   ReplayGuard,
   signResult,
   verifyResult,
   type SignedResult,
 } from "./signing";
-import { ResultStore, shouldWrite, tally, writerOf, type Decision, type Tally } from "./tally";
+import {
+  ResultStore,
+  shouldWrite,
+  tally,
+  writerOf,
+  type Decision,
+  type Row,
+  type Tally,
+} from "./tally";
 
 export interface DaemonLog {
   info(message: string, meta?: Record<string, unknown>): void;
@@ -34,7 +44,12 @@ export interface DaemonIo {
 
 export interface DaemonOptions {
   self: string;
-  key: Buffer;
+  /** The HMAC keys from the Secret or file, newest (the signing one) first. */
+  keys: readonly Buffer[];
+  /** After a rotation, the keys that left still sign and verify this long. */
+  hmacOverlapMs: number;
+  /** How far ahead of our clock a sender's timestamp may be. */
+  maxClockSkewMs: number;
   /** The check period: a peer not heard from for 1.5 periods is no longer a writer candidate. */
   checkPeriodMs: number;
   scoreLine: number;
@@ -67,6 +82,18 @@ export interface TargetView extends Tally {
   checks?: CheckOutcome[];
 }
 
+/** What GET /localinfo shows (with `stats`). */
+export interface EngineView {
+  node: string;
+  round: number;
+  members: string[];
+  targets: TargetView[];
+  /** Each sender's newest row: the check time kept (our clock) and what it says. */
+  rows: Row[];
+  /** How many keys sign and verify now: from the Secret, and retired ones in their overlap. */
+  keys: { current: number; retired: number };
+}
+
 const normalize = (address: string | undefined): string => (address ?? "").replace(/^::ffff:/, "");
 
 export class EdgeDaemon {
@@ -76,7 +103,8 @@ export class EdgeDaemon {
   readonly #guard: ReplayGuard;
   #ring: Ring;
   #ringKey = "";
-  #previousKey: { key: Buffer; until: number } | undefined;
+  /** Keys that left the Secret at the last rotation, kept until `until` (our clock). */
+  #retired: { keys: Buffer[]; until: number } = { keys: [], until: 0 };
   #round = 0;
   #running = false;
   #decideTimer: NodeJS.Timeout | undefined;
@@ -96,6 +124,7 @@ export class EdgeDaemon {
   };
 
   constructor(options: DaemonOptions, io: DaemonIo) {
+    if (options.keys.length === 0) throw new Error("EdgeDaemon: no HMAC key");
     this.#o = { ...options };
     this.#io = io;
     this.#guard = new ReplayGuard(options.messageMaxAgeMs);
@@ -127,26 +156,40 @@ export class EdgeDaemon {
   }
 
   /**
-   * A rotated key (the Secret changed): sign with it from now on, and accept the old one for one
-   * message window, so peers that have not re-read the Secret yet are not cut off.
+   * The keys from the Secret or file, re-read (main.ts). The ones that left keep signing and
+   * verifying for `hmacOverlapMs`, so daemons that re-read at different moments (a mounted Secret
+   * reaches nodes up to a minute or two apart) keep verifying each other: no results are lost.
    */
-  setKey(key: Buffer): void {
-    if (key.equals(this.#o.key)) return;
-    this.#previousKey = { key: this.#o.key, until: this.#io.now() + this.#o.messageMaxAgeMs };
-    this.#o.key = key;
-    this.#io.log.info("HMAC key rotated", {});
+  setKeys(keys: readonly Buffer[]): void {
+    const same = (a: readonly Buffer[], b: readonly Buffer[]): boolean =>
+      a.length === b.length && a.every((k, i) => b[i]?.equals(k));
+    if (keys.length === 0 || same(keys, this.#o.keys)) return;
+    const now = this.#io.now();
+    const kept = now < this.#retired.until ? this.#retired.keys : [];
+    const left = [...this.#o.keys, ...kept].filter(k => !keys.some(n => n.equals(k)));
+    this.#retired = { keys: left, until: now + this.#o.hmacOverlapMs };
+    this.#o.keys = [...keys];
+    this.#io.log.info("HMAC key rotated", {
+      keys: keys.length,
+      retiredKeys: left.length,
+      overlapMs: this.#o.hmacOverlapMs,
+    });
+  }
+
+  /** Every key this daemon signs and verifies with now: the current ones, then the retired. */
+  #keys(): Buffer[] {
+    const retired = this.#io.now() < this.#retired.until ? this.#retired.keys : [];
+    return [...this.#o.keys, ...retired].slice(0, MAX_KEYS);
   }
 
   /** Handles one PUT /result body from `remoteAddress`. */
   receive(raw: unknown, remoteAddress: string | undefined): Reply {
+    const now = this.#io.now();
     const verified = verifyResult(raw, {
-      key: this.#o.key,
-      previousKey:
-        this.#previousKey && this.#previousKey.until > this.#io.now()
-          ? this.#previousKey.key
-          : undefined,
+      keys: this.#keys(),
       guard: this.#guard,
-      now: this.#io.now(),
+      now,
+      maxSkewMs: this.#o.maxClockSkewMs,
     });
     if (!verified.ok)
       return this.#reject(REJECTION_STATUS[verified.reason], verified.reason, verified.detail);
@@ -162,8 +205,9 @@ export class EdgeDaemon {
         `${m.sender} is ${member.ip}, message came from ${normalize(remoteAddress)}`,
       );
     }
-    this.#store.put({ sender: m.sender, checkedAt: m.checkedAt, results: m.results });
-    this.#heard.set(m.sender, this.#io.now());
+    // Kept on our clock, never later than the sender's own check time (signing.ts).
+    this.#store.put({ sender: m.sender, checkedAt: receivedCheckedAt(m, now), results: m.results });
+    this.#heard.set(m.sender, now);
     this.stats.accepted++;
     this.#scheduleDecide();
     return { status: 200, body: { accepted: true } };
@@ -200,6 +244,7 @@ export class EdgeDaemon {
       const results: Record<string, boolean> = {};
       targets.forEach((t, i) => {
         const o = outcomes[i] ?? [];
+        this.#logChanges(t.name, o);
         this.#lastChecks.set(t.name, o);
         results[t.name] = isNormal(o, this.#o.scoreLine);
       });
@@ -211,11 +256,20 @@ export class EdgeDaemon {
     }
   }
 
+  /** A check that starts or stops failing is logged once, with why (e.g. the kubelet's 403). */
+  #logChanges(node: string, outcomes: readonly CheckOutcome[]): void {
+    for (const change of checkChanges(this.#lastChecks.get(node), outcomes)) {
+      if (change.ok) this.#io.log.info("check passes again", { node, check: change.kind });
+      else this.#io.log.warn("check failed", { node, check: change.kind, reason: change.error });
+    }
+  }
+
   #send(checkedAt: number, results: Record<string, boolean>): void {
+    const keys = this.#keys();
     for (const peer of this.#ring.recipientsOf(this.#o.self)) {
       const message = signResult(
         { sender: this.#o.self, timestamp: this.#io.now(), nonce: newNonce(), checkedAt, results },
-        this.#o.key,
+        keys,
       );
       this.#io.send(peer, message).catch((error: unknown) => {
         this.stats.sendFailures++;
@@ -323,7 +377,7 @@ export class EdgeDaemon {
   }
 
   /** What this daemon sees: for GET /localinfo and the tests' view of each half. */
-  view(): { node: string; round: number; members: string[]; targets: TargetView[] } {
+  view(): EngineView {
     const targets = this.#ring.targetsOf(this.#o.self).map(m => {
       const held = this.#held.get(m.name);
       return {
@@ -340,6 +394,8 @@ export class EdgeDaemon {
       round: this.#round,
       members: this.#ring.members.map(m => m.name),
       targets,
+      rows: this.#ring.members.flatMap(m => this.#store.get(m.name) ?? []),
+      keys: { current: this.#o.keys.length, retired: this.#keys().length - this.#o.keys.length },
     };
   }
 

@@ -17,6 +17,7 @@ import { EDGE_HEALTH_ANNOTATION, EDGE_ZONE_CONFIGMAP } from "../core/names";
 import type { DaemonLog } from "./daemon";
 import { groupOf, internalIp, type Member, type NodeWithAddresses } from "./membership";
 import type { Settings } from "./settings";
+import { MAX_KEYS } from "./signing";
 import type { Decision } from "./tally";
 
 export function kubeConfig(path: string | undefined): KubeConfig {
@@ -133,24 +134,44 @@ export class KubeSource {
     );
   }
 
-  /** The shared HMAC key: the file when set (a mounted Secret), else data.hmackey of the Secret. */
-  async hmacKey(settings: Pick<Settings, "hmacKeyFile" | "hmacSecret">): Promise<Buffer> {
+  /**
+   * The shared HMAC keys: the file when set (a mounted Secret), else data.hmackey of the Secret.
+   * One key per line, the signing key first (signing.ts explains why several).
+   */
+  async hmacKeys(settings: Pick<Settings, "hmacKeyFile" | "hmacSecret">): Promise<Buffer[]> {
     if (settings.hmacKeyFile)
-      return checkedKey(await readFile(settings.hmacKeyFile), settings.hmacKeyFile);
+      return parseKeys(await readFile(settings.hmacKeyFile), settings.hmacKeyFile);
     const { namespace, name } = settings.hmacSecret;
     const secret = await this.#core.readNamespacedSecret({ namespace, name });
     const data = secret.data?.hmackey;
     if (data === undefined) throw new Error(`Secret ${namespace}/${name}: data.hmackey is missing`);
-    return checkedKey(Buffer.from(data, "base64"), `Secret ${namespace}/${name} data.hmackey`);
+    return parseKeys(Buffer.from(data, "base64"), `Secret ${namespace}/${name} data.hmackey`);
   }
 }
 
-/** Refuses keys too short to mean anything (SuperEdge shipped a 16-character default). */
-export function checkedKey(key: Buffer, where: string): Buffer {
-  // A file written with `echo` ends in a newline that is not part of the key.
-  let end = key.length;
-  while (end > 0 && (key[end - 1] === 0x0a || key[end - 1] === 0x0d)) end--;
-  const trimmed = key.subarray(0, end);
-  if (trimmed.length < 16) throw new Error(`${where}: the HMAC key must be at least 16 bytes`);
-  return trimmed;
+/**
+ * The keys in a key file or Secret value: one per line (a trailing newline, as `echo` writes, is
+ * not part of a key), newest first, at most MAX_KEYS − 1 so that one retired key still fits.
+ * Refuses keys too short to mean anything (SuperEdge shipped a 16-character default).
+ */
+export function parseKeys(raw: Buffer, where: string): Buffer[] {
+  const keys: Buffer[] = [];
+  let start = 0;
+  while (start <= raw.length) {
+    let end = raw.indexOf(0x0a, start);
+    if (end === -1) end = raw.length;
+    let last = end;
+    if (last > start && raw[last - 1] === 0x0d) last--;
+    if (last > start) keys.push(raw.subarray(start, last));
+    start = end + 1;
+  }
+  if (keys.length === 0) throw new Error(`${where}: no HMAC key`);
+  const short = keys.findIndex(k => k.length < 16);
+  if (short !== -1) {
+    throw new Error(`${where}: line ${short + 1}: the HMAC key must be at least 16 bytes`);
+  }
+  if (keys.length > MAX_KEYS - 1) {
+    throw new Error(`${where}: at most ${MAX_KEYS - 1} keys (one per line), found ${keys.length}`);
+  }
+  return keys;
 }

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { main } from "./main";
+import { daemonOptions, main } from "./main";
+import { parseSettings } from "./settings";
 
 describe("main", () => {
   it("--help and --version print and return 0", async () => {
@@ -22,5 +23,41 @@ describe("main", () => {
 
   it("a start-up failure (no kubeconfig) returns 1", async () => {
     assert.equal(await main(["--node-name=edge-1", "--kubeconfig=/nonexistent/kubeconfig"]), 1);
+  });
+});
+
+describe("daemonOptions: every engine setting comes from the parsed settings", () => {
+  it("given non-default values, the engine gets them", () => {
+    const parsed = parseSettings(
+      [
+        "--node-name=edge-7",
+        "--check-period=2",
+        "--vote-timeout=9",
+        "--message-max-age=11",
+        "--max-clock-skew=4",
+        "--score-line=50",
+        "--max-probe-peers=3",
+        "--writer-fallback-periods=5",
+        "--hmac-overlap=17",
+        "--verify-source=false",
+      ],
+      {},
+    );
+    assert.equal(parsed.kind, "ok", JSON.stringify(parsed));
+    if (parsed.kind !== "ok") return;
+    const key = Buffer.from("0123456789abcdef");
+    assert.deepEqual(daemonOptions(parsed.settings, [key]), {
+      self: "edge-7",
+      keys: [key],
+      hmacOverlapMs: 17_000,
+      maxClockSkewMs: 4000,
+      checkPeriodMs: 2000,
+      scoreLine: 50,
+      voteTimeoutMs: 9000,
+      messageMaxAgeMs: 11_000,
+      maxProbePeers: 3,
+      writerFallbackPeriods: 5,
+      verifySource: false,
+    });
   });
 });

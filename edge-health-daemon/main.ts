@@ -3,7 +3,7 @@
 import { Agent, type Server } from "node:http";
 import { version } from "../package.json";
 import { makeProber } from "./checks";
-import { EdgeDaemon } from "./daemon";
+import { EdgeDaemon, type DaemonOptions } from "./daemon";
 import { KubeSource, kubeConfig } from "./kube";
 import { makeLogger } from "./log";
 import { closeServer, listen, makeApp } from "./server";
@@ -11,61 +11,86 @@ import { NAME, helpText, parseSettings, type Settings } from "./settings";
 import { makeSender } from "./transport";
 import { runWorkload, untilStopSignal } from "../kube/workload-process";
 
+/** The engine's options from the settings: every setting the engine reads comes from here. */
+export function daemonOptions(settings: Settings, keys: readonly Buffer[]): DaemonOptions {
+  return {
+    self: settings.nodeName,
+    keys,
+    hmacOverlapMs: settings.hmacOverlapMs,
+    maxClockSkewMs: settings.maxClockSkewMs,
+    checkPeriodMs: settings.checkPeriodMs,
+    scoreLine: settings.scoreLine,
+    voteTimeoutMs: settings.voteTimeoutMs,
+    messageMaxAgeMs: settings.messageMaxAgeMs,
+    maxProbePeers: settings.maxProbePeers,
+    writerFallbackPeriods: settings.writerFallbackPeriods,
+    verifySource: settings.verifySource,
+  };
+}
+
+/** What the start-up line says about each check, so an unverified kubelet TLS is visible. */
+export function describeChecks(settings: Settings): Record<string, unknown>[] {
+  return settings.checks.map(c => ({
+    kind: c.kind,
+    weight: c.weight,
+    port: c.port,
+    timeoutMs: c.timeoutMs,
+    retries: c.retries,
+    ...(c.kind === "kubelet"
+      ? {
+          scheme: c.scheme,
+          tls: c.scheme === "http" ? "none" : c.caFile ? "verified" : "not verified (no ca-file)",
+          bearerToken: c.tokenFile !== undefined,
+          clientCertificate: c.certFile !== undefined,
+        }
+      : {}),
+  }));
+}
+
 async function run(settings: Settings): Promise<number> {
   const log = makeLogger(settings.logLevel, settings.nodeName);
   const kube = new KubeSource(kubeConfig(settings.kubeconfig), settings, log);
-  const key = await kube.hmacKey(settings);
-  await kube.start();
   const selfIp = (): string | undefined => kube.selfIp();
-  // One keep-alive connection per peer, shared by the daemon check and the result PUTs.
+  // One keep-alive connection per peer, shared by the daemon check and the result PUTs. Files the
+  // kubelet check needs are read here, before any network: a bad path stops the daemon, naming it.
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   const prober = makeProber(settings.checks, selfIp, agent);
+  const keys = await kube.hmacKeys(settings);
+  await kube.start();
   const sender = makeSender({
     agent,
     port: settings.port,
     timeoutMs: Math.min(settings.checkPeriodMs, 2000),
     localAddress: selfIp,
   });
-  const daemon = new EdgeDaemon(
-    {
-      self: settings.nodeName,
-      key,
-      checkPeriodMs: settings.checkPeriodMs,
-      scoreLine: settings.scoreLine,
-      voteTimeoutMs: settings.voteTimeoutMs,
-      messageMaxAgeMs: settings.messageMaxAgeMs,
-      maxProbePeers: settings.maxProbePeers,
-      writerFallbackPeriods: settings.writerFallbackPeriods,
-      verifySource: settings.verifySource,
-    },
-    {
-      now: Date.now,
-      members: () => kube.members(),
-      onRecord: name => kube.onRecord(name),
-      write: (name, value) => kube.write(name, value),
-      probe: ip => prober.probe(ip),
-      send: (to, message) => sender.send(to, message),
-      log,
-    },
-  );
+  const daemon = new EdgeDaemon(daemonOptions(settings, keys), {
+    now: Date.now,
+    members: () => kube.members(),
+    onRecord: name => kube.onRecord(name),
+    write: (name, value) => kube.write(name, value),
+    probe: ip => prober.probe(ip),
+    send: (to, message) => sender.send(to, message),
+    log,
+  });
   const server: Server = await listen(makeApp(daemon), settings.listenAddress, settings.port);
   log.info("started", {
     listen: `${settings.listenAddress}:${settings.port}`,
     checkPeriodMs: settings.checkPeriodMs,
-    checks: settings.checks.map(c => c.kind),
+    voteTimeoutMs: settings.voteTimeoutMs,
+    checks: describeChecks(settings),
   });
   const round = (): void =>
     void daemon.checkRound().catch(error => log.warn("round failed", { error: String(error) }));
   round();
   const timer = setInterval(round, settings.checkPeriodMs);
-  // The key is re-read every minute: a rotated Secret (or mounted file) takes effect.
+  // The keys are re-read every --hmac-reload: a rotated Secret (or mounted file) takes effect.
   const rekey = setInterval(() => {
-    kube.hmacKey(settings).then(
-      k => daemon.setKey(k),
+    kube.hmacKeys(settings).then(
+      k => daemon.setKeys(k),
       error =>
-        log.warn("HMAC key re-read failed; keeping the current key", { error: String(error) }),
+        log.warn("HMAC key re-read failed; keeping the current keys", { error: String(error) }),
     );
-  }, 60_000);
+  }, settings.hmacReloadMs);
   const signal = await untilStopSignal();
   log.info("stopping", { signal });
   clearInterval(timer);

@@ -21,3 +21,17 @@ export function score(outcomes: readonly CheckOutcome[]): number {
 export function isNormal(outcomes: readonly CheckOutcome[], scoreLine: number): boolean {
   return score(outcomes) >= scoreLine;
 }
+
+/**
+ * The checks whose pass/fail differs from the previous round (all failing ones on the first
+ * round): what the daemon logs, so a failure is reported once with its reason, not every period.
+ */
+export function checkChanges(
+  previous: readonly CheckOutcome[] | undefined,
+  current: readonly CheckOutcome[],
+): CheckOutcome[] {
+  return current.filter(o => {
+    const before = previous?.find(p => p.kind === o.kind);
+    return before === undefined ? !o.ok : before.ok !== o.ok;
+  });
+}

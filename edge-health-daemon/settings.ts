@@ -2,10 +2,15 @@
 // its variable). Every setting here is read by the code that uses it; nothing is overwritten
 // after parsing (SuperEdge's `Default()` ran after flag parsing and silently reset the periods).
 //
+// Where a value comes from, first match wins: the flag, its environment variable, the JSON config
+// file (`--config`, keys are flag names), the default. Every key a plugin string may carry applies
+// to that plugin; a key that would be ignored (e.g. `port` on the daemon check) is refused.
+//
 // Check plugins are written like SuperEdge's plugin flags, `key=value,key=value`, or `off`:
 //   --check-daemon=weight=1,timeout=2,retries=1          the peer daemon's own GET /healthz
 //   --check-kubelet=weight=1,port=10250,scheme=https     GET <scheme>://<ip>:<port>/healthz, bearer token
 //   --check-tcp=off                                      a TCP dial to <ip>:<port>
+import { readFileSync } from "node:fs";
 import { z } from "zod";
 
 export const NAME = "bulwark-edge-health";
@@ -18,6 +23,11 @@ interface SettingSpec {
 }
 
 const SPECS = {
+  config: {
+    flag: "config",
+    env: "BULWARK_EDGE_CONFIG",
+    help: 'JSON file of settings keyed by flag name, e.g. {"check-period": 5}; flags and variables win',
+  },
   nodeName: {
     flag: "node-name",
     env: "BULWARK_NODE_NAME",
@@ -47,6 +57,11 @@ const SPECS = {
     flag: "message-max-age",
     env: "BULWARK_EDGE_MESSAGE_MAX_AGE_SECONDS",
     help: "messages with a timestamp further than this from our clock are stale (default 30)",
+  },
+  maxClockSkewSeconds: {
+    flag: "max-clock-skew",
+    env: "BULWARK_EDGE_MAX_CLOCK_SKEW_SECONDS",
+    help: "messages timestamped further ahead of our clock than this are refused (default 10)",
   },
   scoreLine: {
     flag: "score-line",
@@ -78,6 +93,16 @@ const SPECS = {
     env: "BULWARK_EDGE_HMAC_SECRET",
     help: "namespace/name of the Secret whose data.hmackey is the key (default edge-system/bulwark-edge-health-hmac)",
   },
+  hmacReloadSeconds: {
+    flag: "hmac-reload",
+    env: "BULWARK_EDGE_HMAC_RELOAD_SECONDS",
+    help: "seconds between re-reads of the HMAC key file or Secret (default 60)",
+  },
+  hmacOverlapSeconds: {
+    flag: "hmac-overlap",
+    env: "BULWARK_EDGE_HMAC_OVERLAP_SECONDS",
+    help: "after a key rotation the old key still signs and verifies this long (default 300; 0 = cut off at once)",
+  },
   verifySource: {
     flag: "verify-source",
     env: "BULWARK_EDGE_VERIFY_SOURCE",
@@ -101,7 +126,7 @@ const SPECS = {
   checkKubelet: {
     flag: "check-kubelet",
     env: "BULWARK_EDGE_CHECK_KUBELET",
-    help: "kubelet /healthz check (default weight=0.5,port=10250,scheme=https,retries=1,timeout as above)",
+    help: "kubelet /healthz check (default weight=0.5,port=10250,scheme=https,retries=1,timeout as above,\n      token-file=<service-account token>; also ca-file, cert-file, key-file)",
   },
   checkTcp: {
     flag: "check-tcp",
@@ -125,10 +150,13 @@ export interface CheckPlugin {
   /** Port on the peer; the daemon check always uses the daemon port. */
   port: number;
   scheme: "http" | "https";
-  /** Bearer token file for the kubelet check. */
-  tokenFile: string;
+  /** Bearer token file for the kubelet check (re-read every minute); undefined = no token. */
+  tokenFile?: string;
   /** Verify the kubelet's certificate against this CA file; unset skips verification (as SuperEdge). */
   caFile?: string;
+  /** Client certificate and key (PEM) the kubelet check presents; both or neither. */
+  certFile?: string;
+  keyFile?: string;
 }
 
 const number = (what: string) =>
@@ -145,33 +173,48 @@ const portSchema = number("a port").refine(
 
 const boolSchema = z.enum(["true", "false"], { error: 'must be "true" or "false"' });
 
-const pluginFieldsSchema = z.strictObject(
-  {
-    weight: number("a weight, e.g. 0.5").optional(),
-    timeout: number("seconds")
-      .refine(n => n > 0, "must be more than 0")
-      .optional(),
-    retries: number("attempts after the first")
-      .refine(n => Number.isInteger(n) && n <= 10, "must be a whole number, at most 10")
-      .optional(),
-    port: portSchema.optional(),
-    scheme: z.enum(["http", "https"], { error: 'must be "http" or "https"' }).optional(),
-    "token-file": z.string().min(1).optional(),
-    "ca-file": z.string().min(1).optional(),
-  },
-  { error: "unknown key (known: weight, timeout, retries, port, scheme, token-file, ca-file)" },
-);
+const file = z.string().min(1, "must be a file path");
+
+const pluginFieldsSchema = z.object({
+  weight: number("a weight, e.g. 0.5").optional(),
+  timeout: number("seconds")
+    .refine(n => n > 0, "must be more than 0")
+    .optional(),
+  retries: number("attempts after the first")
+    .refine(n => Number.isInteger(n) && n <= 10, "must be a whole number, at most 10")
+    .optional(),
+  port: portSchema.optional(),
+  scheme: z.enum(["http", "https"], { error: 'must be "http" or "https"' }).optional(),
+  // `none`: no bearer token (a kubelet that takes the client certificate, or the read-only port).
+  "token-file": file.optional(),
+  "ca-file": file.optional(),
+  "cert-file": file.optional(),
+  "key-file": file.optional(),
+});
+
+type PluginKey = keyof z.input<typeof pluginFieldsSchema>;
+
+/** The keys each plugin reads; any other key would be silently ignored, so it is refused. */
+const PLUGIN_KEYS: Record<CheckKind, readonly PluginKey[]> = {
+  daemon: ["weight", "timeout", "retries"],
+  kubelet: [
+    "weight",
+    "timeout",
+    "retries",
+    "port",
+    "scheme",
+    "token-file",
+    "ca-file",
+    "cert-file",
+    "key-file",
+  ],
+  tcp: ["weight", "timeout", "retries", "port"],
+};
+
+export const DEFAULT_TOKEN_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/token";
 
 const PLUGIN_DEFAULTS: Record<CheckKind, CheckPlugin | undefined> = {
-  daemon: {
-    kind: "daemon",
-    weight: 0.5,
-    timeoutMs: 0,
-    retries: 1,
-    port: 51005,
-    scheme: "http",
-    tokenFile: "",
-  },
+  daemon: { kind: "daemon", weight: 0.5, timeoutMs: 0, retries: 1, port: 51005, scheme: "http" },
   kubelet: {
     kind: "kubelet",
     weight: 0.5,
@@ -179,37 +222,47 @@ const PLUGIN_DEFAULTS: Record<CheckKind, CheckPlugin | undefined> = {
     retries: 1,
     port: 10250,
     scheme: "https",
-    tokenFile: "/var/run/secrets/kubernetes.io/serviceaccount/token",
+    tokenFile: DEFAULT_TOKEN_FILE,
   },
   tcp: undefined,
 };
 
-/** Parses `off` or `key=value,...` into a plugin (undefined = disabled); throws a message. */
-function keyValues(raw: string): Record<string, string> {
+/** Splits `key=value,...`; throws a message naming the bad part or key. */
+function keyValues(kind: CheckKind, raw: string): Record<string, string> {
   const pairs: Record<string, string> = {};
+  const known = PLUGIN_KEYS[kind] as readonly string[];
   for (const part of raw.split(",")) {
     const [k, ...rest] = part.split("=");
     if (k === undefined || rest.length === 0) throw new Error(`"${part}" is not key=value`);
-    pairs[k.trim()] = rest.join("=").trim();
+    const name = k.trim();
+    if (!known.includes(name)) {
+      throw new Error(`${name}: unknown key for the ${kind} check (known: ${known.join(", ")})`);
+    }
+    pairs[name] = rest.join("=").trim();
   }
   return pairs;
 }
 
 /** What a plugin string leaves unsaid, when its kind has no default (tcp). */
-const PLUGIN_FALLBACK = { weight: 1, timeoutMs: 0, retries: 0, scheme: "http", tokenFile: "" };
+const PLUGIN_FALLBACK = { weight: 1, timeoutMs: 0, retries: 0, scheme: "http" } as const;
 
-function parsePlugin(kind: CheckKind, raw: string | undefined): CheckPlugin | undefined {
-  // Always a copy: the schema's transform adjusts port and timeout per parse.
-  const base = PLUGIN_DEFAULTS[kind];
-  if (raw === undefined) return base && { ...base };
-  if (raw.trim() === "off") return undefined;
-  const parsed = pluginFieldsSchema.safeParse(keyValues(raw));
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new Error(`${issue?.path.join(".") || "value"}: ${issue?.message ?? "invalid"}`);
+/** Combinations that would make a key do nothing, or fail only at the first probe. */
+function pluginProblem(p: CheckPlugin): string | undefined {
+  if (p.port === undefined) return "port: is required";
+  if ((p.certFile === undefined) !== (p.keyFile === undefined)) {
+    return "cert-file, key-file: give both or neither";
   }
-  const f = parsed.data;
-  const given = Object.fromEntries(
+  const tlsOnly = (["caFile", "certFile", "keyFile"] as const).find(k => p[k] !== undefined);
+  if (p.scheme === "http" && tlsOnly) {
+    const key = { caFile: "ca-file", certFile: "cert-file", keyFile: "key-file" }[tlsOnly];
+    return `${key}: needs scheme=https (plain HTTP would ignore it)`;
+  }
+  return undefined;
+}
+
+/** The plugin fields a parsed plugin string sets (absent keys left to the defaults). */
+function givenFields(f: z.output<typeof pluginFieldsSchema>): Partial<CheckPlugin> {
+  return Object.fromEntries(
     Object.entries({
       weight: f.weight,
       // Absent = 0: the schema's transform fits it to the check period.
@@ -219,10 +272,27 @@ function parsePlugin(kind: CheckKind, raw: string | undefined): CheckPlugin | un
       scheme: f.scheme,
       tokenFile: f["token-file"],
       caFile: f["ca-file"],
+      certFile: f["cert-file"],
+      keyFile: f["key-file"],
     }).filter(([, v]) => v !== undefined),
   );
+}
+
+function parsePlugin(kind: CheckKind, raw: string | undefined): CheckPlugin | undefined {
+  // Always a copy: the schema's transform adjusts port and timeout per parse.
+  const base = PLUGIN_DEFAULTS[kind];
+  if (raw === undefined) return base && { ...base };
+  if (raw.trim() === "off") return undefined;
+  const parsed = pluginFieldsSchema.safeParse(keyValues(kind, raw));
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new Error(`${issue?.path.join(".") || "value"}: ${issue?.message ?? "invalid"}`);
+  }
+  const given = givenFields(parsed.data);
   const plugin = { ...PLUGIN_FALLBACK, timeoutMs: 0, ...base, ...given, kind } as CheckPlugin;
-  if (plugin.port === undefined) throw new Error("port: is required");
+  if (plugin.tokenFile === "none") delete plugin.tokenFile;
+  const problem = pluginProblem(plugin);
+  if (problem) throw new Error(problem);
   return plugin;
 }
 
@@ -263,6 +333,7 @@ const schema = z
     messageMaxAgeSeconds: number("seconds")
       .refine(n => n > 0, "must be more than 0")
       .default(30),
+    maxClockSkewSeconds: number("seconds").default(10),
     scoreLine: number("a score").default(100),
     maxProbePeers: number("a count")
       .refine(n => Number.isInteger(n) && n >= 2, "must be a whole number, at least 2")
@@ -273,6 +344,10 @@ const schema = z
     zoneNamespace: z.string().min(1).default("edge-system"),
     hmacKeyFile: z.string().min(1).optional(),
     hmacSecret: secretRef.default({ namespace: "edge-system", name: "bulwark-edge-health-hmac" }),
+    hmacReloadSeconds: number("seconds")
+      .refine(n => n >= 0.1, "must be at least 0.1")
+      .default(60),
+    hmacOverlapSeconds: number("seconds").default(300),
     verifySource: boolSchema.default("true").transform(v => v === "true"),
     kubeconfig: z.string().min(1).optional(),
     logLevel: z.enum(["error", "warn", "info", "debug"]).default("info"),
@@ -299,12 +374,15 @@ const schema = z
       checkPeriodMs: periodMs,
       voteTimeoutMs: (s.voteTimeoutSeconds ?? 3 * s.checkPeriodSeconds) * 1000,
       messageMaxAgeMs: s.messageMaxAgeSeconds * 1000,
+      maxClockSkewMs: s.maxClockSkewSeconds * 1000,
       scoreLine: s.scoreLine,
       maxProbePeers: s.maxProbePeers,
       writerFallbackPeriods: s.writerFallbackPeriods,
       zoneNamespace: s.zoneNamespace,
       hmacKeyFile: s.hmacKeyFile,
       hmacSecret: s.hmacSecret,
+      hmacReloadMs: s.hmacReloadSeconds * 1000,
+      hmacOverlapMs: s.hmacOverlapSeconds * 1000,
       verifySource: s.verifySource,
       kubeconfig: s.kubeconfig,
       logLevel: s.logLevel,
@@ -320,14 +398,17 @@ export type SettingsResult =
   | { kind: "help" }
   | { kind: "version" };
 
-/** Why a plugin set can never call a peer normal, or undefined when it can. */
-function unreachableScoreLine(s: Settings): string | undefined {
+/** Settings that parse but could never work (no peer could be normal, rows expire too soon). */
+function settingsProblem(s: Settings): string | undefined {
   const best = s.checks.reduce((sum, c) => sum + 100 * c.weight, 0);
   if (s.checks.length === 0) {
     return `${SPECS.checkDaemon.flag}/${SPECS.checkKubelet.flag}/${SPECS.checkTcp.flag}: every check is off, so no peer could ever be normal`;
   }
   if (best < s.scoreLine) {
     return `${SPECS.scoreLine.env}: ${s.scoreLine} is above the best possible score ${best} of the enabled checks, so every peer would be voted unhealthy`;
+  }
+  if (s.voteTimeoutMs <= s.checkPeriodMs) {
+    return `${SPECS.voteTimeoutSeconds.env} (--${SPECS.voteTimeoutSeconds.flag}): ${s.voteTimeoutMs / 1000}s must be longer than the check period (${s.checkPeriodMs / 1000}s), or every result expires before the next one arrives`;
   }
   const slow = s.checks.find(c => c.timeoutMs * (c.retries + 1) > s.checkPeriodMs);
   if (slow) {
@@ -352,31 +433,110 @@ function readFlags(argv: readonly string[]): Record<string, string> | string {
   return out;
 }
 
+type Source = { kind: "flag" | "env" } | { kind: "file"; path: string };
+
 /** One line naming the setting: `BULWARK_NODE_NAME (--node-name) is required (...)`. */
-function issueLine(issue: z.core.$ZodIssue | undefined): string {
-  const spec = SPECS[(issue?.path[0] ?? "nodeName") as Key];
+function issueLine(issue: z.core.$ZodIssue | undefined, sources: Map<Key, Source>): string {
+  const key = (issue?.path[0] ?? "nodeName") as Key;
+  const spec = SPECS[key];
   const message = issue?.message ?? "invalid";
   const joined = message.startsWith("is ") ? ` ${message}` : `: ${message}`;
+  const source = sources.get(key);
+  if (source?.kind === "file") {
+    return `${SPECS.config.env} (--${SPECS.config.flag}) ${source.path}: ${spec.flag}${joined}`;
+  }
   return `${spec.env} (--${spec.flag})${joined}`;
 }
 
-/** Settings from flags over environment; a message naming the setting when one is bad. */
-export function parseSettings(argv: readonly string[], env: NodeJS.ProcessEnv): SettingsResult {
+/** The config file's settings by key, or a message naming the file and the bad entry. */
+function readConfigFile(
+  path: string,
+  readFile: (path: string) => string,
+): Partial<Record<Key, string>> | string {
+  const where = `${SPECS.config.env} (--${SPECS.config.flag}) ${path}`;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFile(path));
+  } catch (error) {
+    return `${where}: ${error instanceof Error ? error.message : String(error)}`;
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    return `${where}: must be a JSON object keyed by flag name`;
+  }
+  const byFlag = new Map(Object.entries(SPECS).map(([key, spec]) => [spec.flag, key as Key]));
+  const out: Partial<Record<Key, string>> = {};
+  for (const [flag, value] of Object.entries(parsed)) {
+    const key = byFlag.get(flag);
+    if (key === undefined || key === "config") return `${where}: unknown setting "${flag}"`;
+    if (!["string", "number", "boolean"].includes(typeof value)) {
+      return `${where}: ${flag}: must be a string, number or boolean`;
+    }
+    out[key] = String(value);
+  }
+  return out;
+}
+
+/** Each setting's value from the first source that has it: flag, variable, config file. */
+function layered(
+  flags: Partial<Record<Key, string>>,
+  env: NodeJS.ProcessEnv,
+  fromFile: Partial<Record<Key, string>>,
+  configPath: string,
+): { input: Partial<Record<Key, string>>; sources: Map<Key, Source> } {
+  const input: Partial<Record<Key, string>> = {};
+  const sources = new Map<Key, Source>();
+  for (const [key, spec] of Object.entries(SPECS) as [Key, SettingSpec][]) {
+    const candidates: [string | undefined, Source][] = [
+      [flags[key], { kind: "flag" }],
+      [env[spec.env], { kind: "env" }],
+      [fromFile[key], { kind: "file", path: configPath }],
+    ];
+    const found = candidates.find(([value]) => value !== undefined && value !== "");
+    if (!found || key === "config") continue;
+    input[key] = found[0];
+    sources.set(key, found[1]);
+  }
+  return { input, sources };
+}
+
+/**
+ * Settings from flags over environment over the config file; a message naming the setting when
+ * one is bad. `readFile` reads the config file (tests pass their own).
+ */
+export function parseSettings(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+  readFile: (path: string) => string = path => readFileSync(path, "utf8"),
+): SettingsResult {
   if (argv.includes("--help") || argv.includes("-h")) return { kind: "help" };
   if (argv.includes("--version")) return { kind: "version" };
   const flags = readFlags(argv);
   if (typeof flags === "string") return { kind: "error", message: flags };
-  const input: Partial<Record<Key, string>> = {};
-  for (const [key, spec] of Object.entries(SPECS) as [Key, SettingSpec][]) {
-    const value = flags[key] ?? env[spec.env];
-    if (value !== undefined && value !== "") input[key] = value;
-  }
+  const configPath = flags.config ?? env[SPECS.config.env];
+  const fromFile = configPath ? readConfigFile(configPath, readFile) : {};
+  if (typeof fromFile === "string") return { kind: "error", message: fromFile };
+  const { input, sources } = layered(flags, env, fromFile, configPath ?? "");
   const parsed = schema.safeParse(input);
-  if (!parsed.success) return { kind: "error", message: issueLine(parsed.error.issues[0]) };
-  const problem = unreachableScoreLine(parsed.data);
+  if (!parsed.success) {
+    return { kind: "error", message: issueLine(parsed.error.issues[0], sources) };
+  }
+  const problem = settingsProblem(parsed.data);
   if (problem) return { kind: "error", message: problem };
   return { kind: "ok", settings: parsed.data };
 }
+
+/** How errors name a check plugin's setting: `BULWARK_EDGE_CHECK_KUBELET (--check-kubelet)`. */
+export function pluginSettingName(kind: CheckKind): string {
+  const spec = { daemon: SPECS.checkDaemon, kubelet: SPECS.checkKubelet, tcp: SPECS.checkTcp }[
+    kind
+  ];
+  return `${spec.env} (--${spec.flag})`;
+}
+
+/** Every setting's flag and variable (for tests that must cover them all). */
+export const SETTING_FLAGS: readonly { key: string; flag: string; env: string }[] = Object.entries(
+  SPECS,
+).map(([key, spec]) => ({ key, flag: spec.flag, env: spec.env }));
 
 export function helpText(version: string): string {
   const rows = Object.values(SPECS).map(s => `  --${s.flag.padEnd(24)} ${s.env}\n      ${s.help}`);

@@ -3,6 +3,7 @@ import { describe, it } from "node:test";
 import {
   canonicalJson,
   newNonce,
+  receivedCheckedAt,
   ReplayGuard,
   signResult,
   verifyResult,
@@ -39,8 +40,8 @@ describe("verifyResult", () => {
   it("accepts a genuine message once, then rejects its replay", () => {
     const guard = new ReplayGuard(5000);
     const message = signResult(body(), key);
-    assert.equal(verifyResult(message, { key, guard, now }).ok, true);
-    const again = verifyResult(message, { key, guard, now: now + 10 });
+    assert.equal(verifyResult(message, { keys: [key], guard, now, maxSkewMs: 2000 }).ok, true);
+    const again = verifyResult(message, { keys: [key], guard, now: now + 10, maxSkewMs: 2000 });
     assert.deepEqual(again.ok ? "" : again.reason, "replayed");
   });
 
@@ -56,7 +57,11 @@ describe("verifyResult", () => {
         sender: message.sender,
       }),
     );
-    assert.equal(verifyResult(reordered, { key, guard: new ReplayGuard(5000), now }).ok, true);
+    assert.equal(
+      verifyResult(reordered, { keys: [key], guard: new ReplayGuard(5000), now, maxSkewMs: 2000 })
+        .ok,
+      true,
+    );
   });
 
   const cases: [string, unknown, string][] = [
@@ -83,9 +88,19 @@ describe("verifyResult", () => {
       "stale",
     ],
     [
-      "a timestamp from the future",
-      signResult(body({ timestamp: now + 6000 }), key),
+      "a timestamp ahead by more than the allowed skew (2 s)",
+      signResult(body({ timestamp: now + 2500, checkedAt: now + 2400 }), key),
       "from-the-future",
+    ],
+    [
+      "a timestamp ahead by less than the allowed skew",
+      signResult(body({ timestamp: now + 1500, checkedAt: now + 1400 }), key),
+      "accepted",
+    ],
+    [
+      "a timestamp behind by less than the message max age (5 s)",
+      signResult(body({ timestamp: now - 4000, checkedAt: now - 4100 }), key),
+      "accepted",
     ],
     [
       "a check time after the timestamp",
@@ -99,12 +114,22 @@ describe("verifyResult", () => {
       "malformed",
     ],
     ["an extra field", { ...signResult(body(), key), relay: true }, "malformed"],
+    [
+      "more extra signatures than keys may sign",
+      { ...signResult(body(), [key, key, key, key, key]) },
+      "malformed",
+    ],
     ["a short nonce", signResult(body({ nonce: "abc" }), key), "malformed"],
     ["not an object", "hello", "malformed"],
   ];
   for (const [what, raw, reason] of cases) {
-    it(`rejects ${what} as ${reason}`, () => {
-      const v = verifyResult(raw, { key, guard: new ReplayGuard(5000), now });
+    it(`given ${what}, returns ${reason}`, () => {
+      const v = verifyResult(raw, {
+        keys: [key],
+        guard: new ReplayGuard(5000),
+        now,
+        maxSkewMs: 2000,
+      });
       assert.equal(v.ok ? "accepted" : v.reason, reason);
     });
   }
@@ -113,8 +138,8 @@ describe("verifyResult", () => {
     const guard = new ReplayGuard(5000);
     const real = signResult(body(), key);
     const forged = { ...real, results: {} };
-    assert.equal(verifyResult(forged, { key, guard, now }).ok, false);
-    assert.equal(verifyResult(real, { key, guard, now }).ok, true);
+    assert.equal(verifyResult(forged, { keys: [key], guard, now, maxSkewMs: 2000 }).ok, false);
+    assert.equal(verifyResult(real, { keys: [key], guard, now, maxSkewMs: 2000 }).ok, true);
   });
 
   it("forgets nonces older than the window", () => {
@@ -124,4 +149,54 @@ describe("verifyResult", () => {
     guard.admit(newNonce(), now + 5000, now + 5000);
     assert.equal(guard.size, 1);
   });
+});
+
+describe("several keys (rotation)", () => {
+  const oldKey = key;
+  const newKey = Buffer.from("fedcba9876543210fedcba9876543210");
+  const verify = (raw: unknown, keys: Buffer[]) => {
+    const v = verifyResult(raw, { keys, guard: new ReplayGuard(5000), now, maxSkewMs: 2000 });
+    return v.ok ? "accepted" : v.reason;
+  };
+
+  it("a message signed with the new and the old key verifies with either alone", () => {
+    const both = signResult(body(), [newKey, oldKey]);
+    assert.equal(both.extraHmacs?.length, 1);
+    assert.equal(verify(both, [oldKey]), "accepted", "a receiver that has not re-read yet");
+    assert.equal(verify(both, [newKey]), "accepted", "a receiver past the overlap");
+  });
+
+  it("a receiver holding both keys accepts a sender that has only the old one", () => {
+    assert.equal(verify(signResult(body(), oldKey), [newKey, oldKey]), "accepted");
+  });
+
+  it("a single-key message carries no extraHmacs (the wire format of a daemon not rotating)", () => {
+    assert.equal("extraHmacs" in signResult(body(), [key]), false);
+  });
+
+  it("a signature by a key the receiver does not hold never counts", () => {
+    const other = Buffer.from("another-key-of-32-bytes-length!!");
+    assert.equal(verify(signResult(body(), [other, other]), [oldKey, newKey]), "bad-signature");
+    const tampered = { ...signResult(body(), [newKey, oldKey]), results: {} };
+    assert.equal(verify(tampered, [oldKey, newKey]), "bad-signature");
+  });
+});
+
+describe("receivedCheckedAt (clock skew)", () => {
+  // The sender checked 300 ms before sending; transit 20 ms. Receiver clock: `now`.
+  const sent = (skew: number) => ({
+    ...body(),
+    timestamp: now - 20 + skew,
+    checkedAt: now - 320 + skew,
+  });
+  const cases: [string, number, number][] = [
+    ["a synchronised sender: its own check time", 0, now - 320],
+    ["a sender 2 s ahead: no later than a synchronised sender's", 2000, now - 300],
+    ["a sender 29 s ahead: still no later", 29_000, now - 300],
+    ["a sender 2 s behind: its own (earlier) check time", -2000, now - 2320],
+  ];
+  for (const [what, skew, expected] of cases) {
+    it(`given ${what}, returns ${expected - now} ms`, () =>
+      assert.equal(receivedCheckedAt(sent(skew), now), expected));
+  }
 });

@@ -6,6 +6,17 @@
 // JSON (object keys sorted by UTF-16 code unit, no whitespace); a receiver drops a message that is
 // malformed, badly signed, outside the clock window, or whose nonce it has seen in that window.
 // Nonces are recorded only after the signature verifies, so forged traffic cannot fill the cache.
+//
+// Key rotation without a gap: a daemon holds one or more keys (the Secret's lines, plus for
+// `--hmac-overlap` the key it had before the last change) and signs with EVERY one: `hmac` with
+// the newest, `extraHmacs` with the others. A receiver accepts a message when any signature
+// matches any key it holds. So while one daemon has the new key and another still the old, each
+// verifies the other: the new-key daemon signs with the old key too, and keeps accepting it.
+//
+// Clocks: a message is refused as stale when its timestamp (or check time) is more than
+// `maxAgeMs` behind our clock, and as from-the-future when its timestamp is more than
+// `maxSkewMs` ahead. A result is then kept with `receivedCheckedAt`, which a sender's clock
+// running ahead cannot push into the future (see there).
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { z } from "zod";
 
@@ -39,8 +50,14 @@ export interface ResultBody {
 }
 
 export interface SignedResult extends ResultBody {
+  /** HMAC with the sender's newest key. */
   hmac: string;
+  /** HMACs with its other keys, during a rotation only (absent otherwise). */
+  extraHmacs?: string[];
 }
+
+/** At most this many keys sign a message (the Secret's keys plus the one before a rotation). */
+export const MAX_KEYS = 4;
 
 const NAME = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
 
@@ -51,6 +68,10 @@ export const signedResultSchema = z.strictObject({
   checkedAt: z.number().int().nonnegative(),
   results: z.record(z.string().regex(NAME, "must be a node name"), z.boolean()),
   hmac: z.string().regex(/^[0-9a-f]{64}$/, "must be 64 hex digits"),
+  extraHmacs: z
+    .array(z.string().regex(/^[0-9a-f]{64}$/, "must be 64 hex digits"))
+    .max(MAX_KEYS - 1)
+    .optional(),
 });
 
 function mac(body: ResultBody, key: Buffer): Buffer {
@@ -64,8 +85,13 @@ export function newNonce(): string {
   return randomBytes(16).toString("hex");
 }
 
-export function signResult(body: ResultBody, key: Buffer): SignedResult {
-  return { ...body, hmac: mac(body, key).toString("hex") };
+/** Signs with every key given: `hmac` with the first (the newest), `extraHmacs` with the rest. */
+export function signResult(body: ResultBody, keys: Buffer | readonly Buffer[]): SignedResult {
+  const [first, ...rest] = Buffer.isBuffer(keys) ? [keys] : keys;
+  if (first === undefined) throw new Error("signResult: no key");
+  const signed: SignedResult = { ...body, hmac: mac(body, first).toString("hex") };
+  if (rest.length > 0) signed.extraHmacs = rest.map(k => mac(body, k).toString("hex"));
+  return signed;
 }
 
 export type Rejection = "malformed" | "bad-signature" | "stale" | "from-the-future" | "replayed";
@@ -113,34 +139,55 @@ export class ReplayGuard {
   }
 }
 
-/** A message outside the clock window (either way), or checked after it was sent. */
+/** A message too old, too far ahead of our clock, or checked after it was sent. */
 function clockProblem(
   message: ResultBody,
   now: number,
-  windowMs: number,
+  maxAgeMs: number,
+  maxSkewMs: number,
 ): Extract<Verified, { ok: false }> | undefined {
-  if (now - message.timestamp > windowMs || now - message.checkedAt > windowMs) {
+  if (now - message.timestamp > maxAgeMs || now - message.checkedAt > maxAgeMs) {
     return {
       ok: false,
       reason: "stale",
-      detail: `timestamp ${now - message.timestamp} ms old, window ${windowMs} ms`,
+      detail: `timestamp ${now - message.timestamp} ms behind our clock, allowed ${maxAgeMs} ms`,
     };
   }
-  if (message.timestamp - now > windowMs || message.checkedAt > message.timestamp) {
-    return { ok: false, reason: "from-the-future", detail: "timestamp ahead of our clock window" };
+  if (message.timestamp - now > maxSkewMs) {
+    return {
+      ok: false,
+      reason: "from-the-future",
+      detail: `timestamp ${message.timestamp - now} ms ahead of our clock, allowed skew ${maxSkewMs} ms`,
+    };
+  }
+  if (message.checkedAt > message.timestamp) {
+    return { ok: false, reason: "from-the-future", detail: "checkedAt is after the timestamp" };
   }
   return undefined;
 }
 
-/** Verifies a received body: shape, signature, clock window (±maxAge), then nonce. */
+/**
+ * The check time a receiver keeps for a verified message, on its own clock. The sender's
+ * `timestamp - checkedAt` (how long before sending it checked) is a difference on ONE clock, so
+ * skew cancels out: `now - (timestamp - checkedAt)` is when it checked, as seen here, late only by
+ * the transit time. Taking the earlier of that and the sender's own `checkedAt` means a sender
+ * whose clock runs ahead gains no freshness (its results expire as a synchronised sender's
+ * would), and one whose clock runs behind loses some (safe: a missing vote never writes "false").
+ */
+export function receivedCheckedAt(message: ResultBody, now: number): number {
+  return Math.min(message.checkedAt, now - (message.timestamp - message.checkedAt));
+}
+
+/** Verifies a received body: shape, signature (any key), clock window, then nonce. */
 export function verifyResult(
   raw: unknown,
   options: {
-    key: Buffer;
-    /** The key before the last rotation, accepted for one clock window after it. */
-    previousKey?: Buffer;
+    /** Every key this receiver accepts (newest first). */
+    keys: readonly Buffer[];
     guard: ReplayGuard;
     now: number;
+    /** How far ahead of our clock a timestamp may be (the allowed clock skew). */
+    maxSkewMs: number;
   },
 ): Verified {
   const parsed = signedResultSchema.safeParse(raw);
@@ -153,14 +200,16 @@ export function verifyResult(
     };
   }
   const message = parsed.data;
-  const given = Buffer.from(message.hmac, "hex");
-  const signedWith = (key: Buffer | undefined): boolean =>
-    key !== undefined && timingSafeEqual(mac(message, key), given);
-  if (!signedWith(options.key) && !signedWith(options.previousKey)) {
-    return { ok: false, reason: "bad-signature", detail: "hmac does not match the body" };
+  const given = [message.hmac, ...(message.extraHmacs ?? [])].map(h => Buffer.from(h, "hex"));
+  const signed = options.keys.some(key => {
+    const expected = mac(message, key);
+    return given.some(g => timingSafeEqual(expected, g));
+  });
+  if (!signed) {
+    return { ok: false, reason: "bad-signature", detail: "no hmac matches the body with our keys" };
   }
   const { now, guard } = options;
-  const clock = clockProblem(message, now, guard.windowMs);
+  const clock = clockProblem(message, now, guard.windowMs, options.maxSkewMs);
   if (clock) return clock;
   if (!guard.admit(message.nonce, message.timestamp, now)) {
     return { ok: false, reason: "replayed", detail: `nonce ${message.nonce} already seen` };

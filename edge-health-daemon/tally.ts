@@ -37,7 +37,7 @@ export type Decision = "true" | "false";
 
 export interface Row {
   sender: string;
-  /** The sender's check time (epoch ms, sender's clock). */
+  /** The sender's check time as the receiver keeps it (signing.ts `receivedCheckedAt`). */
   checkedAt: number;
   results: Readonly<Record<string, boolean>>;
 }

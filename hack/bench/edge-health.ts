@@ -92,7 +92,6 @@ async function startSim(
         retries: 0,
         port: PORT,
         scheme: "http",
-        tokenFile: "",
       },
     ],
     () => member.ip,
@@ -107,7 +106,9 @@ async function startSim(
   const daemon = new EdgeDaemon(
     {
       self: member.name,
-      key: shared.key,
+      keys: [shared.key],
+      hmacOverlapMs: 300_000,
+      maxClockSkewMs: 10_000,
       checkPeriodMs: PERIOD_MS,
       scoreLine: 100,
       voteTimeoutMs: 3 * PERIOD_MS,

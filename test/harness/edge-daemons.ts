@@ -1,14 +1,17 @@
 // A group of real edge-health daemons for integration tests: N local processes, each on its own
 // loopback address (any 127.x.y.z works on Linux `lo`), with a Node object per daemon whose
 // InternalIP is that address, a zone of their own (the zone ConfigMap lives in the test's
-// namespace, so other tests' nodes never join the group), and the HMAC key in a Secret.
+// namespace, so other tests' nodes never join the group), and the HMAC key in a Secret, or for
+// the daemons listed in `keyFiles` in a file of their own (as a mounted Secret reaches a node), so
+// that a rotation can reach some daemons before others. The kubelet check is on when `kubelet`
+// gives the stand-in kubelets' port, CA and token (test/integration/edge-daemon/kubelet-stand-in.ts).
 // Partitions are real: iptables DROP rules in a chain of our own on OUTPUT, between the halves'
 // addresses (the daemons bind their own address for peer traffic; their API-server connections
 // come from 127.0.0.1 and are not affected). Needs root and iptables (hack/system-packages.sh).
 import { PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import {
   EDGE_TAINT_ZONE_ADMISSION_KEY,
@@ -16,17 +19,13 @@ import {
   EDGE_ZONE_LABEL,
 } from "../../core/names";
 import { startProcess, type ManagedProcess } from "../../hack/control-plane/processes";
-import type { TargetView } from "../../edge-health-daemon/daemon";
+import type { EngineView } from "../../edge-health-daemon/daemon";
 import type { TestCluster } from "./cluster";
 import { fakeNodes, type FakeNodes } from "./nodes";
 
 const MAIN = resolve(__dirname, "../../edge-health-daemon/main.ts");
 
-export interface DaemonView {
-  node: string;
-  round: number;
-  members: string[];
-  targets: TargetView[];
+export interface DaemonView extends EngineView {
   stats: { accepted: number; rejected: Record<string, number>; writes: number };
 }
 
@@ -37,6 +36,11 @@ export interface EdgeDaemonGroup {
   key: Buffer;
   periodSeconds: number;
   url(i: number): string;
+  logFile(i: number): string;
+  /** Writes these keys (one per line) to daemon i's key file (a `keyFiles` daemon). */
+  writeKeyFile(i: number, keys: Buffer[]): void;
+  /** Replaces the Secret's keys (what the other daemons read). */
+  writeSecret(keys: Buffer[]): Promise<void>;
   view(i: number): Promise<DaemonView>;
   /** SIGKILL: the daemon is gone without a goodbye. */
   kill(i: number): Promise<void>;
@@ -52,7 +56,8 @@ function iptables(args: string[]): void {
 }
 
 async function waitHealthy(url: string, proc: ManagedProcess): Promise<void> {
-  const deadline = Date.now() + 30_000;
+  // Generous: seven tsx processes compiling at once on a shared 2-core machine take a while.
+  const deadline = Date.now() + 90_000;
   let exited = false;
   void proc.exited.then(() => (exited = true));
   while (Date.now() < deadline) {
@@ -72,6 +77,16 @@ export async function startEdgeDaemons(options: {
   namespace: string;
   count: number;
   periodSeconds: number;
+  /** Daemons (by index) that read the key from a file of their own instead of the Secret. */
+  keyFiles?: number[];
+  /** The kubelet check against stand-in kubelets; off when absent. */
+  kubelet?: (group: { names: string[]; ips: string[]; dir: string }) => Promise<{
+    port: number;
+    caFile: string;
+    tokenFile: string;
+  }>;
+  /** More flags for every daemon. */
+  args?: string[];
 }): Promise<EdgeDaemonGroup> {
   const { cluster, namespace, count, periodSeconds } = options;
   const id = randomBytes(3);
@@ -96,6 +111,26 @@ export async function startEdgeDaemons(options: {
       data: { [EDGE_TAINT_ZONE_ADMISSION_KEY]: "true" },
     },
   });
+  const keyFile = (i: number): string => join(dir, `hmac-${i}.key`);
+  const writeKeyFile = (i: number, keys: Buffer[]): void =>
+    writeFileSync(keyFile(i), Buffer.concat(keys.flatMap(k => [k, Buffer.from("\n")])), {
+      mode: 0o600,
+    });
+  for (const i of options.keyFiles ?? []) writeKeyFile(i, [key]);
+  const kubelet = await options.kubelet?.({ names, ips, dir });
+  const timeout = periodSeconds * 0.4;
+  // With a kubelet: the defaults' weights (peer daemon 0.5 + kubelet 0.5, both must pass).
+  // Without one: the peer daemon's health and a TCP dial to its port, half the score each.
+  const checks = kubelet
+    ? [
+        `--check-daemon=timeout=${timeout},retries=0`,
+        `--check-kubelet=port=${kubelet.port},ca-file=${kubelet.caFile},token-file=${kubelet.tokenFile},timeout=${timeout},retries=0`,
+      ]
+    : [
+        "--check-kubelet=off",
+        `--check-daemon=weight=0.5,timeout=${timeout},retries=0`,
+        `--check-tcp=weight=0.5,port=${port},timeout=${timeout},retries=0`,
+      ];
   const nodes: FakeNodes = fakeNodes(cluster.kc);
   for (const [i, name] of names.entries()) {
     await nodes.add(name, { [EDGE_ZONE_LABEL]: prefix });
@@ -121,13 +156,12 @@ export async function startEdgeDaemons(options: {
         `--check-period=${periodSeconds}`,
         `--message-max-age=5`,
         `--zone-namespace=${namespace}`,
-        `--hmac-secret=${namespace}/edge-hmac`,
+        (options.keyFiles ?? []).includes(i)
+          ? `--hmac-key-file=${keyFile(i)}`
+          : `--hmac-secret=${namespace}/edge-hmac`,
         `--kubeconfig=${cluster.kubeconfigPath}`,
-        // No kubelet here: the kubelet check is off; the peer daemon's health and a TCP dial to
-        // its port, half the score each, must both pass.
-        "--check-kubelet=off",
-        `--check-daemon=weight=0.5,timeout=${periodSeconds * 0.4},retries=0`,
-        `--check-tcp=weight=0.5,port=${port},timeout=${periodSeconds * 0.4},retries=0`,
+        ...checks,
+        ...(options.args ?? []),
       ],
       { logFile: join(dir, `${name}.log`), env: { ...process.env, BULWARK_LOG_LEVEL: "info" } },
     );
@@ -136,7 +170,14 @@ export async function startEdgeDaemons(options: {
   };
   const url = (i: number): string => `http://${ips[i]}:${port}`;
   for (let i = 0; i < count; i++) start(i);
-  for (let i = 0; i < count; i++) await waitHealthy(url(i), procs.get(i) as ManagedProcess);
+  try {
+    for (let i = 0; i < count; i++) await waitHealthy(url(i), procs.get(i) as ManagedProcess);
+  } catch (error) {
+    // The caller gets no group to close: stop what was started here.
+    for (const proc of procs.values()) await proc.stop();
+    await nodes.close();
+    throw error;
+  }
 
   const chain = `BW-EDGE-${id.toString("hex")}`;
   let chained = false;
@@ -154,6 +195,16 @@ export async function startEdgeDaemons(options: {
     key,
     periodSeconds,
     url,
+    logFile: i => join(dir, `${names[i] ?? ""}.log`),
+    writeKeyFile,
+    async writeSecret(keys) {
+      const value = Buffer.concat(keys.flatMap(k => [k, Buffer.from("\n")]));
+      await cluster.core.replaceNamespacedSecret({
+        name: "edge-hmac",
+        namespace,
+        body: { metadata: { name: "edge-hmac" }, data: { hmackey: value.toString("base64") } },
+      });
+    },
     async view(i) {
       const res = await fetch(`${url(i)}/localinfo`);
       return (await res.json()) as DaemonView;

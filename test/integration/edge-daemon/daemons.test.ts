@@ -1,7 +1,12 @@
 // Seven real edge-health daemons (local processes, one loopback address each) against the real
-// API server: healthy group, a killed daemon, a 4|3 partition (iptables), forged and replayed
-// messages. Check period 1 s.
+// API server, each checking its peers' daemons and their kubelets over HTTPS with a service-account
+// token (stand-in kubelets that ask the API server, kubelet-stand-in.ts): healthy group; a kubelet
+// that answers 403 and one with a certificate the daemons do not trust; forged, replayed, stale
+// and clock-skewed messages; an HMAC key rotated on half the daemons, then on the rest; a killed
+// daemon; a 4|3 partition (iptables). Check period 1 s.
 import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 import http from "node:http";
 import { after, before, describe, it } from "node:test";
 import { EDGE_HEALTH_ANNOTATION } from "../../../core/names";
@@ -13,6 +18,7 @@ import {
   type DaemonView,
   type EdgeDaemonGroup,
 } from "../../harness/edge-daemons";
+import { startStandInKubelets, type StandInKubelets } from "./kubelet-stand-in";
 
 const N = 7;
 const PERIOD = 1;
@@ -84,26 +90,74 @@ describe("edge-health daemons: 7 processes on loopback, real API server", () => 
   let namespace = "";
   let cleanupNamespace: () => Promise<void> = async () => {};
   let group: EdgeDaemonGroup;
+  let kubelets: StandInKubelets | undefined;
   let names: string[] = [];
 
   before(async () => {
     [namespace, cleanupNamespace] = await testNamespace(cluster, "edge-daemon");
-    group = await startEdgeDaemons({ cluster, namespace, count: N, periodSeconds: PERIOD });
+    group = await startEdgeDaemons({
+      cluster,
+      namespace,
+      count: N,
+      periodSeconds: PERIOD,
+      // n0..n3 read the key from a file of their own, n4..n6 from the Secret.
+      keyFiles: [0, 1, 2, 3],
+      kubelet: async g => {
+        kubelets = await startStandInKubelets({ cluster, namespace, ...g });
+        return kubelets;
+      },
+      args: ["--max-clock-skew=2", "--hmac-reload=0.5", "--hmac-overlap=30"],
+    });
     names = group.names;
   });
 
   after(async () => {
     await group?.close();
+    await kubelets?.close();
     await cleanupNamespace();
   });
+
+  /** Every daemon's view has every node "true" with all 7 results fresh (no row lost). */
+  async function everyRowCounted(): Promise<void> {
+    for (let i = 0; i < N; i++) {
+      const view = await group.view(i);
+      for (const t of view.targets) {
+        assert.equal(t.decision, "true", `n${i}'s view of ${t.target}: ${t.reason}`);
+        assert.equal(t.yes.length, N, `n${i}'s view of ${t.target}: ${t.reason}`);
+      }
+    }
+  }
+
+  const rejectedSignatures = async (): Promise<number[]> =>
+    Promise.all(
+      names.map(async (_, i) => (await group.view(i)).stats.rejected["bad-signature"] ?? 0),
+    );
+
+  /** The daemon's JSON log lines with this message. */
+  function logLines(i: number, message: string): Record<string, unknown>[] {
+    return readFileSync(group.logFile(i), "utf8")
+      .split("\n")
+      .filter(line => line.startsWith("{"))
+      .map(line => JSON.parse(line) as Record<string, unknown>)
+      .filter(line => line.message === message);
+  }
 
   it("all healthy: every node is voted node-health=true", async () => {
     await waitFor("all 7 nodes voted true", async () =>
       (await annotations(cluster, names)).every(v => v === "true"),
     );
+    // A check can time out now and then on a loaded machine: wait for a round where all pass.
+    await waitFor("n0's last round passed both checks on every node", async () =>
+      (await group.view(0)).targets.every(t => t.checks?.every(c => c.ok)),
+    );
     const view = await group.view(0);
     assert.equal(view.members.length, N);
     for (const t of view.targets) {
+      assert.deepEqual(
+        t.checks?.map(c => c.kind),
+        ["daemon", "kubelet"],
+        `${t.target}: both checks pass, the kubelet's over verified HTTPS with the token`,
+      );
       assert.equal(t.decision, "true", `${t.target}: ${t.reason}`);
       assert.equal(
         t.electorate,
@@ -142,9 +196,129 @@ describe("edge-health daemons: 7 processes on loopback, real API server", () => 
     assert.deepEqual(await put(to, stale, from), { status: 422, reason: "stale" });
 
     assert.deepEqual(await put(to, body(), "127.0.0.1"), { status: 403, reason: "wrong-source" });
+
+    // n1's clock 1.5 s ahead (allowed skew 2 s): accepted, but kept at our time of its check, so
+    // it cannot stay fresh longer than an on-time row. 3 s ahead: refused.
+    const ahead = Date.now() + 1500;
+    const skewed = signResult({ ...body(), timestamp: ahead, checkedAt: ahead - 50 }, group.key);
+    assert.equal((await put(to, skewed, from)).status, 200);
+    const seenAt = Date.now();
+    const row = (await group.view(0)).rows.find(r => r.sender === sender);
+    assert.ok(row && row.checkedAt <= seenAt, `kept ${row?.checkedAt}, now ${seenAt}`);
+    const further = Date.now() + 3000;
+    const tooFar = signResult({ ...body(), timestamp: further, checkedAt: further }, group.key);
+    assert.deepEqual(await put(to, tooFar, from), { status: 422, reason: "from-the-future" });
     const stats = (await group.view(0)).stats;
     assert.equal(stats.rejected["bad-signature"], 2);
     assert.equal(stats.rejected.replayed, 1);
+  });
+
+  it("a kubelet that answers 403: its node is voted false, the reason logged; back to true when allowed", async () => {
+    const node = names[6] ?? "";
+    await kubelets?.deny(node);
+    try {
+      const kubeletCheck = async () =>
+        (await group.view(0)).targets
+          .find(x => x.target === node)
+          ?.checks?.find(c => c.kind === "kubelet");
+      await waitFor(
+        `${node} voted false, its kubelet answering 403`,
+        async () =>
+          (await annotation(cluster, node)) === "false" &&
+          /^HTTP 403: authenticated but not authorized/.test((await kubeletCheck())?.error ?? ""),
+      );
+      const logged = logLines(0, "check failed").filter(
+        l => l.node === node && l.check === "kubelet" && /^HTTP 403/.test(String(l.reason)),
+      );
+      assert.ok(logged.length >= 1, "logged when it started failing");
+      assert.equal(logged[0]?.level, "warn");
+      assert.deepEqual(
+        (await annotations(cluster, names.slice(0, 6))).filter(v => v !== "true"),
+        [],
+        "the other nodes stay true",
+      );
+    } finally {
+      await kubelets?.allow(node);
+    }
+    await waitFor(
+      `${node} voted true again`,
+      async () => (await annotation(cluster, node)) === "true",
+    );
+  });
+
+  it("a kubelet certificate the daemons do not trust: its node is voted false (TLS)", async () => {
+    const node = names[5] ?? "";
+    kubelets?.serveForeignCertificate(node, true);
+    try {
+      await waitFor(
+        `${node} voted false, its kubelet's certificate refused`,
+        async () =>
+          (await annotation(cluster, node)) === "false" &&
+          /^TLS: UNABLE_TO_VERIFY_LEAF_SIGNATURE/.test(
+            (await group.view(1)).targets
+              .find(x => x.target === node)
+              ?.checks?.find(c => c.kind === "kubelet")?.error ?? "",
+          ),
+      );
+      assert.ok(
+        logLines(1, "check failed").some(
+          l => l.node === node && l.check === "kubelet" && /^TLS: /.test(String(l.reason)),
+        ),
+        "the TLS failure is logged",
+      );
+    } finally {
+      kubelets?.serveForeignCertificate(node, false);
+    }
+    await waitFor(
+      `${node} voted true again`,
+      async () => (await annotation(cluster, node)) === "true",
+    );
+  });
+
+  it("an HMAC key rotated on half the daemons, then on the rest: no result lost, every vote stays", async () => {
+    await waitFor("all nodes true", async () =>
+      (await annotations(cluster, names)).every(v => v === "true"),
+    );
+    const before = await rejectedSignatures();
+    const next = Buffer.from(randomBytes(32).toString("hex"));
+    // Step 1: n0..n3 (key files) get the new key; n4..n6 (the Secret) still have the old one.
+    for (const i of [0, 1, 2, 3]) group.writeKeyFile(i, [next]);
+    await waitFor("n0..n3 re-read the key", async () => {
+      const views = await Promise.all([0, 1, 2, 3].map(i => group.view(i)));
+      return views.every(v => v.keys.current === 1 && v.keys.retired === 1);
+    });
+    await new Promise(r => setTimeout(r, 4 * PERIOD * 1000)); // beyond the vote timeout (3 s)
+    await everyRowCounted();
+    assert.deepEqual(await rejectedSignatures(), before, "half rotated: no message refused");
+    // Step 2: the Secret changes; n4..n6 catch up.
+    await group.writeSecret([next]);
+    await waitFor("n4..n6 re-read the Secret", async () => {
+      const views = await Promise.all([4, 5, 6].map(i => group.view(i)));
+      return views.every(v => v.keys.retired === 1);
+    });
+    await new Promise(r => setTimeout(r, 4 * PERIOD * 1000));
+    await everyRowCounted();
+    assert.deepEqual(await rejectedSignatures(), before, "all rotated: no message refused");
+    assert.deepEqual(
+      (await annotations(cluster, names)).filter(v => v !== "true"),
+      [],
+      "no node voted false during the rotation",
+    );
+    // A message signed with a key nobody holds is still refused (the rotation opened nothing).
+    const stranger = signResult(
+      {
+        sender: names[1] ?? "",
+        timestamp: Date.now(),
+        nonce: newNonce(),
+        checkedAt: Date.now(),
+        results: {},
+      },
+      Buffer.from(randomBytes(32).toString("hex")),
+    );
+    assert.deepEqual(await put(group.url(0), stranger, group.ips[1] ?? ""), {
+      status: 401,
+      reason: "bad-signature",
+    });
   });
 
   it("a killed daemon's node is voted false within two check periods", async () => {
@@ -183,6 +357,20 @@ describe("edge-health daemons: 7 processes on loopback, real API server", () => 
     // The three lowest-named nodes in the minority: n0 was the writer of everything before the cut.
     const minority = [0, 1, 2];
     const majority = [3, 4, 5, 6];
+    // The restarted n0 may still be catching up (and a loaded machine can time a check out):
+    // start from a group whose writes have stopped for two periods.
+    let lastWrites = "";
+    await waitFor("the group has settled", async () => {
+      const views = await Promise.all(names.map((_, i) => group.view(i)));
+      const writes = JSON.stringify(views.map(v => v.stats.writes));
+      const settled =
+        writes === lastWrites &&
+        views.every(v => v.targets.every(t => t.decision === "true")) &&
+        (await annotations(cluster, names)).every(v => v === "true");
+      lastWrites = writes;
+      if (!settled) await new Promise(r => setTimeout(r, 2 * PERIOD * 1000));
+      return settled;
+    });
     const writesBefore = await Promise.all(
       minority.map(async i => (await group.view(i)).stats.writes),
     );

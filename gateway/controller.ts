@@ -4,9 +4,16 @@
 // A refused update leaves the last good view serving and is logged, counted and shown in
 // /healthz. A restart first serves the view saved on disk, so an API server outage at start-up
 // changes nothing for clients.
-import type { V1EndpointSlice, V1Ingress, V1IngressClass, V1Secret } from "@kubernetes/client-node";
+import type {
+  V1EndpointSlice,
+  V1Ingress,
+  V1IngressClass,
+  V1Secret,
+  V1Service,
+} from "@kubernetes/client-node";
 import { ConsistencyState } from "../capabilities/ingress-guard/consistency-state";
 import type { ChecksumObject } from "../capabilities/ingress-guard/checksum-kinds";
+import { isDefaultClass } from "../core/ingress/class";
 import { INGRESS_CLASS, INGRESS_CONTROLLER } from "../core/names";
 import type { GatewayMetrics } from "./admin/metrics";
 import type { DataPlane } from "./data-plane";
@@ -235,7 +242,11 @@ export class GatewayController {
       endpointSlices: source.kindSynced("endpointSlice")
         ? (cache.map("endpointSlice").values() as Iterable<V1EndpointSlice>)
         : undefined,
+      services: source.kindSynced("service")
+        ? (cache.map("service").values() as Iterable<V1Service>)
+        : undefined,
       classClaimed: ingressClass?.spec?.controller === INGRESS_CONTROLLER,
+      classIsDefault: isDefaultClass(ingressClass),
       guard: { ingress: this.#guardState("ingress"), secret: this.#guardState("secret") },
       previous: this.#served?.state,
     };
@@ -289,6 +300,7 @@ export class GatewayController {
       ingresses: state.view.ingresses.length,
       tlsPairs: state.view.tlsPairs.length,
       endpointSlices: state.view.endpointSlices.length,
+      services: state.view.services?.length ?? 0,
       problems: this.#served.problems.slice(0, MAX_LISTED),
     });
   }
@@ -356,6 +368,7 @@ export class GatewayController {
         ingresses: served.state.view.ingresses.length,
         tlsPairs: served.state.view.tlsPairs.length,
         endpointSlices: served.state.view.endpointSlices.length,
+        services: served.state.view.services?.length ?? 0,
         problems: served.problems.slice(0, MAX_LISTED),
       },
       guard: this.#reports,

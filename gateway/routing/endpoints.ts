@@ -1,6 +1,9 @@
 // Service backends to ready endpoints, from the Services' EndpointSlices (label
-// kubernetes.io/service-name). A port given by number is found through the Service when the view
-// has it; otherwise through a slice with one port, or a slice port of the same number.
+// kubernetes.io/service-name). As kube-proxy and ingress-nginx do, a backend port is a *Service*
+// port: a number is looked up among the Service's ports and the EndpointSlice port is the one with
+// that Service port's name (a slice port carries the target port's number, not the Service's). A
+// port the Service does not have has no endpoints. Without the Service in the view (not listed
+// yet), a number matches a slice with one port, or a slice port of the same number.
 import type { V1EndpointSlice, V1Service } from "@kubernetes/client-node";
 import { Backend, type Endpoint } from "./table";
 
@@ -59,6 +62,7 @@ export class EndpointIndex {
   private endpointsOf(ref: BackendRef): Endpoint[] {
     const serviceKey = `${ref.namespace}/${ref.service}`;
     const portName = ref.port.name ?? this.servicePortName(serviceKey, ref.port.number);
+    if (portName === null) return [];
     const seen = new Map<string, Endpoint>();
     for (const slice of this.slices.get(serviceKey) ?? []) {
       const port = slicePort(slice, portName, ref.port.number);
@@ -68,12 +72,18 @@ export class EndpointIndex {
     return [...seen.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   }
 
-  /** The name of the Service port with this number ("" when unnamed), when the view has the Service. */
-  private servicePortName(serviceKey: string, number: number | undefined): string | undefined {
+  /**
+   * The name of the Service port with this number ("" when unnamed); null when the Service has no
+   * such port; undefined when the view does not have the Service.
+   */
+  private servicePortName(
+    serviceKey: string,
+    number: number | undefined,
+  ): string | null | undefined {
     const ports = this.services.get(serviceKey)?.spec?.ports;
     if (ports === undefined || number === undefined) return undefined;
-    const port = ports.find(p => p.port === number);
-    return port === undefined ? undefined : (port.name ?? "");
+    const port = ports.find(p => p.port === number && (p.protocol ?? "TCP") === "TCP");
+    return port === undefined ? null : (port.name ?? "");
   }
 }
 

@@ -1,6 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import type { V1EndpointSlice, V1Ingress, V1Secret } from "@kubernetes/client-node";
+import type { V1EndpointSlice, V1Ingress, V1Secret, V1Service } from "@kubernetes/client-node";
 import {
   composeView,
   sameServed,
@@ -76,6 +76,13 @@ function slice(service: string, rv = "1"): V1EndpointSlice {
   };
 }
 
+function service(name: string, rv = "1"): V1Service {
+  return {
+    metadata: { name, namespace: "shop", resourceVersion: rv },
+    spec: { ports: [{ name: "http", port: 80, targetPort: 8080 as never }] },
+  };
+}
+
 function input(
   overrides: Partial<ComposeInput> & { ings?: V1Ingress[]; secs?: V1Secret[] } = {},
 ): ComposeInput {
@@ -85,6 +92,7 @@ function input(
     ingresses: ings,
     secrets: new Map(secs.map(s => [`shop/${s.metadata?.name ?? ""}`, s])),
     endpointSlices: [],
+    services: [],
     classClaimed: true,
     guard: { ingress: "off", secret: "off" },
     previous: undefined,
@@ -358,7 +366,70 @@ describe("composeView: EndpointSlices", () => {
   });
 });
 
+describe("composeView: default IngressClass", () => {
+  const classless = (): V1Ingress => {
+    const i = ingress("plain-3", "1");
+    delete i.spec?.ingressClassName;
+    return i;
+  };
+  const legacy = (value: string): V1Ingress => {
+    const i = ingress(`legacy-${value}-4`, "1", {
+      annotations: { "kubernetes.io/ingress.class": value },
+    });
+    delete i.spec?.ingressClassName;
+    return i;
+  };
+  const ings = [ingress("a-1", "10"), classless(), legacy("bulwark"), legacy("nginx")];
+
+  it("given our class is the default, serves Ingresses naming no class too", () => {
+    const result = composeView(input({ ings, classIsDefault: true }));
+    assert.deepEqual(served(result.state), ["a-1@10", "plain-3@1", "legacy-bulwark-4@1"]);
+    assert.equal(result.ingress.candidates, 3);
+  });
+
+  it("given our class is not the default, serves only Ingresses naming it", () => {
+    const result = composeView(input({ ings, classIsDefault: false }));
+    assert.deepEqual(served(result.state), ["a-1@10", "legacy-bulwark-4@1"]);
+  });
+});
+
+describe("composeView: Services", () => {
+  it("takes only the Services the served Ingresses name", () => {
+    const result = composeView(
+      input({ ings: [ingress("a-1", "10")], services: [service("a-1-svc"), service("other")] }),
+    );
+    assert.deepEqual(
+      result.state?.view.services?.map(s => s.metadata?.name),
+      ["a-1-svc"],
+    );
+  });
+
+  it("keeps the previous Services while they have not been listed", () => {
+    const previous = composeView(
+      input({ ings: [ingress("a-1", "10")], services: [service("a-1-svc")] }),
+    ).state;
+    const result = composeView(
+      input({ ings: [ingress("a-1", "10")], services: undefined, previous }),
+    );
+    assert.deepEqual(
+      result.state?.view.services?.map(s => s.metadata?.name),
+      ["a-1-svc"],
+    );
+  });
+});
+
 describe("sameServed", () => {
+  it("is false when a named Service is replaced", () => {
+    const ings = [ingress("a-1", "10")];
+    const services = [service("a-1-svc")];
+    const a = composeView(input({ ings, services })).state as ServedState;
+    const b = composeView(input({ ings, services })).state as ServedState;
+    const c = composeView(input({ ings, services: [service("a-1-svc", "2")] }))
+      .state as ServedState;
+    assert.equal(sameServed(a, b), true);
+    assert.equal(sameServed(a, c), false);
+  });
+
   it("is true for the same objects, false when one is replaced or a Secret version changes", () => {
     const ings = [ingress("a-1", "10", { tls: "a-tls" })];
     const slices = [slice("a-1-svc")];

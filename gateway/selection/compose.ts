@@ -2,8 +2,8 @@
 // guard's verdict per kind, batched rollout against what this pod served before, and the
 // EndpointSlices and TLS pairs the served Ingresses need. Pure: the controller feeds it the cache
 // and the last good state, and applies/persists what comes out.
-import type { V1EndpointSlice, V1Ingress, V1Secret } from "@kubernetes/client-node";
-import { isOurIngress } from "../../core/ingress/class";
+import type { V1EndpointSlice, V1Ingress, V1Secret, V1Service } from "@kubernetes/client-node";
+import { servesIngress } from "../../core/ingress/class";
 import type { Ingress } from "../../core/ingress/types";
 import type { GatewayView, TlsPair } from "../view";
 import { rolloutChoice, type RolloutWord } from "./rollout";
@@ -28,8 +28,12 @@ export interface ComposeInput {
   secrets: ReadonlyMap<string, V1Secret>;
   /** Every cached EndpointSlice; undefined while they have not been listed yet. */
   endpointSlices: Iterable<V1EndpointSlice> | undefined;
+  /** Every cached Service; undefined while they have not been listed yet. */
+  services: Iterable<V1Service> | undefined;
   /** The IngressClass `bulwark` exists with controller bulwark.dev/gateway. */
   classClaimed: boolean;
+  /** That class is the cluster's default: Ingresses naming no class are ours too. */
+  classIsDefault?: boolean;
   guard: Record<GuardedKind, GuardState>;
   previous: ServedState | undefined;
 }
@@ -112,7 +116,8 @@ function rollOut<L, S>(
 
 function composeIngresses(input: ComposeInput): { outcome: KindOutcome; served?: V1Ingress[] } {
   const previous = input.previous?.view.ingresses;
-  const ours = [...input.ingresses].filter(i => isOurIngress(i as Ingress));
+  const isDefault = input.classIsDefault === true;
+  const ours = [...input.ingresses].filter(i => servesIngress(i as Ingress, isDefault));
   const base = { candidates: ours.length, held: {} };
   const refusal: Refusal | undefined = !input.classClaimed
     ? "class"
@@ -254,9 +259,8 @@ export function referencedServices(ingresses: readonly V1Ingress[]): Set<string>
   return services;
 }
 
-function selectSlices(input: ComposeInput, ingresses: readonly V1Ingress[]): V1EndpointSlice[] {
+function selectSlices(input: ComposeInput, services: ReadonlySet<string>): V1EndpointSlice[] {
   if (input.endpointSlices === undefined) return input.previous?.view.endpointSlices ?? [];
-  const services = referencedServices(ingresses);
   const slices: V1EndpointSlice[] = [];
   for (const slice of input.endpointSlices) {
     const service = slice.metadata?.labels?.[SERVICE_NAME_LABEL];
@@ -264,6 +268,12 @@ function selectSlices(input: ComposeInput, ingresses: readonly V1Ingress[]): V1E
       slices.push(slice);
   }
   return slices;
+}
+
+/** The Services the Ingresses route to (the previous ones while Services are not listed yet). */
+function selectServices(input: ComposeInput, wanted: ReadonlySet<string>): V1Service[] {
+  if (input.services === undefined) return input.previous?.view.services ?? [];
+  return [...input.services].filter(service => wanted.has(keyOf(service)));
 }
 
 /** The view this pod should serve now, and why each kind was or was not taken. */
@@ -278,10 +288,12 @@ export function composeView(input: ComposeInput): Composition {
   const secret = composePairs(input, ingresses, problems);
   if (!secret.pairs)
     return { ingress: ingress.outcome, secret: secret.outcome, state: undefined, problems };
+  const services = referencedServices(ingresses);
   const view = {
     ingresses,
     tlsPairs: secret.pairs,
-    endpointSlices: selectSlices(input, ingresses),
+    endpointSlices: selectSlices(input, services),
+    services: selectServices(input, services),
   };
   return {
     ingress: ingress.outcome,
@@ -307,6 +319,7 @@ export function sameServed(a: ServedState, b: ServedState): boolean {
   return (
     same(a.view.ingresses, b.view.ingresses) &&
     same(a.view.endpointSlices, b.view.endpointSlices) &&
+    same(a.view.services ?? [], b.view.services ?? []) &&
     same(pairs(a), pairs(b))
   );
 }

@@ -9,6 +9,7 @@ export type ResourceKind =
   | "ingress"
   | "secret"
   | "endpointSlice"
+  | "service"
   | "ingressClass"
   | "ingressChecksum"
   | "secretChecksum";
@@ -17,6 +18,7 @@ export const RESOURCE_KINDS: ResourceKind[] = [
   "ingress",
   "secret",
   "endpointSlice",
+  "service",
   "ingressClass",
   "ingressChecksum",
   "secretChecksum",

@@ -26,6 +26,8 @@ const PATHS: Record<ResourceKind, KindPath> = {
     plural: "endpointslices",
     namespaced: true,
   },
+  // Only to map a backend's port number or name to the EndpointSlice port (by the port's name).
+  service: { prefix: "/api/v1", plural: "services", namespaced: true },
   ingressClass: {
     prefix: "/apis/networking.k8s.io/v1",
     plural: "ingressclasses",

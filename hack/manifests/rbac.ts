@@ -31,7 +31,7 @@ export function gatewayRbac(): WorkloadRbac {
     // by field selector, which RBAC cannot express). Read-only: the gateway writes nothing.
     cluster: [
       rule("networking.k8s.io", ["ingresses", "ingressclasses"], ["list", "watch"]),
-      rule("", ["secrets"], ["list", "watch"]),
+      rule("", ["secrets", "services"], ["list", "watch"]),
       rule("discovery.k8s.io", ["endpointslices"], ["list", "watch"]),
       rule("tengine.taobao.org", ["ingresschecksums", "secretchecksums"], ["list", "watch"]),
     ],
@@ -72,7 +72,9 @@ export function edgeHealthRbac(values: BulwarkValues): WorkloadRbac {
     cluster: [
       rule("", ["nodes"], ["get", "list", "watch", "patch"]),
       // The kubelet check (GET https://<peer>:10250/healthz with this ServiceAccount's token): the
-      // kubelet authorizes it as nodes/healthz, never the far wider nodes/proxy.
+      // kubelet authorizes it as nodes/healthz (KubeletFineGrainedAuthz, on by default from 1.33).
+      // Older kubelets ask for nodes/proxy, which also allows exec into every pod: not granted
+      // here; on such nodes turn the kubelet check off (edge-health-daemon/README.md).
       rule("", ["nodes/healthz"], ["get"]),
     ],
     // The zone ConfigMap, watched by name (field selector) in its namespace. The HMAC key is a

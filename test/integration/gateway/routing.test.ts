@@ -2,6 +2,7 @@
 // real backends through EndpointSlices naming this machine's address; changes apply without a restart.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
+import type { KubernetesObject } from "@kubernetes/client-node";
 import { applyOrThrow } from "../../../hack/control-plane/kube";
 import { testCluster, testNamespace } from "../../harness/cluster";
 import {
@@ -9,6 +10,7 @@ import {
   ensureIngressClass,
   get,
   ingress,
+  localAddress,
   startBackend,
   startGateway,
   waitServed,
@@ -17,6 +19,11 @@ import {
 } from "./harness";
 
 const cluster = testCluster();
+const SERVICE_LABEL = "kubernetes.io/service-name";
+
+function multiPath(path: string, port: { number?: number; name?: string }) {
+  return { path, pathType: "Prefix", backend: { service: { name: "multi", port } } };
+}
 
 describe("gateway routing", () => {
   let ns: string;
@@ -67,11 +74,69 @@ describe("gateway routing", () => {
     assert.equal(gateway.process.pid, pid);
   });
 
+  it("maps Service ports to a two-port EndpointSlice by port name, by number or by name", async () => {
+    // The Service's ports (80, 9000) differ from the pods' (the slice's) ports: only the Service
+    // says which slice port a backend port means, as kube-proxy resolves it.
+    await applyOrThrow(cluster.kc, [
+      {
+        apiVersion: "v1",
+        kind: "Service",
+        metadata: { name: "multi", namespace: ns },
+        spec: {
+          ports: [
+            { name: "web", port: 80, targetPort: 8080, protocol: "TCP" },
+            { name: "metrics", port: 9000, targetPort: 9090, protocol: "TCP" },
+          ],
+        },
+      } as KubernetesObject,
+      {
+        apiVersion: "discovery.k8s.io/v1",
+        kind: "EndpointSlice",
+        metadata: { name: "multi-local", namespace: ns, labels: { [SERVICE_LABEL]: "multi" } },
+        addressType: "IPv4",
+        endpoints: [{ addresses: [localAddress()], conditions: { ready: true } }],
+        ports: [
+          { name: "metrics", port: green.port, protocol: "TCP" },
+          { name: "web", port: blue.port, protocol: "TCP" },
+        ],
+      } as KubernetesObject,
+      {
+        apiVersion: "networking.k8s.io/v1",
+        kind: "Ingress",
+        metadata: { name: "multi-3", namespace: ns },
+        spec: {
+          ingressClassName: "bulwark",
+          rules: [
+            {
+              host: "multi.example.com",
+              http: {
+                paths: [
+                  multiPath("/web", { number: 80 }),
+                  multiPath("/stats", { number: 9000 }),
+                  multiPath("/named", { name: "metrics" }),
+                  multiPath("/target", { number: 8080 }),
+                ],
+              },
+            },
+          ],
+        },
+      } as KubernetesObject,
+    ]);
+    const web = await waitServed(gateway.httpPort, "multi.example.com", "blue", { path: "/web" });
+    assert.equal(web.body, "blue /web");
+    assert.equal((await get(gateway.httpPort, "multi.example.com", "/stats")).body, "green /stats");
+    assert.equal((await get(gateway.httpPort, "multi.example.com", "/named")).body, "green /named");
+    // 8080 is a target port, not a port of the Service: nothing to route to.
+    assert.equal((await get(gateway.httpPort, "multi.example.com", "/target")).status, 502);
+    const health = (await gateway.health()) as unknown as { view: { services: number } };
+    assert.equal(health.view.services, 1);
+  });
+
   it("reports the served view on /healthz, /readyz and /metrics", async () => {
     const health = await gateway.health();
     assert.equal(health.ready, true);
     assert.equal(health.view?.from, "api");
-    assert.equal(health.view?.ingresses, 2);
+    assert.equal(health.view?.ingresses, 3);
     assert.equal(health.guard.ingress?.state, "off");
     assert.equal(health.apiServer?.reachable, true);
     const ready = await fetch(`http://127.0.0.1:${gateway.adminPort}/readyz`);

@@ -37,6 +37,8 @@ const ALLOWED: Record<string, Check[]> = {
     ["watch", "networking.k8s.io", "ingressclasses", ""],
     ["list", "", "secrets", ""],
     ["watch", "", "secrets", ""],
+    ["list", "", "services", ""],
+    ["watch", "", "services", ""],
     ["list", "discovery.k8s.io", "endpointslices", ""],
     ["watch", "discovery.k8s.io", "endpointslices", ""],
     ["list", "tengine.taobao.org", "ingresschecksums", ""],

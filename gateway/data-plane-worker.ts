@@ -1,5 +1,6 @@
 // Entry of a data-plane worker process (node:cluster): one Engine, driven by the primary over IPC.
 import cluster from "node:cluster";
+import type { ProcessMetrics } from "./observability/scrape";
 import { Engine, type EngineOptions } from "./proxy/engine";
 import type { ProxyCounters } from "./proxy/forward";
 import type { RouteTableStats } from "./routing/table";
@@ -8,6 +9,7 @@ import type { AppliedView, GatewayView } from "./view";
 export type ToWorker =
   | { type: "init"; options: EngineOptions }
   | { type: "apply"; view: GatewayView }
+  | { type: "metrics"; id: number }
   | { type: "close"; drainMs: number };
 
 export type FromWorker =
@@ -15,12 +17,19 @@ export type FromWorker =
   | { type: "ready"; httpPort: number; httpsPort: number | undefined }
   | { type: "applied"; applied: AppliedView; table: RouteTableStats }
   | { type: "counters"; counters: ProxyCounters }
+  | { type: "metrics"; id: number; metrics: ProcessMetrics }
   | { type: "failed"; message: string };
 
 const COUNTERS_MS = 1000;
 
 function tell(message: FromWorker): void {
   process.send?.(message);
+}
+
+/** This worker's traffic metrics, read when the primary asks (a scrape), so none lag. */
+async function answerMetrics(engine: Engine | undefined, id: number): Promise<void> {
+  const metrics = (await engine?.observers?.registry.getMetricsAsJSON()) ?? [];
+  tell({ type: "metrics", id, metrics });
 }
 
 function runWorker(): void {
@@ -42,6 +51,8 @@ function runWorker(): void {
     } else if (message.type === "apply" && engine !== undefined) {
       const applied = engine.apply(message.view);
       tell({ type: "applied", applied, table: engine.stats });
+    } else if (message.type === "metrics") {
+      void answerMetrics(engine, message.id);
     } else if (message.type === "close") {
       const closing = engine?.close(message.drainMs) ?? Promise.resolve();
       void closing.finally(() => process.exit(0));

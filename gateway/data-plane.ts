@@ -12,8 +12,11 @@
 import cluster, { type Worker } from "node:cluster";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import type { ObserveOptions } from "./observability/observer";
+import type { ProcessMetrics } from "./observability/scrape";
 import { Engine } from "./proxy/engine";
 import type { ProxyCounters } from "./proxy/forward";
+import type { CompileOptions } from "./routing/compile";
 import type { RouteTableStats } from "./routing/table";
 import { makeDefaultCertificates, type PemPair } from "./tls/default-certificate";
 import type { AppliedView, GatewayView } from "./view";
@@ -30,6 +33,10 @@ export interface DataPlaneOptions {
   workers?: number;
   /** Certificates for unknown server names; default: a self-signed ECDSA + RSA pair made now. */
   defaultCertificates?: PemPair[];
+  /** Canary cap and traffic policy settings (default: Tengine's cap of 20, redirects to 443). */
+  compile?: CompileOptions;
+  /** Per-host metrics and access log switches (default: metrics on, access log off). */
+  observe?: ObserveOptions;
 }
 
 export interface WorkerStatus {
@@ -60,6 +67,11 @@ export interface DataPlane {
   /** Compiles and swaps in the view; resolves when every worker serves `view.version`. */
   apply(view: GatewayView): Promise<AppliedView>;
   status(): DataPlaneStatus;
+  /**
+   * The per-host traffic metrics of every serving process, read now (one list per process), so a
+   * scrape counts every request answered before it.
+   */
+  trafficMetrics(): Promise<ProcessMetrics[]>;
   /** Stops accepting, lets in-flight requests finish for up to drainMs (default 10 s), closes the rest. */
   close(options?: { drainMs?: number }): Promise<void>;
 }
@@ -92,6 +104,11 @@ class LocalDataPlane implements DataPlane {
     };
   }
 
+  async trafficMetrics(): Promise<ProcessMetrics[]> {
+    const registry = this.engine.observers?.registry;
+    return registry === undefined ? [] : [await registry.getMetricsAsJSON()];
+  }
+
   close(options?: { drainMs?: number }): Promise<void> {
     return this.engine.close(options?.drainMs);
   }
@@ -102,6 +119,9 @@ interface WorkerState {
   version: number | undefined;
   counters: ProxyCounters | undefined;
 }
+
+/** A worker that does not answer a metrics request within this is left out of that scrape. */
+const METRICS_ANSWER_MS = 2000;
 
 interface PendingApply {
   version: number;
@@ -126,6 +146,12 @@ function workerExecArgv(): string[] {
 class ClusterDataPlane implements DataPlane {
   private readonly workers = new Map<number, WorkerState>();
   private readonly pending = new Set<PendingApply>();
+  /** Metrics requests in flight: id → the handler gathering that scrape's answers by worker. */
+  private readonly metricsWanted = new Map<
+    number,
+    (worker: number, metrics: ProcessMetrics) => void
+  >();
+  private metricsRequests = 0;
   private latest: GatewayView | undefined;
   private problems: string[] = [];
   private table: RouteTableStats | undefined = undefined;
@@ -188,6 +214,27 @@ class ClusterDataPlane implements DataPlane {
     };
   }
 
+  trafficMetrics(): Promise<ProcessMetrics[]> {
+    const id = ++this.metricsRequests;
+    const waiting = new Set(this.workers.keys());
+    const answers: ProcessMetrics[] = [];
+    return new Promise(resolve => {
+      const done = () => {
+        clearTimeout(timer);
+        this.metricsWanted.delete(id);
+        resolve(answers);
+      };
+      const timer = setTimeout(done, METRICS_ANSWER_MS);
+      this.metricsWanted.set(id, (worker, metrics) => {
+        if (!waiting.delete(worker)) return;
+        answers.push(metrics);
+        if (waiting.size === 0) done();
+      });
+      if (waiting.size === 0) done();
+      for (const { worker } of this.workers.values()) send(worker, { type: "metrics", id });
+    });
+  }
+
   private sumCounters(): ProxyCounters {
     const sum = { ...this.retired };
     for (const { counters } of this.workers.values())
@@ -230,6 +277,8 @@ class ClusterDataPlane implements DataPlane {
           this.onApplied(state, message.applied);
         } else if (message.type === "counters") {
           state.counters = message.counters;
+        } else if (message.type === "metrics") {
+          this.metricsWanted.get(message.id)?.(worker.id, message.metrics);
         } else if (message.type === "failed") {
           reject(new Error(`gateway worker ${worker.process.pid ?? "?"}: ${message.message}`));
         }
@@ -290,6 +339,8 @@ export async function startDataPlane(options: DataPlaneOptions): Promise<DataPla
     httpsPort: options.httpsPort,
     host: options.host ?? "0.0.0.0",
     defaultCertificates,
+    compile: options.compile,
+    observe: options.observe,
   };
   const workers = options.workers ?? 1;
   if (workers <= 1) return new LocalDataPlane(await Engine.start(engineOptions));

@@ -8,6 +8,7 @@ import { gatewayMetrics } from "./admin/metrics";
 import { startAdminServer } from "./admin/server";
 import { GatewayController, type LogFn } from "./controller";
 import { startDataPlane } from "./data-plane";
+import { GatewayScrapeRegistry } from "./observability/scrape";
 import { readSettings, type Settings } from "./settings";
 import { ApiClient } from "./source/api-client";
 import type { ResourceKind } from "./source/cache";
@@ -29,6 +30,10 @@ Settings (environment):
   BULWARK_INGRESS_CHECKSUM=false  BULWARK_SECRET_CHECKSUM=false   checksum guard per kind
   BULWARK_WATCH_NAMESPACES=   BULWARK_CHECKSUM_NAMESPACES=   comma lists; empty: all
   BULWARK_DRAIN_SECONDS=10  LOG_LEVEL=info
+  BULWARK_TRAFFIC_METRICS=true  BULWARK_ACCESS_LOG=true   per-host metrics; JSON line per request
+  BULWARK_MAX_CANARIES=20   canary ingresses per host/path (Tengine's max-canary-ing-num)
+  BULWARK_SSL_REDIRECT_PORT=443   the HTTPS port ssl-redirect sends clients to
+  BULWARK_CANARY_MATCH=exact   canary values compare exact (ingress-nginx) or case-insensitive (Tengine)
 Admin port: /healthz (JSON detail), /readyz, /metrics.
 `;
 
@@ -50,7 +55,7 @@ function kubeConfig(settings: Settings): KubeConfig {
 }
 
 function watchedKinds(settings: Settings): ResourceKind[] {
-  const kinds: ResourceKind[] = ["ingress", "secret", "endpointSlice", "ingressClass"];
+  const kinds: ResourceKind[] = ["ingress", "secret", "endpointSlice", "service", "ingressClass"];
   if (settings.checksum.ingress) kinds.push("ingressChecksum");
   if (settings.checksum.secret) kinds.push("secretChecksum");
   return kinds;
@@ -75,10 +80,13 @@ export async function main(argv: string[]): Promise<number> {
     httpsPort: settings.httpsPort,
     host: settings.host,
     workers: settings.workers,
+    compile: settings.compile,
+    observe: settings.observe,
   });
   const controller = new GatewayController({ ...settings, dataPlane, metrics, log });
   await controller.restore();
-  const admin = await startAdminServer(controller, metrics.registry, {
+  const scrape = new GatewayScrapeRegistry(metrics.registry, () => dataPlane.trafficMetrics());
+  const admin = await startAdminServer(controller, scrape, {
     port: settings.adminPort,
     host: settings.host,
   });

@@ -14,6 +14,32 @@ describe("gateway settings", () => {
     assert.equal(s.workers, 1);
   });
 
+  it("given nothing about traffic, metrics and access log are on, 20 canaries, redirects to 443, exact match", () => {
+    const result = readSettings({ BULWARK_POD_NAME: "g-0" });
+    assert.ok(result.ok);
+    assert.deepEqual(result.settings.observe, { metrics: true, accessLog: true });
+    assert.deepEqual(result.settings.compile, {
+      maxCanaries: 20,
+      traffic: { redirectPort: 443, compare: "exact" },
+    });
+  });
+
+  it("given traffic settings, takes them", () => {
+    const result = readSettings({
+      BULWARK_POD_NAME: "g-0",
+      BULWARK_ACCESS_LOG: "off",
+      BULWARK_MAX_CANARIES: "200",
+      BULWARK_SSL_REDIRECT_PORT: "8443",
+      BULWARK_CANARY_MATCH: "case-insensitive",
+    });
+    assert.ok(result.ok);
+    assert.equal(result.settings.observe.accessLog, false);
+    assert.deepEqual(result.settings.compile, {
+      maxCanaries: 200,
+      traffic: { redirectPort: 8443, compare: "case-insensitive" },
+    });
+  });
+
   it("given checksum namespaces, uses them; otherwise the watched namespaces", () => {
     const both = readSettings({
       BULWARK_POD_NAME: "g-0",
@@ -57,6 +83,16 @@ describe("gateway settings", () => {
       "zero workers",
       { BULWARK_POD_NAME: "g-0", BULWARK_WORKERS: "0" },
       /^BULWARK_WORKERS must be an integer from 1 to 64/,
+    ],
+    [
+      "a canary cap of 0",
+      { BULWARK_POD_NAME: "g-0", BULWARK_MAX_CANARIES: "0" },
+      /^BULWARK_MAX_CANARIES must be an integer from 1 to 200; got "0"$/,
+    ],
+    [
+      "an unknown canary match",
+      { BULWARK_POD_NAME: "g-0", BULWARK_CANARY_MATCH: "fuzzy" },
+      /^BULWARK_CANARY_MATCH must be exact \(ingress-nginx\) or case-insensitive/,
     ],
   ];
   for (const [title, env, message] of bad) {

@@ -81,6 +81,18 @@ export const settingsSchema = z
     BULWARK_WATCH_NAMESPACES: namespaces("BULWARK_WATCH_NAMESPACES"),
     BULWARK_CHECKSUM_NAMESPACES: namespaces("BULWARK_CHECKSUM_NAMESPACES"),
     BULWARK_DRAIN_SECONDS: integer("BULWARK_DRAIN_SECONDS", 10, 0, 600),
+    BULWARK_TRAFFIC_METRICS: flag("BULWARK_TRAFFIC_METRICS", true),
+    BULWARK_ACCESS_LOG: flag("BULWARK_ACCESS_LOG", true),
+    // Tengine-Ingress's max-canary-ing-num: its code default is 20, its docs say up to 200.
+    BULWARK_MAX_CANARIES: integer("BULWARK_MAX_CANARIES", 20, 1, 200),
+    // ingress-nginx redirects to the public HTTPS port (443), not the one the pod listens on.
+    BULWARK_SSL_REDIRECT_PORT: integer("BULWARK_SSL_REDIRECT_PORT", 443, 1, 65535),
+    BULWARK_CANARY_MATCH: z
+      .enum(["exact", "case-insensitive"], {
+        error:
+          "BULWARK_CANARY_MATCH must be exact (ingress-nginx) or case-insensitive (Tengine-Ingress)",
+      })
+      .default("exact"),
     LOG_LEVEL: z
       .enum(["error", "warn", "info", "debug"], {
         error: "LOG_LEVEL must be error, warn, info or debug",
@@ -105,6 +117,11 @@ export const settingsSchema = z
         ? env.BULWARK_CHECKSUM_NAMESPACES
         : env.BULWARK_WATCH_NAMESPACES,
     drainMs: env.BULWARK_DRAIN_SECONDS * 1000,
+    observe: { metrics: env.BULWARK_TRAFFIC_METRICS, accessLog: env.BULWARK_ACCESS_LOG },
+    compile: {
+      maxCanaries: env.BULWARK_MAX_CANARIES,
+      traffic: { redirectPort: env.BULWARK_SSL_REDIRECT_PORT, compare: env.BULWARK_CANARY_MATCH },
+    },
     logLevel: env.LOG_LEVEL,
   }));
 

@@ -5,6 +5,7 @@ import { accessLogEntry, statusClass, TrafficMetrics, type RequestRecord } from 
 
 const base: RequestRecord = {
   host: "a.example.com",
+  authority: "a.example.com:8080",
   ingress: "shop/web",
   service: "shop/web",
   variant: "main",
@@ -111,5 +112,10 @@ describe("statusClass and accessLogEntry", () => {
     assert.equal(entry.duration_ms, 3);
     assert.equal(entry.upstream_ms, 2);
     assert.equal(accessLogEntry({ ...base, upstreamSeconds: undefined }).upstream_ms, -1);
+  });
+  it("logs the Host the client sent and the rule's host apart", () => {
+    const entry = accessLogEntry(base);
+    assert.equal(entry.host, "a.example.com:8080");
+    assert.equal(entry.rule_host, "a.example.com");
   });
 });

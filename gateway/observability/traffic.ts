@@ -9,7 +9,10 @@ import { Counter, Histogram, type Registry } from "prom-client";
 
 /** One finished request, as the proxy saw it. */
 export interface RequestRecord {
+  /** The rule's host as written in the Ingress ("" when no route matched): the metrics' label. */
   host: string;
+  /** The Host the client sent, for the access log. */
+  authority: string;
   /** namespace/name of the Ingress that routed it; "" when no route matched. */
   ingress: string;
   /** namespace/name of the Service that answered; "" when none did. */
@@ -159,7 +162,8 @@ export class TrafficMetrics {
 /** The access log line (JSON) for one request: what ingress-nginx's log carries, plus the decision. */
 export function accessLogEntry(record: RequestRecord): Record<string, string | number> {
   return {
-    host: record.host,
+    host: record.authority,
+    rule_host: record.host,
     method: record.method,
     path: record.path,
     status: record.status,

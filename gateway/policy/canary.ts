@@ -136,9 +136,10 @@ function byRule(
   for (const { canary, source } of rules) {
     const value = valueOf(request, source.kind, source.name);
     const outcome = source.test(value);
+    if (outcome === undefined) continue;
+    // Built only for the rule that decides: the others cost no string.
     const reason = `${source.kind} ${source.name}=${value ?? ""}`;
-    if (outcome === "never") return { never: true, reason };
-    if (outcome === "match") return { canary, reason };
+    return outcome === "never" ? { never: true, reason } : { canary, reason };
   }
   return undefined;
 }

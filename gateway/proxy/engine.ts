@@ -4,14 +4,20 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo, Socket } from "node:net";
 import type { Duplex } from "node:stream";
-import { compileRoutes } from "../routing/compile";
-import { findRoute, forEachRoute, type RouteTable } from "../routing/table";
+import { DEFAULT_OBSERVE, TrafficObservers, type ObserveOptions } from "../observability/observer";
+import { ExchangeTally } from "../observability/tally";
+import { editFlatHeaders, hasEdits, ownAnswerHeaders, type OwnAnswer } from "../policy/head-edits";
+import { NodeHeadersFacts } from "../policy/request-values";
+import { planRequest, type Plan } from "../policy/route-traffic";
+import { compileRoutes, DEFAULT_COMPILE_OPTIONS, type CompileOptions } from "../routing/compile";
+import { IncrementalRoutes } from "../routing/incremental";
+import { findRoute, forEachRoute, type Route, type RouteTable } from "../routing/table";
 import { compileTls } from "../tls/compile";
 import type { PemPair } from "../tls/default-certificate";
 import { chooseCertificatePerClient } from "../tls/listener";
 import { CertificateStore } from "../tls/store";
 import type { AppliedView, GatewayView } from "../view";
-import { Exchange, type ProxyCounters } from "./forward";
+import { Exchange, type ExchangeContext, type ProxyCounters } from "./forward";
 import { clientIp, upstreamRequestHeaders, type ClientInfo } from "./headers";
 import { UpstreamPools } from "./pools";
 import { reply, replyOnSocket } from "./replies";
@@ -25,6 +31,10 @@ export interface EngineOptions {
   host: string;
   /** The certificates for unknown server names (see tls/default-certificate.ts). */
   defaultCertificates: PemPair[];
+  /** Canary cap and traffic policy settings; ingress-nginx's and Tengine's defaults when unset. */
+  compile?: CompileOptions;
+  /** Metrics and access log switches (default: metrics on, access log off). */
+  observe?: ObserveOptions;
 }
 
 const EMPTY_TABLE: RouteTable = {
@@ -69,13 +79,22 @@ export class Engine {
   closing = false;
   httpPort = 0;
   httpsPort: number | undefined = undefined;
+  /** Metrics and access log of this process; undefined when both are off. */
+  readonly observers: TrafficObservers | undefined;
+  private readonly compileOptions: CompileOptions;
+  /** Recompiles only the hosts a view changes (routing/incremental.ts). */
+  private readonly routes = new IncrementalRoutes({
+    compile: view => compileRoutes(view, this.compileOptions),
+  });
 
-  private constructor(defaultCertificates: PemPair[]) {
-    this.certificates = new CertificateStore(defaultCertificates);
+  private constructor(options: EngineOptions) {
+    this.certificates = new CertificateStore(options.defaultCertificates);
+    this.compileOptions = options.compile ?? DEFAULT_COMPILE_OPTIONS;
+    this.observers = TrafficObservers.create(options.observe ?? DEFAULT_OBSERVE);
   }
 
   static async start(options: EngineOptions): Promise<Engine> {
-    const engine = new Engine(options.defaultCertificates);
+    const engine = new Engine(options);
     const http = createServer();
     engine.attach(http, "http");
     engine.httpPort = await listen(http, options.httpPort, options.host);
@@ -102,14 +121,18 @@ export class Engine {
 
   /** Compiles the view and swaps it in; requests already routed keep their route. */
   apply(view: GatewayView, now = new Date()): AppliedView {
-    const routes = compileRoutes(view);
+    const routes = this.routes.compile(view);
     const tls = compileTls(view, now);
     this.certificates.swap(tls.table);
     this.table = routes.table;
     const live = new Set<string>();
+    // "" labels requests no route matched.
+    const hosts = new Set<string>([""]);
     forEachRoute(routes.table, route => {
+      hosts.add(route.host);
       for (const endpoint of route.backend.endpoints) live.add(endpoint.key);
     });
+    this.observers?.metrics?.retainHosts(hosts);
     this.pools.retain(live);
     this.fastPool.closeIdle(live);
     this.problems = [...routes.problems, ...tls.problems];
@@ -139,6 +162,7 @@ export class Engine {
     for (const socket of this.upgraded) socket.destroy();
     for (const connection of this.fastConnections) connection.destroy();
     await closed;
+    this.observers?.flush();
     this.fastPool.closeIdle();
     this.pools.destroy();
   }
@@ -172,6 +196,7 @@ export class Engine {
       table: () => this.table,
       pool: this.fastPool,
       counters: this.counters,
+      observer: this.observers,
       isClosing: () => this.closing,
       fallback: socket => nodeListener.call(server, socket),
       forget: connection => this.fastConnections.delete(connection),
@@ -187,23 +212,42 @@ export class Engine {
     return { ip: clientIp(socket.remoteAddress), proto, port: String(socket.localPort ?? "") };
   }
 
+  /** Starts timing the exchange; it is recorded when the response closes (499: the client left first). */
+  private tallyFor(req: IncomingMessage, res: ServerResponse): ExchangeTally | undefined {
+    if (this.observers === undefined) return undefined;
+    const tally = new ExchangeTally(this.observers);
+    tally.begin(req.method ?? "GET", req.url ?? "/", req.headers.host);
+    res.once("close", () => tally.finish(res.headersSent ? res.statusCode : 499));
+    return tally;
+  }
+
   private onRequest(req: IncomingMessage, res: ServerResponse, proto: string): void {
     this.counters.requests++;
     if (this.closing) res.shouldKeepAlive = false;
     const host = req.headers.host;
-    const route = findRoute(this.table, host, req.url ?? "/");
-    if (route === undefined) {
+    const target = req.url ?? "/";
+    const tally = this.tallyFor(req, res);
+    const main = findRoute(this.table, host, target);
+    if (main === undefined) {
       reply(res, 404);
       return;
     }
+    const plan = planFor(main, req, proto);
+    const route = noteRoute(tally, main, plan);
+    if (plan?.kind === "answer") {
+      answer(res, plan.answer, req.method === "HEAD");
+      return;
+    }
     const headers = upstreamRequestHeaders(req.rawHeaders, this.clientInfo(req, proto), host);
-    new Exchange(req, res, route, { headers, pools: this.pools, counters: this.counters }).start();
+    const context = { headers, pools: this.pools, counters: this.counters, tally };
+    new Exchange(req, res, route, withPlan(context, plan, target)).start();
   }
 
   private onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, proto: string): void {
     this.counters.requests++;
     const host = req.headers.host;
-    const route = this.closing ? undefined : findRoute(this.table, host, req.url ?? "/");
+    const main = this.closing ? undefined : findRoute(this.table, host, req.url ?? "/");
+    const route = main === undefined ? undefined : upgradeRoute(main, req, proto);
     if (route === undefined) {
       replyOnSocket(socket, this.closing ? 503 : 404);
       return;
@@ -224,4 +268,56 @@ export class Engine {
       },
     });
   }
+}
+
+/** The gateway's own answer (preflight, robots, redirect) on Node's response. */
+function answer(res: ServerResponse, own: OwnAnswer, bodyless: boolean): void {
+  res.writeHead(own.status, ownAnswerHeaders(own, false).flat());
+  res.end(bodyless ? undefined : own.body);
+}
+
+/**
+ * The backend of a WebSocket handshake: the canary decision picks it; answers (redirects,
+ * preflights) do not apply to upgrades, and the other edits are left out.
+ */
+function upgradeRoute(main: Route, req: IncomingMessage, proto: string): Route {
+  const plan = planFor(main, req, proto);
+  return plan?.kind === "proxy" ? plan.route : main;
+}
+
+/** The traffic policy's plan for a request; undefined for a route without policy. */
+function planFor(main: Route, req: IncomingMessage, proto: string): Plan | undefined {
+  if (main.traffic === undefined) return undefined;
+  const https = proto === "https";
+  const facts = new NodeHeadersFacts(req.method ?? "GET", req.url ?? "/", req.headers, https);
+  return planRequest(main, main.traffic, facts);
+}
+
+/** Tells the tally which backend serves and why; returns that route. */
+function noteRoute(tally: ExchangeTally | undefined, main: Route, plan: Plan | undefined): Route {
+  if (plan === undefined) {
+    tally?.routed(main, "main", "");
+    return main;
+  }
+  if (plan.kind === "answer") {
+    tally?.routed(main, "main", plan.decision);
+    return main;
+  }
+  tally?.routed(plan.route, plan.variant, plan.decision);
+  return plan.route;
+}
+
+/** The exchange's headers, target and response edits, with the plan's edits when there is one. */
+function withPlan(
+  base: Pick<ExchangeContext, "headers" | "pools" | "counters" | "tally">,
+  plan: Plan | undefined,
+  target: string,
+): ExchangeContext {
+  if (plan?.kind !== "proxy") return { ...base, target, response: undefined };
+  return {
+    ...base,
+    headers: hasEdits(plan.request) ? editFlatHeaders(base.headers, plan.request) : base.headers,
+    target: plan.target,
+    response: hasEdits(plan.response) ? plan.response : undefined,
+  };
 }

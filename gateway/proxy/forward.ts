@@ -3,6 +3,8 @@
 // request without body on a connect failure, answer 502/504/413 itself.
 import { request, type ClientRequest, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
+import type { ExchangeTally } from "../observability/tally";
+import { editFlatHeaders, type HeaderEdits } from "../policy/head-edits";
 import type { Endpoint, Route } from "../routing/table";
 import { downstreamResponseHeaders } from "./headers";
 import type { UpstreamPools } from "./pools";
@@ -33,6 +35,17 @@ export interface ProxyCounters {
   timeouts: number;
 }
 
+export interface ExchangeContext {
+  headers: string[];
+  pools: UpstreamPools;
+  counters: ProxyCounters;
+  /** The request target sent upstream (rewrite-target and canary query actions applied). */
+  target: string;
+  /** The traffic policy's response header edits; undefined for none. */
+  response: HeaderEdits | undefined;
+  tally: ExchangeTally | undefined;
+}
+
 export class Exchange {
   private tries = 0;
   private upstream: ClientRequest | undefined = undefined;
@@ -46,7 +59,7 @@ export class Exchange {
     private readonly req: IncomingMessage,
     private readonly res: ServerResponse,
     private readonly route: Route,
-    private readonly context: { headers: string[]; pools: UpstreamPools; counters: ProxyCounters },
+    private readonly context: ExchangeContext,
   ) {
     this.retryable = IDEMPOTENT.has(req.method ?? "") && !hasBody(req);
   }
@@ -54,6 +67,8 @@ export class Exchange {
   start(): void {
     const limit = this.route.policy.bodyLimit;
     if (limit !== undefined && !this.withinLimit(limit)) return;
+    const tally = this.context.tally;
+    if (tally !== undefined) this.countRequestBytes(tally);
     this.res.on("close", this.onClientClose);
     this.send();
   }
@@ -74,6 +89,14 @@ export class Exchange {
     return true;
   }
 
+  private countRequestBytes(tally: ExchangeTally): void {
+    const length = this.req.headers["content-length"];
+    if (length !== undefined) tally.requestBytes = Number(length) || 0;
+    else if (this.req.headers["transfer-encoding"] !== undefined) {
+      this.req.on("data", (chunk: Buffer) => (tally.requestBytes += chunk.length));
+    }
+  }
+
   private tooLarge(): void {
     this.upstream?.destroy();
     this.upstream = undefined;
@@ -92,11 +115,12 @@ export class Exchange {
     this.endpoint = endpoint;
     this.tries++;
     this.connected = false;
+    this.context.tally?.sent(endpoint.key);
     const upstream = request({
       host: endpoint.address,
       port: endpoint.port,
       method: this.req.method,
-      path: this.req.url,
+      path: this.context.target,
       headers: this.context.headers,
       agent: this.context.pools.agentFor(endpoint.key),
       timeout: this.route.policy.connectTimeoutMs,
@@ -146,7 +170,17 @@ export class Exchange {
     }
     this.responded = true;
     const res = this.res;
-    res.writeHead(upstreamRes.statusCode ?? 502, downstreamResponseHeaders(upstreamRes.rawHeaders));
+    const tally = this.context.tally;
+    if (tally !== undefined) {
+      tally.answered();
+      upstreamRes.on("data", (chunk: Buffer) => (tally.responseBytes += chunk.length));
+    }
+    const headers = downstreamResponseHeaders(upstreamRes.rawHeaders);
+    const edits = this.context.response;
+    res.writeHead(
+      upstreamRes.statusCode ?? 502,
+      edits === undefined ? headers : editFlatHeaders(headers, edits),
+    );
     upstreamRes.on("error", () => res.destroy());
     upstreamRes.pipe(res);
   };

@@ -16,9 +16,10 @@ export interface Backend {
   close(): Promise<void>;
 }
 
-export async function startBackend(handler: RequestListener): Promise<Backend> {
+/** A backend on `host` (loopback by default; the API server refuses it in EndpointSlices). */
+export async function startBackend(handler: RequestListener, host = "127.0.0.1"): Promise<Backend> {
   const server = createServer(handler);
-  await new Promise<void>(resolve => server.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>(resolve => server.listen(0, host, resolve));
   return {
     port: (server.address() as AddressInfo).port,
     server,
@@ -30,8 +31,8 @@ export async function startBackend(handler: RequestListener): Promise<Backend> {
   };
 }
 
-/** A backend answering `name` and echoing what it got as JSON. */
-export function namedBackend(name: string): Promise<Backend> {
+/** A backend answering `name` and echoing what it got as JSON; `?status=N` answers N, `?ms=N` after N ms. */
+export function namedBackend(name: string, host?: string): Promise<Backend> {
   return startBackend((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
@@ -43,10 +44,16 @@ export function namedBackend(name: string): Promise<Backend> {
         headers: req.headers,
         body: Buffer.concat(chunks).toString(),
       });
-      res.writeHead(200, { "content-type": "application/json", "x-backend": name });
-      res.end(body);
+      const status = Number(/[?&]status=(\d{3})/.exec(req.url ?? "")?.[1] ?? 200);
+      const delay = Number(/[?&]ms=(\d+)/.exec(req.url ?? "")?.[1] ?? 0);
+      const answer = () => {
+        res.writeHead(status, { "content-type": "application/json", "x-backend": name });
+        res.end(body);
+      };
+      if (delay > 0) setTimeout(answer, delay);
+      else answer();
     });
-  });
+  }, host);
 }
 
 /** A port nothing listens on (it was free a moment ago). */

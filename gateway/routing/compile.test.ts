@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { compileRoutes } from "./compile";
+import { compileRoutes, DEFAULT_COMPILE_OPTIONS } from "./compile";
 import { endpointSlice, ingress, view } from "./fixtures";
 import { findRoute, normalizeHost } from "./table";
 
@@ -322,7 +322,7 @@ describe("compileRoutes: annotations and bad rules", () => {
       ),
     );
   });
-  it("given a canary ingress, attaches it to the main route, which still serves (traffic policy not built yet)", () => {
+  it("given a canary ingress, attaches it to the main route and compiles the route's traffic policy", () => {
     const route = findRoute(compiled.table, "t.test", "/");
     assert.equal(route?.ingress, "default/timeouts");
     assert.deepEqual(
@@ -330,11 +330,14 @@ describe("compileRoutes: annotations and bad rules", () => {
       ["default/canary"],
     );
     assert.equal(route?.canaries[0]?.annotations?.canary?.enabled, true);
-    assert.ok(
-      compiled.problems.some(p =>
-        p.startsWith("default/canary: spec.rules[0].http.paths[0]: canary rules are compiled"),
-      ),
+    assert.deepEqual(
+      route?.traffic?.group?.canaries.map(c => [c.id, c.weight]),
+      [["default/canary", 10]],
     );
+    assert.ok(!compiled.problems.some(p => p.startsWith("default/canary:")));
+  });
+  it("given a route without traffic annotations, compiles no policy for it", () => {
+    assert.equal(findRoute(compiled.table, "bad.test", "/")?.traffic, undefined);
   });
   it("given a bad host or path, reports the field", () => {
     assert.ok(compiled.problems.some(p => p.startsWith("default/bad-host: spec.rules[0].host")));
@@ -365,5 +368,110 @@ describe("compileRoutes: canaries without a main ingress", () => {
       compiled.problems[0] ?? "",
       /^default\/lonely: spec\.rules\[0\]\.http\.paths\[0\]: canary for host "lonely\.test" path "\/" has no main ingress/,
     );
+  });
+});
+
+describe("compileRoutes: traffic policy", () => {
+  const canary = (name: string, created: string) =>
+    ingress({
+      name,
+      created,
+      annotations: { [`${P}canary`]: "true", [`${P}canary-weight`]: "10" },
+      rules: [{ host: "c.test", paths: [{ path: "/", service: name }] }],
+    });
+
+  it("given more canaries than the cap, keeps the oldest and reports the rest by field", () => {
+    const compiled = compileRoutes(
+      view(1, [
+        ingress({
+          name: "main",
+          rules: [{ host: "c.test", paths: [{ path: "/", service: "m" }] }],
+        }),
+        canary("c1", "2025-01-02T00:00:00Z"),
+        canary("c2", "2025-01-03T00:00:00Z"),
+        canary("c3", "2025-01-04T00:00:00Z"),
+      ]),
+      { ...DEFAULT_COMPILE_OPTIONS, maxCanaries: 2 },
+    );
+    const route = findRoute(compiled.table, "c.test", "/");
+    assert.deepEqual(
+      route?.canaries.map(c => c.ingress),
+      ["default/c1", "default/c2"],
+    );
+    assert.match(
+      compiled.problems.join("\n"),
+      /^default\/c3: spec\.rules\[0\]\.http\.paths\[0\]: host "c\.test" path "\/" already has 2 canaries \(the cap\); ignored$/m,
+    );
+  });
+
+  it("given use-regex on one ingress, matches every non-Exact path of the host as a case-insensitive regex, longest first", () => {
+    const compiled = compileRoutes(
+      view(1, [
+        ingress({
+          name: "regex",
+          annotations: { [`${P}rewrite-target`]: "/$2" },
+          rules: [{ host: "r.test", paths: [{ path: "/api(/|$)(.*)", service: "api" }] }],
+        }),
+        ingress({
+          name: "plain",
+          rules: [{ host: "r.test", paths: [{ path: "/", service: "web" }] }],
+        }),
+      ]),
+    );
+    assert.equal(findRoute(compiled.table, "r.test", "/API/users")?.ingress, "default/regex");
+    assert.equal(findRoute(compiled.table, "r.test", "/api")?.ingress, "default/regex");
+    assert.equal(findRoute(compiled.table, "r.test", "/other")?.ingress, "default/plain");
+    assert.ok(findRoute(compiled.table, "r.test", "/api/x")?.traffic?.rewrite !== undefined);
+  });
+
+  it("given a use-regex path that does not compile, reports the path", () => {
+    const compiled = compileRoutes(
+      view(1, [
+        ingress({
+          name: "broken",
+          annotations: { [`${P}use-regex`]: "true" },
+          rules: [{ host: "b.test", paths: [{ path: "/a(", service: "x" }] }],
+        }),
+      ]),
+    );
+    assert.match(
+      compiled.problems.join("\n"),
+      /default\/broken: spec\.rules\[0\]\.http\.paths\[0\]: path "\/a\(" is not a valid regular expression/,
+    );
+  });
+
+  it("given disable-robots, serves /robots.txt of the host from an Exact route of the ingress", () => {
+    const compiled = compileRoutes(
+      view(1, [
+        ingress({
+          name: "quiet",
+          annotations: { [`${P}disable-robots`]: "true" },
+          rules: [{ host: "q.test", paths: [{ path: "/app", service: "x" }] }],
+        }),
+      ]),
+    );
+    const robots = findRoute(compiled.table, "q.test", "/robots.txt");
+    assert.equal(robots?.kind, "Exact");
+    assert.equal(robots?.traffic?.robots?.disableRobots, true);
+  });
+
+  it("given TLS for the host, redirects plain HTTP by default, and not when ssl-redirect is false", () => {
+    const compiled = compileRoutes(
+      view(1, [
+        ingress({
+          name: "secure",
+          rules: [{ host: "s.test", paths: [{ path: "/", service: "x" }] }],
+          tls: [{ hosts: ["s.test"], secretName: "s" }],
+        }),
+        ingress({
+          name: "opt-out",
+          annotations: { [`${P}ssl-redirect`]: "false" },
+          rules: [{ host: "o.test", paths: [{ path: "/", service: "x" }] }],
+          tls: [{ hosts: ["o.test"], secretName: "o" }],
+        }),
+      ]),
+    );
+    assert.equal(findRoute(compiled.table, "s.test", "/")?.traffic?.redirectHttp, true);
+    assert.equal(findRoute(compiled.table, "o.test", "/")?.traffic, undefined);
   });
 });

@@ -17,9 +17,29 @@ import {
 import { hostProblem } from "../../core/ingress/hostname";
 import { NGINX_ANNOTATION_PREFIX } from "../../core/names";
 import { formatErrors } from "../../core/result";
+import { pathRegex, ROBOTS_PATH } from "../policy/host-rules";
+import {
+  compileTraffic,
+  DEFAULT_TRAFFIC_OPTIONS,
+  type TrafficOptions,
+} from "../policy/route-traffic";
 import type { GatewayView } from "../view";
 import { EndpointIndex } from "./endpoints";
-import type { HostRoutes, PathKind, Route, RoutePolicy, RouteTable } from "./table";
+import type { HostRoutes, PathKind, RegexRoute, Route, RoutePolicy, RouteTable } from "./table";
+
+export interface CompileOptions {
+  /** Canary ingresses per host/path beyond which the newer ones are left out (Tengine's max-canary-ing-num). */
+  maxCanaries: number;
+  traffic: TrafficOptions;
+}
+
+/** Tengine-Ingress's code default for max-canary-ing-num. */
+export const DEFAULT_MAX_CANARIES = 20;
+
+export const DEFAULT_COMPILE_OPTIONS: CompileOptions = {
+  maxCanaries: DEFAULT_MAX_CANARIES,
+  traffic: DEFAULT_TRAFFIC_OPTIONS,
+};
 
 export interface CompiledRoutes {
   table: RouteTable;
@@ -77,15 +97,21 @@ export function sortIngresses(ingresses: readonly V1Ingress[]): V1Ingress[] {
 class HostBuilder {
   readonly exact = new Map<string, Route>();
   readonly prefix = new Map<string, Route>();
+  /** Paths of ingresses with regex paths, keyed as written. */
+  readonly regex = new Map<string, Route>();
   fallback: Route | undefined;
 
   build(): HostRoutes {
+    const exact = this.exact.size > 0 ? this.exact : undefined;
+    if (this.regex.size > 0) {
+      // ingress-nginx: one regex path on a host makes all its paths regexes, longest first.
+      const all = [...this.regex.values(), ...this.prefix.values()];
+      all.sort((a, b) => b.path.length - a.path.length);
+      const regex: RegexRoute[] = all.map(route => ({ pattern: pathRegex(route.path), route }));
+      return { exact, regex, prefixes: [], fallback: this.fallback };
+    }
     const prefixes = [...this.prefix.values()].sort((a, b) => b.match.length - a.match.length);
-    return {
-      exact: this.exact.size > 0 ? this.exact : undefined,
-      prefixes,
-      fallback: this.fallback,
-    };
+    return { exact, regex: undefined, prefixes, fallback: this.fallback };
   }
 }
 
@@ -94,6 +120,8 @@ interface IngressContext {
   namespace: string;
   policy: RoutePolicy;
   annotations: IngressAnnotations | undefined;
+  /** Hosts the ingress has TLS for ("*" when a TLS entry names none: every host of the ingress). */
+  tlsHosts: ReadonlySet<string>;
   /** The ingress's spec.defaultBackend route, for its hosts' unmatched paths. */
   fallback?: Route | undefined;
 }
@@ -106,8 +134,13 @@ class Compiler {
   private defaultRoute: Route | undefined;
   private routeCount = 0;
   private readonly canaryIngresses: { context: IngressContext; ingress: V1Ingress }[] = [];
+  /** Main routes and whether their ingress has TLS for their host (ssl-redirect's default). */
+  private readonly mains: { route: Route; tls: boolean }[] = [];
 
-  constructor(private readonly endpoints: EndpointIndex) {}
+  constructor(
+    private readonly endpoints: EndpointIndex,
+    private readonly options: CompileOptions,
+  ) {}
 
   addIngress(ingress: V1Ingress): void {
     const context = this.contextOf(ingress);
@@ -125,7 +158,10 @@ class Compiler {
             spec.defaultBackend,
             "spec.defaultBackend",
           );
-    if (fallback !== undefined) this.claimDefault(context, fallback);
+    if (fallback !== undefined) {
+      this.claimDefault(context, fallback);
+      this.mains.push({ route: fallback, tls: hasTls(context, "") });
+    }
     context.fallback = fallback;
     for (const [r, rule] of (spec?.rules ?? []).entries())
       this.addRule(context, rule, `spec.rules[${r}]`);
@@ -143,6 +179,33 @@ class Compiler {
       builder.fallback = context.fallback;
     for (const [p, path] of (rule.http?.paths ?? []).entries()) {
       this.addPath(context, { builder, host }, path, `${field}.http.paths[${p}]`);
+    }
+    this.addRobots(context, { builder, host }, rule);
+  }
+
+  /**
+   * Tengine's disable-robots serves /robots.txt for the whole host: an Exact route for it, so
+   * it answers whichever of the ingress's paths would have matched.
+   */
+  private addRobots(
+    context: IngressContext,
+    { builder, host }: { builder: HostBuilder; host: string },
+    rule: V1IngressRule,
+  ): void {
+    if (context.annotations?.robots?.disableRobots !== true) return;
+    const backend = rule.http?.paths?.[0]?.backend;
+    if (backend === undefined || builder.exact.has(ROBOTS_PATH)) return;
+    const where = { host, path: ROBOTS_PATH, kind: "Exact" as const };
+    const route = this.route(context, where, backend, "spec.rules");
+    if (route === undefined) return;
+    builder.exact.set(ROBOTS_PATH, route);
+    this.mains.push({ route, tls: hasTls(context, host) });
+  }
+
+  /** Compiles every main route's traffic policy, once its canaries are attached. */
+  compileTraffic(): void {
+    for (const { route, tls } of this.mains) {
+      route.traffic = compileTraffic(route, tls, this.options.traffic);
     }
   }
 
@@ -178,12 +241,15 @@ class Compiler {
       );
       return;
     }
+    if (main.canaries.length >= this.options.maxCanaries) {
+      this.problem(
+        context,
+        field,
+        `host "${host}" path "${value}" already has ${this.options.maxCanaries} canaries (the cap); ignored`,
+      );
+      return;
+    }
     (main.canaries as Route[]).push(canary);
-    this.problem(
-      context,
-      field,
-      "canary rules are compiled but not applied yet (the traffic policy decides them); the main backend serves",
-    );
   }
 
   /** The route a main ingress made for this host, path and type, if any. */
@@ -192,7 +258,7 @@ class Compiler {
     if (host.startsWith("*.")) builder = this.wildcardHosts.get(host.slice(2));
     else if (host !== "") builder = this.exactHosts.get(host);
     if (kind === "Exact") return builder?.exact.get(path);
-    return builder?.prefix.get(trimTrailingSlashes(path));
+    return builder?.prefix.get(trimTrailingSlashes(path)) ?? builder?.regex.get(path);
   }
 
   build(version: number): RouteTable {
@@ -228,6 +294,7 @@ class Compiler {
       namespace: ingress.metadata?.namespace ?? "",
       policy: DEFAULT_POLICY,
       annotations: undefined,
+      tlsHosts: tlsHostsOf(ingress),
     };
     const annotations = ingress.metadata?.annotations;
     if (annotations === undefined || !hasOurAnnotation(annotations)) return context;
@@ -280,8 +347,13 @@ class Compiler {
       `${field}.backend`,
     );
     if (route === undefined) return;
-    const map = kind === "Exact" ? builder.exact : builder.prefix;
-    const owner = map.get(route.match);
+    const slot = this.slotOf(context, builder, route);
+    if (slot === undefined) {
+      this.problem(context, field, `path "${value}" is not a valid regular expression (use-regex)`);
+      return;
+    }
+    const [map, key] = slot;
+    const owner = map.get(key);
     if (owner !== undefined) {
       const where = `host "${host}" ${kind} path "${value}"`;
       this.problem(
@@ -291,8 +363,20 @@ class Compiler {
       );
       return;
     }
-    map.set(route.match, route);
+    map.set(key, route);
+    this.mains.push({ route, tls: hasTls(context, host) });
     this.routeCount++;
+  }
+
+  /** Where a main route goes: its map and key (undefined for a regex path that does not compile). */
+  private slotOf(
+    context: IngressContext,
+    builder: HostBuilder,
+    route: Route,
+  ): [Map<string, Route>, string] | undefined {
+    if (route.kind === "Exact") return [builder.exact, route.match];
+    if (context.annotations?.rewrite?.regexPaths !== true) return [builder.prefix, route.match];
+    return compilesAsRegex(route.path) ? [builder.regex, route.path] : undefined;
   }
 
   private claimDefault(context: IngressContext, route: Route): void {
@@ -333,11 +417,35 @@ class Compiler {
       policy: context.policy,
       annotations: context.annotations,
       canaries: [],
+      traffic: undefined,
     };
   }
 
   private problem(context: IngressContext, field: string, message: string): void {
     this.problems.push(`${context.id}: ${field}: ${message}`);
+  }
+}
+
+function tlsHostsOf(ingress: V1Ingress): ReadonlySet<string> {
+  const hosts = new Set<string>();
+  for (const tls of ingress.spec?.tls ?? []) {
+    if (tls.hosts === undefined || tls.hosts.length === 0) hosts.add("*");
+    for (const host of tls.hosts ?? []) hosts.add(host);
+  }
+  return hosts;
+}
+
+function hasTls(context: IngressContext, host: string): boolean {
+  return context.tlsHosts.has("*") || (host !== "" && context.tlsHosts.has(host));
+}
+
+function compilesAsRegex(path: string): boolean {
+  try {
+    pathRegex(path);
+    return true;
+  } catch {
+    // An invalid pattern is the ingress's problem, reported by the caller.
+    return false;
   }
 }
 
@@ -359,9 +467,13 @@ function trimTrailingSlashes(path: string): string {
   return end === path.length ? path : path.slice(0, end);
 }
 
-export function compileRoutes(view: GatewayView): CompiledRoutes {
-  const compiler = new Compiler(new EndpointIndex(view.endpointSlices, view.services));
+export function compileRoutes(
+  view: GatewayView,
+  options: CompileOptions = DEFAULT_COMPILE_OPTIONS,
+): CompiledRoutes {
+  const compiler = new Compiler(new EndpointIndex(view.endpointSlices, view.services), options);
   for (const ingress of sortIngresses(view.ingresses)) compiler.addIngress(ingress);
   compiler.attachCanaries();
+  compiler.compileTraffic();
   return { table: compiler.build(view.version), problems: compiler.problems };
 }

@@ -1,6 +1,7 @@
 // The compiled, immutable routing table and the lookups the request path makes. Built once per
 // view by compile.ts; a request only does Map lookups and a short scan of one host's prefixes.
 import type { IngressAnnotations } from "../../core/annotations";
+import type { TrafficPolicy } from "../policy/route-traffic";
 
 export type PathKind = "Exact" | "Prefix";
 
@@ -16,12 +17,22 @@ export interface Endpoint {
 export class Backend {
   /** Round-robin position; the only mutable field of a compiled table. */
   private next = 0;
+  private serviceName: string | undefined = undefined;
 
   constructor(
     /** "namespace/service:port". */
     readonly key: string,
     readonly endpoints: readonly Endpoint[],
   ) {}
+
+  /** "namespace/service" (the metrics' service label), worked out once. */
+  get service(): string {
+    if (this.serviceName === undefined) {
+      const colon = this.key.lastIndexOf(":");
+      this.serviceName = colon < 0 ? this.key : this.key.slice(0, colon);
+    }
+    return this.serviceName;
+  }
 
   /** The next endpoint in round-robin order, skipping `avoid` when there is another. */
   pick(avoid?: Endpoint): Endpoint | undefined {
@@ -66,14 +77,30 @@ export interface Route {
   readonly annotations: IngressAnnotations | undefined;
   /**
    * Canary ingresses' routes for the same host, path and type, oldest first (ingress-nginx's
-   * `canary: "true"`). Compiled here for the traffic policy to decide between; not served yet.
+   * `canary: "true"`), at most the configured cap; `traffic` decides between them.
    */
   readonly canaries: readonly Route[];
+  /**
+   * The compiled traffic policy (canary, CORS, robots, ssl-redirect, rewrite); undefined when the
+   * route has none, so its requests skip the policy. Set once while the table is compiled.
+   */
+  traffic: TrafficPolicy | undefined;
+}
+
+/** A route whose path is a regular expression (use-regex, rewrite-target), as ingress-nginx's `location ~*`. */
+export interface RegexRoute {
+  readonly pattern: RegExp;
+  readonly route: Route;
 }
 
 /** The routes of one host (or of rules without host). */
 export interface HostRoutes {
   readonly exact: ReadonlyMap<string, Route> | undefined;
+  /**
+   * When one of the host's ingresses uses regex paths, every non-Exact path of the host is a
+   * regex, tried longest path first, as ingress-nginx does; `prefixes` is empty then.
+   */
+  readonly regex: readonly RegexRoute[] | undefined;
   /** Prefix routes, longest `match` first. */
   readonly prefixes: readonly Route[];
   /** The owning ingress's spec.defaultBackend, for paths no rule matches. */
@@ -147,12 +174,21 @@ function prefixMatches(match: string, path: string): boolean {
 export function findPath(routes: HostRoutes, path: string): Route | undefined {
   const exact = routes.exact?.get(path);
   if (exact !== undefined) return exact;
+  if (routes.regex !== undefined) return findRegex(routes.regex, path) ?? routes.fallback;
   const prefixes = routes.prefixes;
   for (let i = 0; i < prefixes.length; i++) {
     const route = prefixes[i]!;
     if (prefixMatches(route.match, path)) return route;
   }
   return routes.fallback;
+}
+
+function findRegex(regex: readonly RegexRoute[], path: string): Route | undefined {
+  for (let i = 0; i < regex.length; i++) {
+    const candidate = regex[i]!;
+    if (candidate.pattern.test(path)) return candidate.route;
+  }
+  return undefined;
 }
 
 /** The route for a request: host header and request target (the query is ignored). */
@@ -172,6 +208,7 @@ export function forEachRoute(table: RouteTable, visit: (route: Route) => void): 
   const visitHost = (routes: HostRoutes) => {
     for (const route of routes.exact?.values() ?? []) visit(route);
     for (const route of routes.prefixes) visit(route);
+    for (const { route } of routes.regex ?? []) visit(route);
     if (routes.fallback !== undefined) visit(routes.fallback);
   };
   for (const routes of table.exactHosts.values()) visitHost(routes);

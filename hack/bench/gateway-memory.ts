@@ -97,6 +97,7 @@ async function measure(hosts: number, controlSide: boolean): Promise<void> {
       ingresses: cache.map("ingress").values() as Iterable<V1Ingress>,
       secrets: new Map(),
       endpointSlices: slices,
+      services: [],
       classClaimed: true,
       guard: { ingress: "off", secret: "off" },
       previous: undefined,

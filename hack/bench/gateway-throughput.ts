@@ -1,24 +1,30 @@
 // Gateway throughput and memory against Debian's nginx and @fastify/http-proxy, in one run.
 //
 //   npx tsx hack/bench/gateway-throughput.ts [--workers 1] [--duration 10] [--connections 64]
-//                                            [--memory-only] [--skip-memory]
+//                                            [--rounds 3] [--memory-only] [--skip-memory]
 //
 // One nginx process (1 worker) serves a tiny static answer as the backend. In front of it, in
 // turn: nginx as a reverse proxy (worker_processes = --workers, upstream keepalive), the gateway
-// (--workers processes), and @fastify/http-proxy (one process). wrk on loopback drives each with
-// the same Host, path and connections. Then RSS of a gateway process after compiling 10k and 100k
-// hosts. Numbers are printed; nothing is asserted.
+// (--workers processes) four ways, and @fastify/http-proxy (one process). The gateway runs:
+// a plain route with metrics and access log off; the same with per-host metrics on; the route
+// with traffic policy (3 canary ingresses, by header, cookie and query, none matching, so every
+// rule is evaluated, plus CORS echoing the Origin) with metrics on; and that with the JSON access
+// log on (written to /dev/null). wrk on loopback drives each with the same Host, path, Origin and
+// connections. Then RSS of a gateway process after compiling 10k and 100k hosts. Numbers are
+// printed; nothing is asserted.
 import { execFile, execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import type { V1EndpointSlice, V1Ingress } from "@kubernetes/client-node";
 import { startDataPlane } from "../../gateway/data-plane";
+import type { ObserveOptions } from "../../gateway/observability/observer";
 import { freePort } from "../control-plane/ports";
 
 const run = promisify(execFile);
 const HOST = "bench.test";
+const ORIGIN = "https://app.bench.test";
 const NGINX = "/usr/sbin/nginx";
 const WRK = "/usr/bin/wrk";
 
@@ -26,6 +32,8 @@ interface Options {
   workers: number;
   duration: number;
   connections: number;
+  /** nginx and the gateway variants run this many times, interleaved; the median counts. */
+  rounds: number;
   memoryOnly: boolean;
   skipMemory: boolean;
 }
@@ -42,6 +50,7 @@ function parseOptions(argv: string[]): Options {
     workers: value("--workers", 1),
     duration: value("--duration", 10),
     connections: value("--connections", 64),
+    rounds: value("--rounds", 3),
     memoryOnly: argv.includes("--memory-only"),
     skipMemory: argv.includes("--skip-memory"),
   };
@@ -69,6 +78,8 @@ async function wrk(port: number, options: Options): Promise<WrkResult> {
     "--latency",
     "-H",
     `Host: ${HOST}`,
+    "-H",
+    `Origin: ${ORIGIN}`,
     `http://127.0.0.1:${port}/hello`,
   ]);
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1] ?? NaN);
@@ -116,9 +127,30 @@ async function stop(child: ChildProcess): Promise<void> {
   await exited;
 }
 
-function benchView(backendPort: number) {
-  const ingress: V1Ingress = {
-    metadata: { namespace: "bench", name: "bench", creationTimestamp: new Date(0) },
+const NGINX_PREFIX = "nginx.ingress.kubernetes.io/";
+
+/** The traffic policy of the "policy" runs: CORS on the main ingress, three canaries. */
+const POLICY: { main: Record<string, string>; canaries: Record<string, string>[] } = {
+  main: { "enable-cors": "true", "cors-allow-origin": `${ORIGIN}, https://other.bench.test` },
+  canaries: [
+    { "canary-by-header": "X-Canary" },
+    { "canary-by-cookie": "canary" },
+    { "canary-by-query": "canary" },
+  ],
+};
+
+function prefixed(annotations: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(annotations).map(([k, v]) => [NGINX_PREFIX + k, v]));
+}
+
+function benchIngress(name: string, annotations: Record<string, string>): V1Ingress {
+  return {
+    metadata: {
+      namespace: "bench",
+      name,
+      creationTimestamp: new Date(0),
+      annotations: prefixed(annotations),
+    },
     spec: {
       rules: [
         {
@@ -136,6 +168,17 @@ function benchView(backendPort: number) {
       ],
     },
   };
+}
+
+function benchView(backendPort: number, policy: boolean) {
+  const ingresses = policy
+    ? [
+        benchIngress("bench", POLICY.main),
+        ...POLICY.canaries.map((rule, i) =>
+          benchIngress(`canary-${i}`, { canary: "true", ...rule }),
+        ),
+      ]
+    : [benchIngress("bench", {})];
   const slice: V1EndpointSlice = {
     metadata: {
       namespace: "bench",
@@ -146,24 +189,53 @@ function benchView(backendPort: number) {
     ports: [{ port: backendPort, protocol: "TCP" }],
     endpoints: [{ addresses: ["127.0.0.1"], conditions: { ready: true } }],
   };
-  return { version: 1, ingresses: [ingress], endpointSlices: [slice], tlsPairs: [] };
+  return { version: 1, ingresses, endpointSlices: [slice], tlsPairs: [] };
 }
 
-async function benchGateway(backendPort: number, options: Options): Promise<WrkResult> {
+interface GatewayVariant {
+  name: string;
+  policy: boolean;
+  observe: ObserveOptions;
+}
+
+const GATEWAY_VARIANTS: GatewayVariant[] = [
+  { name: "plain route", policy: false, observe: { metrics: false, accessLog: false } },
+  { name: "plain + metrics", policy: false, observe: { metrics: true, accessLog: false } },
+  { name: "policy + metrics", policy: true, observe: { metrics: true, accessLog: false } },
+  {
+    name: "policy + metrics + log",
+    policy: true,
+    observe: { metrics: true, accessLog: true, accessLogPath: "/dev/null" },
+  },
+];
+
+async function benchGateway(
+  backendPort: number,
+  options: Options,
+  variant: GatewayVariant,
+): Promise<WrkResult> {
   const port = await freePort();
   const plane = await startDataPlane({
     httpPort: port,
     host: "127.0.0.1",
     workers: options.workers,
     defaultCertificates: [],
+    observe: variant.observe,
   });
   try {
-    await plane.apply(benchView(backendPort));
+    const applied = await plane.apply(benchView(backendPort, variant.policy));
+    if (applied.problems.length > 0) throw new Error(applied.problems.join("\n"));
     await wrk(port, { ...options, duration: 2 }); // warm-up (JIT, pools)
     return await wrk(port, options);
   } finally {
     await plane.close({ drainMs: 500 });
   }
+}
+
+/** The run with the median req/s (its latencies with it). */
+function median(runs: WrkResult[]): WrkResult {
+  const sorted = [...runs].sort((a, b) => a.rps - b.rps);
+  return sorted[Math.floor(sorted.length / 2)]!;
 }
 
 async function benchFastify(backendPort: number, options: Options): Promise<WrkResult> {
@@ -230,23 +302,37 @@ async function throughput(options: Options): Promise<void> {
   );
   try {
     console.log(
-      `throughput: wrk -t1 -c${options.connections} -d${options.duration}s, ${options.workers} worker(s), loopback`,
+      `throughput: wrk -t1 -c${options.connections} -d${options.duration}s, ${options.workers} worker(s), loopback; load average ${loadavg()
+        .map(l => l.toFixed(2))
+        .join(" ")}`,
     );
     await wrk(nginxPort, { ...options, duration: 2 });
-    const results: [string, WrkResult][] = [];
-    results.push(["nginx (reverse proxy)", await wrk(nginxPort, options)]);
-    results.push([
-      `gateway (${options.workers} worker(s))`,
-      await benchGateway(backendPort, options),
-    ]);
+    // Interleaved rounds, so load from elsewhere on a shared machine hits every variant alike.
+    const rounds = new Map<string, WrkResult[]>();
+    const add = (name: string, result: WrkResult) =>
+      rounds.set(name, [...(rounds.get(name) ?? []), result]);
+    for (let round = 0; round < options.rounds; round++) {
+      add("nginx (reverse proxy)", await wrk(nginxPort, options));
+      for (const variant of GATEWAY_VARIANTS) {
+        const name = `gateway ${variant.name} (${options.workers}w)`;
+        add(name, await benchGateway(backendPort, options, variant));
+      }
+    }
+    const results: [string, WrkResult][] = [...rounds].map(([name, runs]) => [name, median(runs)]);
     results.push(["@fastify/http-proxy (1 process)", await benchFastify(backendPort, options)]);
     results.push(["backend direct (nginx static)", await wrk(backendPort, options)]);
     const base = results[0]![1].rps;
+    const plain = results[1]![1].rps;
     for (const [name, r] of results) {
       console.log(
-        `  ${name.padEnd(34)} ${r.rps.toFixed(0).padStart(8)} req/s  p50 ${r.p50ms.toFixed(2)} ms  p99 ${r.p99ms.toFixed(2)} ms  ratio/nginx ${(r.rps / base).toFixed(2)}${r.errors > 0 ? `  non-2xx ${r.errors}` : ""}`,
+        `  ${name.padEnd(38)} ${r.rps.toFixed(0).padStart(8)} req/s  p50 ${r.p50ms.toFixed(2)} ms  p99 ${r.p99ms.toFixed(2)} ms  ratio/nginx ${(r.rps / base).toFixed(2)}  ratio/plain gateway ${(r.rps / plain).toFixed(2)}${r.errors > 0 ? `  non-2xx ${r.errors}` : ""}`,
       );
     }
+    console.log(
+      `  load average after the runs: ${loadavg()
+        .map(l => l.toFixed(2))
+        .join(" ")}`,
+    );
   } finally {
     await stop(proxy);
     await stop(backend);

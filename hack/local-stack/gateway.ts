@@ -109,6 +109,8 @@ export async function startGateway(context: LocalWorkloadContext): Promise<Local
       BULWARK_HTTP_PORT: ports.http,
       BULWARK_HTTPS_PORT: ports.https,
       BULWARK_ADMIN_PORT: ports.admin,
+      // ssl-redirect sends clients to the port they can reach here, not the production 443.
+      BULWARK_SSL_REDIRECT_PORT: env.BULWARK_SSL_REDIRECT_PORT ?? ports.https,
     },
   });
   await waitReady(`http://${host}:${ports.admin}/readyz`, gateway);
@@ -118,7 +120,8 @@ export async function startGateway(context: LocalWorkloadContext): Promise<Local
     lines: [
       `  gateway        ${podName}: http://${host}:${ports.http}  https://${host}:${ports.https}  admin http://${host}:${ports.admin}/healthz`,
       `                 Ingresses of class ${INGRESS_CLASS} route there; an EndpointSlice naming ${machineAddress()}:<port> reaches a local process (the API server refuses 127.0.0.1)`,
-      `                 log ${logFile}`,
+      `                 per-host traffic metrics at http://${host}:${ports.admin}/metrics; canary, CORS, robots, ssl-redirect and rewrite annotations apply`,
+      `                 log ${logFile} (one JSON access line per request; BULWARK_ACCESS_LOG=false turns it off)`,
     ],
   };
 }

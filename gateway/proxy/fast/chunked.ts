@@ -31,6 +31,8 @@ export class ChunkedScanner {
   private size = 0;
   private digits = 0;
   private remaining = 0;
+  /** Body bytes without the chunk framing, seen so far (the metrics' response bytes). */
+  payload = 0;
 
   get done(): boolean {
     return this.state === State.Done;
@@ -46,6 +48,7 @@ export class ChunkedScanner {
       if (this.state === State.Data) {
         const take = Math.min(this.remaining, data.length - i);
         this.remaining -= take;
+        this.payload += take;
         i += take;
         if (this.remaining === 0) this.state = State.DataCr;
         continue;

@@ -4,6 +4,16 @@
 // a time per connection (pipelined requests wait, unread). Whatever this path does not handle goes
 // to Node's HTTP server at a request boundary (see heads.ts).
 import type { Socket } from "node:net";
+import { ExchangeTally, type TrafficObserver } from "../../observability/tally";
+import {
+  editHeaderLines,
+  editResponseHead,
+  hasEdits,
+  ownResponseText,
+  type HeaderEdits,
+} from "../../policy/head-edits";
+import { HeadLinesFacts } from "../../policy/request-values";
+import { planRequest } from "../../policy/route-traffic";
 import type { Endpoint, Route, RouteTable } from "../../routing/table";
 import { findRoute } from "../../routing/table";
 import type { ProxyCounters } from "../forward";
@@ -16,6 +26,8 @@ export interface FastContext {
   table(): RouteTable;
   readonly pool: UpstreamPool;
   readonly counters: ProxyCounters;
+  /** Metrics and access log; undefined when both are off (no timing at all then). */
+  readonly observer: TrafficObserver | undefined;
   isClosing(): boolean;
   /** Hands a connection to Node's HTTP server (its unread bytes already put back). */
   fallback(socket: Socket): void;
@@ -83,12 +95,19 @@ export class ClientConnection implements UpstreamOwner {
   private chunked: ChunkedScanner | undefined = undefined;
   private upstreamReusable = false;
   private closeAfter = false;
+  /** Response header edits of the traffic policy (CORS, canary actions); undefined for none. */
+  private responseEdits: HeaderEdits | undefined = undefined;
+  private status = 0;
+  private readonly https: boolean;
+  private readonly tally: ExchangeTally | undefined;
 
   constructor(
     private readonly socket: Socket,
     private readonly context: FastContext,
     proto: string,
   ) {
+    this.https = proto === "https";
+    this.tally = context.observer === undefined ? undefined : new ExchangeTally(context.observer);
     const address = socket.remoteAddress ?? "";
     this.ip = address.startsWith("::ffff:") ? address.slice(7) : address;
     this.forwardedFixed = `X-Real-IP: ${this.ip}\r\nX-Forwarded-Proto: ${proto}\r\nX-Forwarded-Port: ${socket.localPort ?? ""}\r\n`;
@@ -137,6 +156,8 @@ export class ClientConnection implements UpstreamOwner {
   };
 
   private readonly onClose = (): void => {
+    // An exchange cut short: nginx's 499 when the client left before the answer.
+    this.tally?.finish(this.responded ? this.status : 499);
     this.phase = Phase.Closed;
     this.dropUpstream();
     this.context.forget(this);
@@ -183,16 +204,24 @@ export class ClientConnection implements UpstreamOwner {
     this.context.counters.requests++;
     this.request = head;
     this.closeAfter ||= head.close || this.context.isClosing();
-    const route = findRoute(this.context.table(), head.host, head.target);
-    if (route === undefined) {
+    const tally = this.tally;
+    if (tally !== undefined) {
+      tally.begin(head.method, head.target, head.host);
+      tally.requestBytes = head.contentLength;
+    }
+    const main = findRoute(this.context.table(), head.host, head.target);
+    if (main === undefined) {
       this.answer(404, head.contentLength > 0);
       return;
     }
-    const limit = route.policy.bodyLimit;
+    tally?.routed(main, "main", "");
+    const limit = main.policy.bodyLimit;
     if (limit !== undefined && head.contentLength > limit) {
       this.answer(413, true);
       return;
     }
+    const route = main.traffic === undefined ? main : this.applyPolicy(main, head);
+    if (route === undefined) return;
     this.route = route;
     this.tries = 0;
     this.endpoint = undefined;
@@ -201,10 +230,37 @@ export class ClientConnection implements UpstreamOwner {
     this.retryable = head.contentLength === 0 && IDEMPOTENT.has(head.method);
     this.responded = false;
     this.responseHead = undefined;
-    const xff = head.forwardedFor === undefined ? this.ip : `${head.forwardedFor}, ${this.ip}`;
-    this.upstreamHead = `${head.method} ${head.target} HTTP/1.1\r\n${head.lines}X-Forwarded-For: ${xff}\r\n${this.forwardedFixed}X-Forwarded-Host: ${head.host ?? ""}\r\n\r\n`;
+    if (main.traffic === undefined) {
+      this.responseEdits = undefined;
+      this.upstreamHead = this.headFor(head, head.target, head.lines);
+    }
     this.phase = Phase.Body;
     this.connectUpstream();
+  }
+
+  private headFor(head: RequestHead, target: string, lines: string): string {
+    const xff = head.forwardedFor === undefined ? this.ip : `${head.forwardedFor}, ${this.ip}`;
+    return `${head.method} ${target} HTTP/1.1\r\n${lines}X-Forwarded-For: ${xff}\r\n${this.forwardedFixed}X-Forwarded-Host: ${head.host ?? ""}\r\n\r\n`;
+  }
+
+  /**
+   * The route's traffic policy, decided once: answers here (undefined returned) or sets the
+   * upstream head and response edits and returns the route that serves (main or a canary).
+   */
+  private applyPolicy(main: Route, head: RequestHead): Route | undefined {
+    const plan = planRequest(main, main.traffic!, new HeadLinesFacts(head, this.https));
+    if (plan.kind === "answer") {
+      this.tally?.routed(main, "main", plan.decision);
+      const close = this.closeAfter || head.contentLength > 0;
+      const text = ownResponseText(plan.answer, close, head.method === "HEAD");
+      this.answer(plan.answer.status, close, text);
+      return undefined;
+    }
+    this.tally?.routed(plan.route, plan.variant, plan.decision);
+    const lines = hasEdits(plan.request) ? editHeaderLines(head.lines, plan.request) : head.lines;
+    this.upstreamHead = this.headFor(head, plan.target, lines);
+    this.responseEdits = hasEdits(plan.response) ? plan.response : undefined;
+    return plan.route;
   }
 
   private connectUpstream(): void {
@@ -216,6 +272,7 @@ export class ClientConnection implements UpstreamOwner {
     }
     this.endpoint = endpoint;
     this.tries++;
+    this.tally?.sent(endpoint.key);
     const upstream = this.context.pool.acquire(endpoint, this, route.policy.connectTimeoutMs);
     this.upstream = upstream;
     if (upstream.connected) upstream.socket.setTimeout(route.policy.sendTimeoutMs);
@@ -294,18 +351,26 @@ export class ClientConnection implements UpstreamOwner {
       return;
     }
     this.responded = true;
+    this.status = parsed.status;
+    this.tally?.answered();
     this.framing = parsed.framing;
     this.responseLeft = parsed.length;
     this.chunked = parsed.framing === "chunked" ? new ChunkedScanner() : undefined;
     this.upstreamReusable = !parsed.upstreamCloses;
     if (parsed.framing === "close") this.closeAfter = true;
-    const connection = this.closeAfter ? "\r\nConnection: close" : "";
     // Head and first body bytes leave in one write (writev) when both are here.
     this.socket.cork();
-    this.socket.write(`${parsed.head}${connection}\r\n\r\n`, "latin1");
+    this.socket.write(this.clientHead(parsed.head), "latin1");
     if (parsed.framing === "none") this.finishExchange(end + 4 < data.length);
     else this.forwardBody(data, end + 4);
     this.socket.uncork();
+  }
+
+  /** The response head for the client: the policy's edits, Connection: close when closing. */
+  private clientHead(head: string): string {
+    const edits = this.responseEdits;
+    const edited = edits === undefined ? head : editResponseHead(head, edits);
+    return `${edited}${this.closeAfter ? "\r\nConnection: close" : ""}\r\n\r\n`;
   }
 
   private forwardBody(data: Buffer, start: number): void {
@@ -317,12 +382,18 @@ export class ClientConnection implements UpstreamOwner {
     const finished = stop >= 0;
     const end = finished ? stop : data.length;
     if (end > start) {
+      if (this.tally !== undefined) this.countBody(this.tally, end - start);
       const fits = this.socket.write(
         start === 0 && end === data.length ? data : data.subarray(start, end),
       );
       if (!fits && !finished) this.upstream?.socket.pause();
     }
     if (finished) this.finishExchange(end < data.length);
+  }
+
+  /** Decoded body bytes, as Node's path counts them: chunk framing left out. */
+  private countBody(tally: ExchangeTally, bytes: number): void {
+    tally.responseBytes = this.chunked?.payload ?? tally.responseBytes + bytes;
   }
 
   /** Where the response body ends in `data`: an index, -1 when it goes on, -2 when malformed. */
@@ -337,6 +408,7 @@ export class ClientConnection implements UpstreamOwner {
   }
 
   private finishExchange(upstreamSentExtra: boolean): void {
+    this.tally?.finish(this.status);
     const upstream = this.upstream;
     this.upstream = undefined;
     if (upstream !== undefined) {
@@ -405,15 +477,16 @@ export class ClientConnection implements UpstreamOwner {
     return more && CONNECT_FAILURES.has(error?.code ?? "");
   }
 
-  /** The gateway's own answer; the exchange ends with it. */
-  private answer(status: number, close: boolean): void {
+  /** The gateway's own answer (`text`: a whole response, else a plain one); the exchange ends with it. */
+  private answer(status: number, close: boolean, text?: string): void {
+    this.tally?.finish(status);
     this.closeAfter ||= close;
     this.dropUpstream();
     this.route = undefined;
     this.request = undefined;
     this.bodyLeft = 0;
     this.phase = Phase.Response;
-    this.socket.write(ownAnswer(status, this.closeAfter), "latin1");
+    this.socket.write(text ?? ownAnswer(status, this.closeAfter), "latin1");
     this.nextRequest();
   }
 

@@ -157,6 +157,8 @@ describe("ChunkedScanner", () => {
       const first = scanner.scan(body.subarray(0, split), 0);
       const found = first >= 0 ? first : split + scanner.scan(body.subarray(split), 0);
       assert.equal(found, end, `split at ${split}`);
+      // 5 + 26 payload bytes, whatever the split: the metrics count the body without framing.
+      assert.equal(scanner.payload, 31, `payload, split at ${split}`);
     }
   });
   it("refuses a bad size line", () => {

@@ -1,0 +1,61 @@
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { TrafficObservers } from "./observer";
+import type { RequestRecord } from "./traffic";
+
+const record: RequestRecord = {
+  host: "shop.test",
+  authority: "shop.test:8080",
+  ingress: "shop/web",
+  service: "shop/web",
+  variant: "canary",
+  method: "GET",
+  path: "/cart",
+  status: 200,
+  requestBytes: 0,
+  responseBytes: 12,
+  durationSeconds: 0.002,
+  upstreamSeconds: 0.001,
+  upstream: "10.0.0.1:8080",
+  decision: "header x-canary=always",
+};
+
+describe("TrafficObservers", () => {
+  it("given both off, there is nothing to observe", () => {
+    assert.equal(TrafficObservers.create({ metrics: false, accessLog: false }), undefined);
+  });
+
+  it("given the access log on, writes one JSON line per request in the gateway's log shape", async () => {
+    const path = join(mkdtempSync(join(tmpdir(), "access-")), "access.log");
+    const observers = TrafficObservers.create({
+      metrics: false,
+      accessLog: true,
+      accessLogPath: path,
+    })!;
+    observers.observe(record);
+    observers.observe({ ...record, status: 503, variant: "main" });
+    observers.flush();
+    await new Promise(resolve => setTimeout(resolve, 50));
+    const lines = readFileSync(path, "utf8")
+      .trimEnd()
+      .split("\n")
+      .map(l => JSON.parse(l) as Record<string, unknown>);
+    assert.equal(lines.length, 2);
+    assert.deepEqual(
+      [
+        lines[0]?.level,
+        lines[0]?.message,
+        lines[0]?.log,
+        lines[0]?.host,
+        lines[0]?.decision,
+        lines[0]?.pid,
+      ],
+      ["info", "request", "access", "shop.test:8080", "header x-canary=always", process.pid],
+    );
+    assert.equal(lines[1]?.status, 503);
+    assert.equal(observers.metrics, undefined);
+  });
+});

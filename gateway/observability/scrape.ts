@@ -1,0 +1,39 @@
+// The admin port's /metrics: the control side's registry and the data plane's per-host traffic
+// metrics, summed over every worker process at scrape time (prom-client's aggregation, over the
+// data plane's own IPC), so the endpoint counts exactly the requests answered before the scrape.
+import {
+  AggregatorRegistry,
+  Registry,
+  type MetricObjectWithValues,
+  type MetricValue,
+} from "prom-client";
+
+/** One process's metrics, as registry.getMetricsAsJSON() gives them. */
+export type ProcessMetrics = MetricObjectWithValues<MetricValue<string>>[];
+
+/** The Prometheus text of per-process metrics, summed label set by label set. */
+export async function sumProcessMetrics(processes: readonly ProcessMetrics[]): Promise<string> {
+  if (processes.length === 0) return "";
+  return AggregatorRegistry.aggregate([...processes]).metrics();
+}
+
+/**
+ * A registry whose text is the control registry's followed by the summed traffic metrics: the
+ * admin server takes one registry, and the two sets of names never overlap.
+ */
+export class GatewayScrapeRegistry extends Registry {
+  constructor(
+    private readonly control: Registry,
+    private readonly traffic: () => Promise<ProcessMetrics[]>,
+  ) {
+    super();
+  }
+
+  override async metrics(): Promise<string> {
+    const [control, traffic] = await Promise.all([
+      this.control.metrics(),
+      this.traffic().then(sumProcessMetrics),
+    ]);
+    return traffic === "" ? control : `${control}\n${traffic}`;
+  }
+}

@@ -1,0 +1,92 @@
+// One exchange's numbers while it runs (start, upstream timing, bytes, which backend and why),
+// turned into one RequestRecord when it ends. Mutable and reused per connection on the fast path,
+// so observing a request allocates only the record itself.
+import { performance } from "node:perf_hooks";
+import type { Route } from "../routing/table";
+import type { RequestRecord } from "./traffic";
+
+/** Where finished requests go: the metrics, the access log, or both. */
+export interface TrafficObserver {
+  observe(record: RequestRecord): void;
+}
+
+export type Variant = RequestRecord["variant"];
+
+/** The target's path, without the query (which may hold secrets and would bloat the log). */
+function pathOf(target: string): string {
+  const at = target.indexOf("?");
+  return at < 0 ? target : target.slice(0, at);
+}
+
+export class ExchangeTally {
+  private open = false;
+  private startedAt = 0;
+  private upstreamAt = 0;
+  private upstreamSeconds: number | undefined = undefined;
+  private method = "";
+  private target = "";
+  private authority = "";
+  private route: Route | undefined = undefined;
+  private variant: Variant = "main";
+  private decision = "";
+  private upstream = "";
+  requestBytes = 0;
+  responseBytes = 0;
+
+  constructor(private readonly observer: TrafficObserver) {}
+
+  begin(method: string, target: string, authority: string | undefined): void {
+    this.open = true;
+    this.startedAt = performance.now();
+    this.upstreamSeconds = undefined;
+    this.method = method;
+    this.target = target;
+    this.authority = authority ?? "";
+    this.route = undefined;
+    this.variant = "main";
+    this.decision = "";
+    this.upstream = "";
+    this.requestBytes = 0;
+    this.responseBytes = 0;
+  }
+
+  routed(route: Route, variant: Variant, decision: string): void {
+    this.route = route;
+    this.variant = variant;
+    this.decision = decision;
+  }
+
+  /** The request head goes to this endpoint ("address:port") now. */
+  sent(endpoint: string): void {
+    this.upstream = endpoint;
+    this.upstreamAt = performance.now();
+  }
+
+  /** The upstream's response head arrived. */
+  answered(): void {
+    this.upstreamSeconds = (performance.now() - this.upstreamAt) / 1000;
+  }
+
+  /** Records the exchange once; later calls (a close after the end) do nothing. */
+  finish(status: number): void {
+    if (!this.open) return;
+    this.open = false;
+    const route = this.route;
+    this.observer.observe({
+      host: route?.host ?? "",
+      authority: this.authority,
+      ingress: route?.ingress ?? "",
+      service: route?.backend.service ?? "",
+      variant: this.variant,
+      method: this.method,
+      path: pathOf(this.target),
+      status,
+      requestBytes: this.requestBytes,
+      responseBytes: this.responseBytes,
+      durationSeconds: (performance.now() - this.startedAt) / 1000,
+      upstreamSeconds: this.upstreamSeconds,
+      upstream: this.upstream,
+      decision: this.decision,
+    });
+  }
+}

@@ -1,0 +1,62 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import {
+  cookieValue,
+  headerInLines,
+  HeadLinesFacts,
+  NodeHeadersFacts,
+  queryValue,
+} from "./request-values";
+
+describe("headerInLines", () => {
+  const lines = "Host: a.test\r\nX-Canary: always\r\nCookie: a=1; b=2\r\nX-Canary-Long: no\r\n";
+  const cases: [string, string, string | undefined][] = [
+    ["a header in any case", "x-canary", "always"],
+    ["a name that is the prefix of another", "x-canary-long", "no"],
+    ["the Host line", "host", "a.test"],
+    ["an absent header", "x-other", undefined],
+  ];
+  for (const [label, name, expected] of cases) {
+    it(`given ${label}, returns ${String(expected)}`, () => {
+      assert.equal(headerInLines(lines, name), expected);
+    });
+  }
+});
+
+describe("cookieValue and queryValue", () => {
+  it("finds a cookie among several, trimmed; undefined when absent or no header", () => {
+    assert.equal(cookieValue("a=1; canary=always;b=2", "canary"), "always");
+    assert.equal(cookieValue("a=1", "canary"), undefined);
+    assert.equal(cookieValue(undefined, "canary"), undefined);
+  });
+  it("finds a query parameter, percent-decoded, the first of several; empty for a bare name", () => {
+    assert.equal(queryValue("/p?x=1&user=a%20b&user=c", "user"), "a b");
+    assert.equal(queryValue("/p?flag&x=1", "flag"), "");
+    assert.equal(queryValue("/p", "user"), undefined);
+    assert.equal(queryValue("/p?user=%zz", "user"), "%zz");
+  });
+});
+
+describe("request facts", () => {
+  it("the fast path's head text and Node's headers give the same answers", () => {
+    const head = {
+      method: "GET",
+      target: "/a?q=v",
+      host: "a.test",
+      lines: "Host: a.test\r\nX-Tier: gold\r\nCookie: c=1\r\n",
+    };
+    const fast = new HeadLinesFacts(head, false);
+    const node = new NodeHeadersFacts(
+      "GET",
+      "/a?q=v",
+      { host: "a.test", "x-tier": "gold", cookie: "c=1" },
+      false,
+    );
+    for (const facts of [fast, node]) {
+      assert.deepEqual(
+        [facts.host, facts.header("x-tier"), facts.cookie("c"), facts.query("q"), facts.https],
+        ["a.test", "gold", "1", "v", false],
+      );
+    }
+  });
+});

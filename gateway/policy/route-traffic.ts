@@ -1,0 +1,259 @@
+// The traffic policy of one route, compiled when the routing table is built, and the plan for one
+// request made from it: answer here (ssl-redirect, robots, CORS preflight) or proxy to main or a
+// canary with the request and response edits that go with it. A route without any of these has
+// no policy at all (undefined), so its requests skip this module entirely.
+import type {
+  CanaryActions,
+  CorsConfig,
+  IngressAnnotations,
+  RewriteConfig,
+  RobotsConfig,
+} from "../../core/annotations";
+import type { Route } from "../routing/table";
+import {
+  canaryGroup,
+  compileCanary,
+  decideCanary,
+  type CanaryContext,
+  type CanaryDecision,
+  type CanaryGroup,
+  type ValueCompare,
+} from "./canary";
+import { answerCors } from "./cors";
+import {
+  addQuery,
+  NO_EDITS,
+  type HeaderEdits,
+  type HeaderPair,
+  type OwnAnswer,
+} from "./head-edits";
+import {
+  DENY_ALL_ROBOTS,
+  httpsLocation,
+  needsSslRedirect,
+  pathRegex,
+  robotsBody,
+  rewriteTarget,
+  SSL_REDIRECT_STATUS,
+} from "./host-rules";
+import type { RequestFacts } from "./request-values";
+
+export type Variant = "main" | "canary";
+
+/** A canary's backend and its Tengine "dyeing" actions, as edits ready to apply. */
+interface CanaryTarget {
+  readonly route: Route;
+  readonly request: HeaderEdits;
+  readonly query: readonly HeaderPair[];
+  readonly response: HeaderEdits;
+}
+
+export interface TrafficPolicy {
+  readonly group: CanaryGroup | undefined;
+  readonly targets: ReadonlyMap<string, CanaryTarget>;
+  /** Which canaries have a ready endpoint in this table, and the random source. */
+  readonly canaryContext: CanaryContext;
+  readonly cors: CorsConfig | undefined;
+  readonly robots: RobotsConfig | undefined;
+  /** Whether a plain-HTTP request is redirected (ssl-redirect, force-ssl-redirect). */
+  readonly redirectHttp: boolean;
+  readonly redirectPort: number;
+  readonly rewrite: { config: RewriteConfig; pattern: RegExp } | undefined;
+}
+
+export interface TrafficOptions {
+  /** The HTTPS port clients reach, for ssl-redirect's Location (ingress-nginx: 443). */
+  redirectPort: number;
+  /** How canary values compare: ingress-nginx exactly (default), Tengine without case. */
+  compare: ValueCompare;
+}
+
+export const DEFAULT_TRAFFIC_OPTIONS: TrafficOptions = { redirectPort: 443, compare: "exact" };
+
+const pairs = (actions: readonly { name: string; value: string }[]): HeaderPair[] =>
+  actions.map(a => [a.name, a.value] as const);
+
+function canaryTarget(route: Route, actions: CanaryActions): CanaryTarget {
+  return {
+    route,
+    request: { set: pairs(actions.requestAddHeaders), add: pairs(actions.requestAppendHeaders) },
+    query: pairs(actions.requestAddQuery),
+    response: { set: pairs(actions.responseAddHeaders), add: pairs(actions.responseAppendHeaders) },
+  };
+}
+
+function compileCanaries(main: Route, compare: ValueCompare) {
+  const targets = new Map<string, CanaryTarget>();
+  const ready = new Set<string>();
+  const compiled = [];
+  for (const canary of main.canaries) {
+    const config = canary.annotations?.canary;
+    if (config === undefined) continue;
+    compiled.push(compileCanary(canary.ingress, config, compare));
+    targets.set(canary.ingress, canaryTarget(canary, config.actions));
+    if (canary.backend.endpoints.length > 0) ready.add(canary.ingress);
+  }
+  const group =
+    compiled.length === 0
+      ? undefined
+      : canaryGroup(compiled, main.annotations?.canary?.weightTotal);
+  return { group, targets, ready };
+}
+
+function corsOf(annotations: IngressAnnotations | undefined): CorsConfig | undefined {
+  return annotations?.cors?.enabled === true ? annotations.cors : undefined;
+}
+
+function robotsOf(annotations: IngressAnnotations | undefined): RobotsConfig | undefined {
+  return annotations?.robots?.disableRobots === true ? annotations.robots : undefined;
+}
+
+function rewriteOf(main: Route): TrafficPolicy["rewrite"] {
+  const config = main.annotations?.rewrite;
+  return config?.target === undefined ? undefined : { config, pattern: pathRegex(main.path) };
+}
+
+/** The route's policy; undefined when no annotation of the route changes a request. */
+export function compileTraffic(
+  main: Route,
+  hostHasTls: boolean,
+  options: TrafficOptions,
+): TrafficPolicy | undefined {
+  const cors = corsOf(main.annotations);
+  const robots = robotsOf(main.annotations);
+  const redirectHttp = needsSslRedirect(main.annotations?.redirect, hostHasTls, false);
+  const rewrite = rewriteOf(main);
+  const { group, targets, ready } = compileCanaries(main, options.compare);
+  if (!cors && !robots && !redirectHttp && !rewrite && !group) return undefined;
+  // Built once per table, so a decision allocates no context of its own.
+  const canaryContext = { available: (id: string) => ready.has(id), random: Math.random };
+  return {
+    group,
+    targets,
+    canaryContext,
+    cors,
+    robots,
+    redirectHttp,
+    redirectPort: options.redirectPort,
+    rewrite,
+  };
+}
+
+/** What to do with one request on a route that has a policy. */
+export type Plan =
+  | { kind: "answer"; answer: OwnAnswer; decision: string }
+  | {
+      kind: "proxy";
+      route: Route;
+      variant: Variant;
+      target: string;
+      request: HeaderEdits;
+      response: HeaderEdits;
+      /** Why this backend: the canary decision's reason. */
+      decision: string;
+    };
+
+function pathOf(target: string): string {
+  const at = target.indexOf("?");
+  return at < 0 ? target : target.slice(0, at);
+}
+
+/** ssl-redirect, robots and the CORS preflight (allowed origins only): answers that never reach a backend. */
+function ownAnswer(main: Route, policy: TrafficPolicy, facts: RequestFacts): Plan | undefined {
+  if (policy.redirectHttp && !facts.https) {
+    const location = httpsLocation(facts.host ?? main.host, facts.target, policy.redirectPort);
+    const answer = {
+      status: SSL_REDIRECT_STATUS,
+      headers: [["Location", location] as const],
+      body: "",
+    };
+    return { kind: "answer", answer, decision: "ssl-redirect" };
+  }
+  if (robotsBody(policy.robots, pathOf(facts.target)) !== undefined) {
+    const headers = [["Content-Type", "text/plain; charset=utf-8"] as const];
+    return {
+      kind: "answer",
+      answer: { status: 200, headers, body: DENY_ALL_ROBOTS },
+      decision: "robots",
+    };
+  }
+  if (policy.cors !== undefined && facts.method === "OPTIONS") {
+    const cors = answerCors(policy.cors, facts.method, facts.header("origin"));
+    if (cors.kind === "preflight") {
+      const answer = { status: 204, headers: cors.headers, body: "" };
+      return { kind: "answer", answer, decision: "cors-preflight" };
+    }
+  }
+  return undefined;
+}
+
+/** CORS headers for the response: Vary is added to, the others replace the backend's. */
+function corsEdits(headers: readonly (readonly [string, string])[]): HeaderEdits {
+  const set: HeaderPair[] = [];
+  const add: HeaderPair[] = [];
+  for (const pair of headers) (pair[0] === "vary" ? add : set).push(pair);
+  return { set, add };
+}
+
+function merge(a: HeaderEdits, b: HeaderEdits): HeaderEdits {
+  if (a === NO_EDITS) return b;
+  if (b === NO_EDITS) return a;
+  return { set: [...a.set, ...b.set], add: [...a.add, ...b.add] };
+}
+
+/** Proxy to main or the chosen canary, with the rewrite, dyeing actions and CORS headers. */
+function proxyPlan(
+  main: Route,
+  policy: TrafficPolicy,
+  decision: CanaryDecision | undefined,
+  facts: RequestFacts,
+): Plan {
+  const rewrite = policy.rewrite;
+  const target =
+    rewrite === undefined
+      ? facts.target
+      : rewriteTarget(rewrite.config, rewrite.pattern, facts.target);
+  const cors = answerCors(policy.cors, facts.method, facts.header("origin"));
+  const corsResponse = cors.kind === "response" ? corsEdits(cors.headers) : NO_EDITS;
+  const canary = decision?.target === "canary" ? policy.targets.get(decision.id) : undefined;
+  const reason = decision?.reason ?? "main";
+  if (canary === undefined) {
+    const response = corsResponse;
+    return {
+      kind: "proxy",
+      route: main,
+      variant: "main",
+      target,
+      request: NO_EDITS,
+      response,
+      decision: reason,
+    };
+  }
+  return {
+    kind: "proxy",
+    route: canary.route,
+    variant: "canary",
+    target: addQuery(target, canary.query),
+    request: canary.request,
+    response: merge(corsResponse, canary.response),
+    decision: reason,
+  };
+}
+
+/**
+ * The plan for one request, decided once: ssl-redirect, robots and the CORS preflight answer
+ * here; anything else goes to main or a canary. `random` replaces Math.random in tests.
+ */
+export function planRequest(
+  main: Route,
+  policy: TrafficPolicy,
+  facts: RequestFacts,
+  random?: () => number,
+): Plan {
+  const answered = ownAnswer(main, policy, facts);
+  if (answered !== undefined) return answered;
+  const context = random === undefined ? policy.canaryContext : { ...policy.canaryContext, random };
+  const decision =
+    policy.group === undefined ? undefined : decideCanary(policy.group, context, facts);
+  return proxyPlan(main, policy, decision, facts);
+}

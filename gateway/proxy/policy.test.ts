@@ -1,0 +1,140 @@
+// The traffic policy in the request path, over real sockets, on both the fast path and Node's HTTP
+// path (a Connection header naming another header sends a request to Node's path).
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { startDataPlane, type DataPlane } from "../data-plane";
+import { endpointSlice, ingress, view } from "../routing/fixtures";
+import { ask, backendOf, namedBackend, type AskOptions, type Backend } from "./testing";
+
+const P = "nginx.ingress.kubernetes.io/";
+
+const PATHS: [string, Record<string, string>][] = [
+  ["fast path", {}],
+  ["Node's path", { connection: "keep-alive, x-via", "x-via": "node" }],
+];
+
+function echoed(body: string): { name: string; url: string; headers: Record<string, string> } {
+  return JSON.parse(body) as { name: string; url: string; headers: Record<string, string> };
+}
+
+describe("data plane: traffic policy", () => {
+  let main: Backend;
+  let beta: Backend;
+  let plane: DataPlane;
+
+  before(async () => {
+    [main, beta] = [await namedBackend("main"), await namedBackend("beta")];
+    plane = await startDataPlane({ httpPort: 0, host: "127.0.0.1", defaultCertificates: [] });
+    const slice = (service: string, port: number) =>
+      endpointSlice({ service, ports: [{ port }], endpoints: [{ address: "127.0.0.1" }] });
+    await plane.apply(
+      view(
+        1,
+        [
+          ingress({
+            name: "shop",
+            annotations: {
+              [`${P}enable-cors`]: "true",
+              [`${P}cors-allow-origin`]: "https://a.example, https://b.example",
+              [`${P}disable-robots`]: "true",
+            },
+            rules: [{ host: "shop.test", paths: [{ path: "/", service: "main" }] }],
+          }),
+          ingress({
+            name: "shop-beta",
+            created: "2025-01-02T00:00:00Z",
+            annotations: {
+              [`${P}canary`]: "true",
+              [`${P}canary-by-header`]: "X-Beta",
+              [`${P}canary-request-add-header`]: "X-Dyed:beta",
+              [`${P}canary-request-add-query`]: "dyed=1",
+              [`${P}canary-response-add-header`]: "X-Served-By:beta",
+            },
+            rules: [{ host: "shop.test", paths: [{ path: "/", service: "beta" }] }],
+          }),
+          ingress({
+            name: "api",
+            annotations: { [`${P}rewrite-target`]: "/$2", [`${P}ssl-redirect`]: "false" },
+            rules: [{ host: "api.test", paths: [{ path: "/v1(/|$)(.*)", service: "main" }] }],
+            tls: [{ hosts: ["api.test"], secretName: "api" }],
+          }),
+          ingress({
+            name: "secure",
+            rules: [{ host: "secure.test", paths: [{ path: "/", service: "main" }] }],
+            tls: [{ hosts: ["secure.test"], secretName: "secure" }],
+          }),
+        ],
+        [slice("main", main.port), slice("beta", beta.port)],
+      ),
+    );
+  });
+  after(async () => {
+    await plane.close({ drainMs: 200 });
+    await Promise.all([main.close(), beta.close()]);
+  });
+
+  for (const [label, via] of PATHS) {
+    const send = (host: string, path: string, options: AskOptions = {}) =>
+      ask(plane.httpPort, host, path, { ...options, headers: { ...via, ...options.headers } });
+
+    describe(label, () => {
+      it("given the canary header, the canary answers with the dyed request and response", async () => {
+        const answer = await send("shop.test", "/p?a=1", { headers: { "x-beta": "always" } });
+        const seen = echoed(answer.body);
+        assert.deepEqual(
+          [seen.name, seen.url, seen.headers["x-dyed"]],
+          ["beta", "/p?a=1&dyed=1", "beta"],
+        );
+        assert.equal(answer.headers["x-served-by"], "beta");
+        const plain = await send("shop.test", "/p", { headers: { "x-beta": "never" } });
+        assert.deepEqual([backendOf(plain), plain.headers["x-served-by"]], ["main", undefined]);
+      });
+
+      it("given an allowed Origin, echoes it; a preflight is answered 204 here; another Origin gets no CORS", async () => {
+        const allowed = await send("shop.test", "/", { headers: { origin: "https://b.example" } });
+        assert.equal(backendOf(allowed), "main");
+        assert.equal(allowed.headers["access-control-allow-origin"], "https://b.example");
+        assert.match(String(allowed.headers.vary), /Origin/);
+        const preflight = await send("shop.test", "/", {
+          method: "OPTIONS",
+          headers: { origin: "https://a.example", "access-control-request-method": "PUT" },
+        });
+        assert.deepEqual([preflight.status, preflight.body], [204, ""]);
+        assert.equal(preflight.headers["access-control-allow-origin"], "https://a.example");
+        assert.match(String(preflight.headers["access-control-allow-methods"]), /PUT/);
+        const other = await send("shop.test", "/", { headers: { origin: "https://evil.example" } });
+        assert.equal(other.headers["access-control-allow-origin"], undefined);
+      });
+
+      it("given /robots.txt with disable-robots, answers deny-all without the backend", async () => {
+        const robots = await send("shop.test", "/robots.txt");
+        assert.deepEqual([robots.status, robots.body], [200, "User-agent: *\nDisallow: /\n"]);
+      });
+
+      it("given ssl-redirect by TLS, redirects plain HTTP with 308", async () => {
+        const redirect = await send("secure.test", "/a?b=1");
+        assert.equal(redirect.status, 308);
+        assert.equal(redirect.headers.location, "https://secure.test/a?b=1");
+      });
+
+      it("given rewrite-target, the backend sees the rewritten path", async () => {
+        assert.equal(echoed((await send("api.test", "/v1/users?x=1")).body).url, "/users?x=1");
+      });
+    });
+  }
+
+  it("counts every request of both paths in the traffic metrics, by variant and status class", async () => {
+    const [metrics] = await plane.trafficMetrics();
+    const requests = metrics?.find(m => m.name === "bulwark_gateway_requests_total");
+    const count = (labels: Record<string, string>) =>
+      (requests?.values ?? [])
+        .filter(v => Object.entries(labels).every(([k, l]) => v.labels[k] === l))
+        .reduce((sum, v) => sum + v.value, 0);
+    // Per path: canary 1, main 1 (never), CORS 3 (one preflight answered here), robots 1,
+    // redirect 1, rewrite 1.
+    assert.equal(count({ host: "shop.test", variant: "canary", status_class: "2xx" }), 2);
+    assert.equal(count({ host: "shop.test", variant: "main", status_class: "2xx" }), 10);
+    assert.equal(count({ host: "secure.test", status_class: "3xx" }), 2);
+    assert.equal(count({ host: "api.test", status_class: "2xx" }), 2);
+  });
+});

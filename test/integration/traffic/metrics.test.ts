@@ -1,0 +1,195 @@
+// The admin port's /metrics counts exactly the requests sent, per host, variant and status class,
+// with one worker and with two (whose counts the primary sums at scrape time), and the access log
+// has one JSON line per request.
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync, statSync } from "node:fs";
+import { waitUntil } from "../../../hack/control-plane/kube";
+import type { Answer } from "../../../gateway/proxy/testing";
+import { ingress, type RunningGateway } from "../gateway/harness";
+import {
+  canary,
+  openGateway,
+  openNamespace,
+  scrape,
+  total,
+  type Client,
+  type Sample,
+  type TrafficGateway,
+  type TrafficNamespace,
+} from "./helpers";
+
+const HOST = "metrics.test";
+const REQUESTS = "bulwark_gateway_requests_total";
+
+interface Sent {
+  label: { host: string; variant?: string; status_class: string };
+  count: number;
+  send: (client: Client) => Promise<Answer>;
+}
+
+const BODY = "b".repeat(100);
+
+const PLAN: Sent[] = [
+  {
+    label: { host: HOST, variant: "main", status_class: "2xx" },
+    count: 23,
+    send: c => c.send(HOST, "/a"),
+  },
+  {
+    label: { host: HOST, variant: "canary", status_class: "2xx" },
+    count: 7,
+    send: c => c.send(HOST, "/b", { headers: { "x-beta": "always" } }),
+  },
+  {
+    label: { host: HOST, variant: "main", status_class: "5xx" },
+    count: 5,
+    send: c => c.send(HOST, "/?status=503"),
+  },
+  {
+    label: { host: HOST, variant: "main", status_class: "4xx" },
+    count: 4,
+    send: c => c.send(HOST, "/?status=404"),
+  },
+  {
+    label: { host: HOST, variant: "main", status_class: "2xx" },
+    count: 6,
+    send: c => c.send(HOST, "/upload", { method: "POST", body: BODY }),
+  },
+  // No route: the gateway's own 404, under the empty host label.
+  { label: { host: "", status_class: "4xx" }, count: 3, send: c => c.send("unknown.test", "/") },
+];
+
+function delta(
+  before: Sample[],
+  after: Sample[],
+  name: string,
+  labels: Record<string, string>,
+): number {
+  return total(after, name, labels) - total(before, name, labels);
+}
+
+function accessLines(file: string, from: number): Record<string, unknown>[] {
+  return readFileSync(file)
+    .subarray(from)
+    .toString("utf8")
+    .split("\n")
+    .filter(line => line.includes('"log":"access"'))
+    .map(line => JSON.parse(line) as Record<string, unknown>);
+}
+
+describe("per-host metrics and access log end to end", () => {
+  let space: TrafficNamespace;
+
+  before(async () => {
+    space = await openNamespace("traffic-metrics", ["web", "beta"]);
+    await space.apply([
+      ingress(space.ns, "metrics", { host: HOST, service: "web" }),
+      canary(space.ns, "metrics-beta", {
+        host: HOST,
+        service: "beta",
+        annotations: { "canary-by-header": "X-Beta" },
+      }),
+    ]);
+  });
+
+  after(async () => {
+    await space?.close();
+  });
+
+  for (const workers of [1, 2]) {
+    describe(`with BULWARK_WORKERS=${workers}`, () => {
+      let served: TrafficGateway;
+      let gateway: RunningGateway;
+      let client: Client;
+
+      before(async () => {
+        const env = { BULWARK_WORKERS: String(workers), BULWARK_ACCESS_LOG: "true" };
+        served = await openGateway(space.ns, env, { host: HOST, backend: "web" });
+        ({ gateway, client } = served);
+        await waitUntil("the canary to serve", async () =>
+          (await client.backend(HOST, "/", { "x-beta": "always" })) === "beta" ? true : undefined,
+        );
+      });
+
+      after(async () => {
+        await served?.close();
+      });
+
+      it("counts exactly the requests sent, by host, variant and status class, with durations and bytes", async () => {
+        // The access log leaves in batches every 50 ms: let the warm-up requests' lines land first.
+        await new Promise(resolve => setTimeout(resolve, 300));
+        const logFrom = statSync(gateway.process.logFile).size;
+        const before = await scrape(gateway.adminPort);
+        let responseBytes = 0;
+        for (const { count, send } of PLAN) {
+          // Concurrent, so several keep-alive connections (spread over the workers) carry them.
+          const answers = await Promise.all(Array.from({ length: count }, () => send(client)));
+          for (const a of answers)
+            if (a.headers["x-backend"] !== undefined) responseBytes += Buffer.byteLength(a.body);
+        }
+        const after = await scrape(gateway.adminPort);
+
+        const expected = new Map<string, number>();
+        for (const { label, count } of PLAN) {
+          const key = JSON.stringify(label);
+          expected.set(key, (expected.get(key) ?? 0) + count);
+        }
+        for (const [key, count] of expected) {
+          const labels = JSON.parse(key) as Record<string, string>;
+          assert.equal(delta(before, after, REQUESTS, labels), count, key);
+        }
+        const sent = PLAN.reduce((sum, p) => sum + p.count, 0);
+        assert.equal(delta(before, after, REQUESTS, {}), sent);
+        assert.equal(
+          delta(before, after, "bulwark_gateway_request_duration_seconds_count", {}),
+          sent,
+        );
+        // Every request routed to a backend reached it: upstream time for all but the 404s.
+        assert.equal(
+          delta(before, after, "bulwark_gateway_upstream_duration_seconds_count", { host: HOST }),
+          sent - 3,
+        );
+        assert.equal(
+          delta(before, after, "bulwark_gateway_request_bytes_total", { host: HOST }),
+          6 * BODY.length,
+        );
+        assert.equal(
+          delta(before, after, "bulwark_gateway_response_bytes_total", { host: HOST }),
+          responseBytes,
+        );
+        assert.equal(
+          delta(before, after, REQUESTS, {
+            host: HOST,
+            ingress: `${space.ns}/metrics-beta`,
+            service: `${space.ns}/beta`,
+          }),
+          7,
+        );
+
+        const lines = await waitUntil(
+          "an access log line per request",
+          async () => {
+            const found = accessLines(gateway.process.logFile, logFrom);
+            return found.length >= sent ? found : undefined;
+          },
+          10_000,
+        );
+        assert.equal(lines.length, sent);
+        const canaryLine = lines.find(l => l.variant === "canary");
+        assert.equal(canaryLine?.host, HOST);
+        assert.equal(canaryLine?.path, "/b");
+        assert.equal(canaryLine?.status, 200);
+        assert.equal(canaryLine?.decision, "header x-beta=always");
+        assert.match(
+          String(canaryLine?.upstream),
+          new RegExp(`:${space.backends.get("beta")?.port}$`),
+        );
+        assert.equal(typeof canaryLine?.duration_ms, "number");
+        assert.equal(typeof canaryLine?.upstream_ms, "number");
+        const pids = new Set(lines.map(l => l.pid));
+        assert.equal(pids.size, workers, "every worker served and logged");
+      });
+    });
+  }
+});

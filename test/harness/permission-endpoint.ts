@@ -1,7 +1,8 @@
 // The permission endpoint the Pepr module is pointed at in tests (BULWARK_PERMISSION_SERVER): it
-// records every revoke call and can be told to fail the next N, as a real authorization API
-// sometimes does. A test that runs a real permission server forwards its namespace's revokes to
-// it (POST /_test/forward {namespace, url}); the real server's answer is then what Pepr gets.
+// records every revoke call and can be told to fail the next N calls for one namespace, as a real
+// authorization API sometimes does. A test that runs a real permission server forwards its
+// namespace's revokes to it (POST /_test/forward {namespace, url}); the real server's answer is
+// then what Pepr gets.
 import express from "express";
 import type { Server } from "node:http";
 
@@ -68,29 +69,38 @@ async function forward(
 export async function startPermissionEndpoint(): Promise<PermissionEndpoint> {
   const calls: RevokeCall[] = [];
   const forwards = new Map<string, string>();
-  let failNext = 0;
+  // Injected failures per namespace: a test's failures are not used up by revoke calls for other
+  // tests' pods (the sweep revokes leftovers from every namespace).
+  const failNext = new Map<string, number>();
   const app = express();
   app.use(express.json());
   app.post("/v1/revoke", async (req, res) => {
     const authorization = req.headers.authorization;
     const base = { ...req.body, authenticated: /^Bearer \S+/.test(authorization ?? "") };
-    const target = forwards.get(String(req.body?.namespace ?? ""));
-    if (failNext === 0 && target) {
+    const namespace = String(req.body?.namespace ?? "");
+    const failures = failNext.get(namespace) ?? 0;
+    const target = forwards.get(namespace);
+    if (failures === 0 && target) {
       const answer = await forward(target, req.body, authorization);
       calls.push({ ...base, answeredStatus: answer.status, forwardedTo: target });
       res.status(answer.status).json(answer.body);
       return;
     }
-    const status = failNext > 0 ? 503 : 200;
-    if (failNext > 0) failNext--;
+    const status = failures > 0 ? 503 : 200;
+    if (failures > 0) failNext.set(namespace, failures - 1);
     calls.push({ ...base, answeredStatus: status });
     res
       .status(status)
       .json(status === 200 ? { revoked: true } : { error: "authorization API unavailable" });
   });
   app.post("/_test/fail", (req, res) => {
-    failNext = Number(req.query.count ?? 1);
-    res.json({ failNext });
+    const namespace = String(req.query.namespace ?? "");
+    if (!namespace) {
+      res.status(400).json({ error: "namespace: is required" });
+      return;
+    }
+    failNext.set(namespace, Number(req.query.count ?? 1));
+    res.json({ namespace, failNext: failNext.get(namespace) });
   });
   app.post("/_test/forward", (req, res) => {
     const { namespace, url } = (req.body ?? {}) as { namespace?: string; url?: string | null };

@@ -223,7 +223,9 @@ describe("pod permission", () => {
       body: pod("granted", { "permission.bulwark.dev/group": "db-readers" }),
     });
     const granted = await grant(ns, "granted", "10.1.2.3");
-    await fetch(`${cluster.permissionEndpointUrl}/_test/fail?count=2`, { method: "POST" });
+    await fetch(`${cluster.permissionEndpointUrl}/_test/fail?count=2&namespace=${ns}`, {
+      method: "POST",
+    });
     await cluster.core.deleteNamespacedPod({ name: "granted", namespace: ns });
 
     const held = await cluster.core.readNamespacedPod({ name: "granted", namespace: ns });

@@ -275,7 +275,7 @@ export class ClientConnection implements UpstreamOwner {
     this.tally?.sent(endpoint.key);
     const upstream = this.context.pool.acquire(endpoint, this, route.policy.connectTimeoutMs);
     this.upstream = upstream;
-    if (upstream.connected) upstream.socket.setTimeout(route.policy.sendTimeoutMs);
+    if (upstream.connected) upstream.setTimeout(route.policy.sendTimeoutMs);
     upstream.socket.write(this.upstreamHead, "latin1");
     const rest = this.buffered;
     this.buffered = undefined;
@@ -304,7 +304,7 @@ export class ClientConnection implements UpstreamOwner {
     this.phase = Phase.Response;
     this.socket.pause();
     if (this.upstream?.connected === true)
-      this.upstream.socket.setTimeout(this.route!.policy.readTimeoutMs);
+      this.upstream.setTimeout(this.route!.policy.readTimeoutMs);
   }
 
   /** Connected: the connect timeout gives way to the send or read timeout. */
@@ -312,7 +312,7 @@ export class ClientConnection implements UpstreamOwner {
     const policy = this.route?.policy;
     if (policy === undefined) return;
     const ms = this.phase === Phase.Body ? policy.sendTimeoutMs : policy.readTimeoutMs;
-    this.upstream?.socket.setTimeout(ms);
+    this.upstream?.setTimeout(ms);
   }
 
   onUpstreamDrain(): void {

@@ -27,6 +27,8 @@ export class UpstreamConnection {
   /** It served a response before: a failure may just be the upstream closing an idle connection. */
   reused = false;
   private gone = false;
+  /** The socket's timeout as last set. */
+  private timeoutMs: number;
   readonly socket: Socket;
 
   constructor(
@@ -36,6 +38,7 @@ export class UpstreamConnection {
   ) {
     const socket = connect({ host: endpoint.address, port: endpoint.port, noDelay: true });
     this.socket = socket;
+    this.timeoutMs = connectTimeoutMs;
     socket.setTimeout(connectTimeoutMs);
     socket.on("connect", () => {
       this.connected = true;
@@ -59,6 +62,17 @@ export class UpstreamConnection {
     const owner = this.owner;
     this.owner = undefined;
     owner?.onUpstreamGone(this, error);
+  }
+
+  /**
+   * Sets the socket's inactivity timeout. Unchanged, it is left alone: Node restarts a socket's
+   * timer on every read and write, and each change here follows one (the request written, the
+   * response read), so re-arming it would only cost a new timer object per call.
+   */
+  setTimeout(ms: number): void {
+    if (ms === this.timeoutMs) return;
+    this.timeoutMs = ms;
+    this.socket.setTimeout(ms);
   }
 
   get alive(): boolean {
@@ -102,7 +116,7 @@ export class UpstreamPool {
       connection.socket.destroy();
       return;
     }
-    connection.socket.setTimeout(IDLE_MS);
+    connection.setTimeout(IDLE_MS);
     list.push(connection);
   }
 

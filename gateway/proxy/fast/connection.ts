@@ -38,6 +38,8 @@ const CRLFCRLF = Buffer.from("\r\n\r\n");
 /** A client idle between requests, or slow to send a head, is closed after this (nginx: 75 s / 60 s). */
 const CLIENT_IDLE_MS = 75_000;
 const MAX_HEAD = 64 * 1024;
+/** Response body bytes up to this, arrived with the head, are copied behind it into one write. */
+const INLINE_BODY = 16 * 1024;
 const IDEMPOTENT = new Set(["GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE"]);
 const CONNECT_FAILURES = new Set([
   "ECONNREFUSED",
@@ -358,12 +360,41 @@ export class ClientConnection implements UpstreamOwner {
     this.chunked = parsed.framing === "chunked" ? new ChunkedScanner() : undefined;
     this.upstreamReusable = !parsed.upstreamCloses;
     if (parsed.framing === "close") this.closeAfter = true;
-    // Head and first body bytes leave in one write (writev) when both are here.
-    this.socket.cork();
-    this.socket.write(this.clientHead(parsed.head), "latin1");
-    if (parsed.framing === "none") this.finishExchange(end + 4 < data.length);
-    else this.forwardBody(data, end + 4);
-    this.socket.uncork();
+    this.sendFirst(this.clientHead(parsed.head), data, end + 4);
+  }
+
+  /**
+   * The response head with the body bytes that came with it: one write. A small body is copied
+   * behind the head into one buffer (cheaper than corking two writes into a writev); a larger one
+   * goes in a corked writev.
+   */
+  private sendFirst(head: string, data: Buffer, start: number): void {
+    const stop = this.framing === "none" ? start : this.bodyStop(data, start);
+    if (stop === -2) {
+      this.socket.write(head, "latin1");
+      this.upstream?.socket.destroy();
+      return;
+    }
+    const finished = stop >= 0;
+    const end = finished ? stop : data.length;
+    const bytes = end - start;
+    if (bytes > 0 && this.tally !== undefined) this.countBody(this.tally, bytes);
+    let fits: boolean;
+    if (bytes === 0) {
+      fits = this.socket.write(head, "latin1");
+    } else if (bytes <= INLINE_BODY) {
+      const out = Buffer.allocUnsafe(head.length + bytes);
+      out.write(head, 0, "latin1");
+      data.copy(out, head.length, start, end);
+      fits = this.socket.write(out);
+    } else {
+      this.socket.cork();
+      this.socket.write(head, "latin1");
+      fits = this.socket.write(data.subarray(start, end));
+      this.socket.uncork();
+    }
+    if (finished) this.finishExchange(end < data.length);
+    else if (!fits) this.upstream?.socket.pause();
   }
 
   /** The response head for the client: the policy's edits, Connection: close when closing. */

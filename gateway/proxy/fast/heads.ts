@@ -33,6 +33,24 @@ export interface ResponseHead {
 const TOKEN_CHAR = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const DIGITS = /^[0-9]+$/;
 
+/** tchar (RFC 9110 5.6.2) by char code, for header names checked in place. */
+const IS_TCHAR = new Uint8Array(256);
+for (const c of "!#$%&'*+.^_`|~-") IS_TCHAR[c.charCodeAt(0)] = 1;
+for (let c = 0; c < 256; c++) {
+  const ch = String.fromCharCode(c);
+  if (/[0-9A-Za-z]/.test(ch)) IS_TCHAR[c] = 1;
+}
+
+/** `text` from `start` to `end` (exclusive) is a non-empty token. */
+function isToken(text: string, start: number, end: number): boolean {
+  if (end <= start) return false;
+  for (let i = start; i < end; i++) {
+    const c = text.charCodeAt(i);
+    if (c > 255 || IS_TCHAR[c] === 0) return false;
+  }
+  return true;
+}
+
 type RequestRole = "keep" | "drop" | "host" | "length" | "connection" | "xff" | "fallback";
 
 function lowerIs(name: string, lower: string): boolean {
@@ -65,6 +83,11 @@ function connectionOption(value: string, head: RequestHead): boolean {
     else if (t !== "keep-alive" && t !== "") return false;
   }
   return true;
+}
+
+/** Special headers that still go upstream as they came. */
+function sentOn(role: RequestRole): boolean {
+  return role === "host" || role === "length";
 }
 
 function applyHeader(head: RequestHead, role: RequestRole, value: string): boolean {
@@ -103,7 +126,7 @@ function parseRequestLine(line: string): [string, string] | undefined {
 
 /** Parses a request head (without the final CRLFCRLF); undefined when Node's path must serve it. */
 export function parseRequestHead(text: string): RequestHead | undefined {
-  let end = text.indexOf("\r\n");
+  const end = text.indexOf("\r\n");
   const requestLine = parseRequestLine(end < 0 ? text : text.slice(0, end));
   if (requestLine === undefined) return undefined;
   const head: RequestHead = {
@@ -115,23 +138,37 @@ export function parseRequestHead(text: string): RequestHead | undefined {
     lines: "",
     forwardedFor: undefined,
   };
+  const lines = requestLines(text, end, head);
+  if (lines === undefined) return undefined;
+  head.lines = lines;
+  if (head.contentLength < 0) head.contentLength = 0;
+  return head;
+}
+
+/**
+ * The header lines after the request line (which ends at `end`) to send upstream, each with its
+ * CRLF, noting the special ones in `head`; undefined when Node's path must serve the request.
+ */
+function requestLines(text: string, end: number, head: RequestHead): string | undefined {
+  // Kept lines are copied in runs: `kept` is where the current run of kept lines starts.
+  let kept = end < 0 ? text.length : end + 2;
+  let lines = "";
   while (end >= 0) {
     const start = end + 2;
     end = text.indexOf("\r\n", start);
-    const line = end < 0 ? text.slice(start) : text.slice(start, end);
-    const colon = line.indexOf(":");
-    if (colon <= 0 || !TOKEN_CHAR.test(line.slice(0, colon))) return undefined;
-    const name = line.slice(0, colon);
-    const role = roleOf(REQUEST_ROLES, name);
-    if (role === "keep") {
-      head.lines += `${line}\r\n`;
-      continue;
-    }
-    if (!applyHeader(head, role, line.slice(colon + 1).trim())) return undefined;
-    if (role === "host" || role === "length") head.lines += `${line}\r\n`;
+    const stop = end < 0 ? text.length : end;
+    const colon = text.indexOf(":", start);
+    if (colon < 0 || colon >= stop || !isToken(text, start, colon)) return undefined;
+    const role = roleOf(REQUEST_ROLES, text.slice(start, colon));
+    if (role === "keep") continue;
+    if (!applyHeader(head, role, text.slice(colon + 1, stop).trim())) return undefined;
+    if (sentOn(role)) continue;
+    // A dropped line ends the run before it.
+    lines += text.slice(kept, start);
+    kept = end < 0 ? text.length : end + 2;
   }
-  if (head.contentLength < 0) head.contentLength = 0;
-  return head;
+  if (kept < text.length) lines += `${text.slice(kept)}\r\n`;
+  return lines;
 }
 
 function isResponseHop(name: string): boolean {
@@ -153,6 +190,11 @@ interface ResponseFacts {
   otherCoding: boolean;
   close: boolean;
   keepAlive: boolean;
+}
+
+/** Content-Length, Transfer-Encoding and Connection have these lengths; other names skip noting. */
+function mayFrame(name: string): boolean {
+  return name.length === 14 || name.length === 17 || name.length === 10;
 }
 
 function noteResponseHeader(name: string, value: string, facts: ResponseFacts): boolean {
@@ -185,10 +227,9 @@ function framingOf(status: number, bodyless: boolean, facts: ResponseFacts): Fra
 export function parseResponseHead(text: string, bodyless: boolean): ResponseHead | undefined {
   const firstEnd = text.indexOf("\r\n");
   const statusLine = firstEnd < 0 ? text : text.slice(0, firstEnd);
-  const match = /^HTTP\/1\.([01]) (\d{3})(?: .*)?$/.exec(statusLine);
-  if (match === null) return undefined;
-  const http10 = match[1] === "0";
-  const status = Number(match[2]);
+  const status = statusOf(statusLine);
+  if (status < 0) return undefined;
+  const http10 = statusLine.charCodeAt(7) === 48; /* 0 */
   const facts: ResponseFacts = {
     length: -1,
     chunked: false,
@@ -208,21 +249,54 @@ export function parseResponseHead(text: string, bodyless: boolean): ResponseHead
   };
 }
 
+const isDigit = (c: number) => c >= 48 && c <= 57;
+
+/** The status of "HTTP/1.x NNN[ reason]" (x 0 or 1, no CR or LF in the reason); -1 otherwise. */
+function statusOf(line: string): number {
+  if (line.length < 12 || !line.startsWith("HTTP/1.")) return -1;
+  const minor = line.charCodeAt(7);
+  if ((minor !== 48 && minor !== 49) || line.charCodeAt(8) !== 32) return -1;
+  const a = line.charCodeAt(9);
+  const b = line.charCodeAt(10);
+  const c = line.charCodeAt(11);
+  if (!isDigit(a) || !isDigit(b) || !isDigit(c)) return -1;
+  if (!reasonOk(line)) return -1;
+  return (a - 48) * 100 + (b - 48) * 10 + (c - 48);
+}
+
+/** Nothing after the status code, or a space and a reason without CR or LF. */
+function reasonOk(line: string): boolean {
+  if (line.length === 12) return true;
+  if (line.charCodeAt(12) !== 32) return false;
+  for (let i = 13; i < line.length; i++) {
+    const x = line.charCodeAt(i);
+    if (x === 10 || x === 13) return false;
+  }
+  return true;
+}
+
 /** The header lines to pass on ("\r\nName: value" each), noting framing facts on the way. */
 function responseLines(text: string, firstEnd: number, facts: ResponseFacts): string | undefined {
+  // Kept lines are copied in runs, each with the CRLF before it: `kept` starts the current run.
   let lines = "";
+  let kept = firstEnd < 0 ? text.length : firstEnd;
   let end = firstEnd;
   while (end >= 0) {
+    const before = end;
     const start = end + 2;
     end = text.indexOf("\r\n", start);
-    const line = end < 0 ? text.slice(start) : text.slice(start, end);
-    const colon = line.indexOf(":");
-    if (colon <= 0) return undefined;
-    const name = line.slice(0, colon);
-    if (!noteResponseHeader(name, line.slice(colon + 1).trim(), facts)) return undefined;
-    if (isResponseHop(name)) continue;
-    lines += `\r\n${line}`;
+    const stop = end < 0 ? text.length : end;
+    const colon = text.indexOf(":", start);
+    if (colon <= start || colon >= stop) return undefined;
+    const name = text.slice(start, colon);
+    const noted =
+      !mayFrame(name) || noteResponseHeader(name, text.slice(colon + 1, stop).trim(), facts);
+    if (!noted) return undefined;
+    if (!isResponseHop(name)) continue;
+    lines += text.slice(kept, before);
+    kept = stop;
   }
+  lines += text.slice(kept);
   // With Transfer-Encoding, a Content-Length is wrong and must not reach the client (RFC 9112 6.3).
   if (facts.chunked || facts.otherCoding) lines = lines.replace(/\r\ncontent-length:[^\r]*/gi, "");
   return lines;

@@ -1,6 +1,7 @@
 // Edits the traffic policy makes to message heads, in the two forms the proxy holds them: the fast
 // path's header text ("Name: value\r\n" lines) and Node's flat [name, value, …] arrays. Also the
 // gateway's own answers (preflight, robots, redirect) as raw HTTP/1.1 text for the fast path.
+import { reasonPhrase } from "../proxy/replies";
 
 export type HeaderPair = readonly [name: string, value: string];
 
@@ -66,12 +67,6 @@ export function addQuery(target: string, params: readonly HeaderPair[]): string 
   return `${target}${target.includes("?") ? "&" : "?"}${query}`;
 }
 
-const REASONS: Record<number, string> = {
-  200: "OK",
-  204: "No Content",
-  308: "Permanent Redirect",
-};
-
 /** One of the gateway's own answers: a status, headers and a short body. */
 export interface OwnAnswer {
   readonly status: number;
@@ -89,7 +84,7 @@ export function ownAnswerHeaders(answer: OwnAnswer, close: boolean): HeaderPair[
 
 /** The gateway's own answer as HTTP/1.1 text (latin1) for the fast path; no body for HEAD. */
 export function ownResponseText(answer: OwnAnswer, close: boolean, bodyless = false): string {
-  let head = `HTTP/1.1 ${answer.status} ${REASONS[answer.status] ?? "Answer"}\r\n`;
+  let head = `HTTP/1.1 ${answer.status} ${reasonPhrase(answer.status)}\r\n`;
   for (const [name, value] of ownAnswerHeaders(answer, close)) head += `${name}: ${value}\r\n`;
   return `${head}\r\n${bodyless ? "" : answer.body}`;
 }

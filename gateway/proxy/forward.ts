@@ -9,17 +9,7 @@ import type { Endpoint, Route } from "../routing/table";
 import { downstreamResponseHeaders } from "./headers";
 import type { UpstreamPools } from "./pools";
 import { reply } from "./replies";
-
-const IDEMPOTENT = new Set(["GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE"]);
-
-/** Failures where the request never reached the upstream application. */
-const CONNECT_FAILURES = new Set([
-  "ECONNREFUSED",
-  "EHOSTUNREACH",
-  "ENETUNREACH",
-  "EADDRNOTAVAIL",
-  "BWK_CONNECT_TIMEOUT",
-]);
+import { isConnectFailure, isIdempotent } from "./retry-rules";
 
 class UpstreamTimeout extends Error {
   constructor(readonly code: "BWK_CONNECT_TIMEOUT" | "BWK_READ_TIMEOUT") {
@@ -61,7 +51,7 @@ export class Exchange {
     private readonly route: Route,
     private readonly context: ExchangeContext,
   ) {
-    this.retryable = IDEMPOTENT.has(req.method ?? "") && !hasBody(req);
+    this.retryable = isIdempotent(req.method ?? "") && !hasBody(req);
   }
 
   start(): void {
@@ -208,7 +198,7 @@ export class Exchange {
     if (reusedReset) return true;
     const more =
       this.tries < Math.min(this.route.policy.tries, this.route.backend.endpoints.length);
-    return more && CONNECT_FAILURES.has(error.code ?? "");
+    return more && isConnectFailure(error.code);
   }
 
   private readonly onClientClose = (): void => {

@@ -1,19 +1,38 @@
-// The gateway's own small answers: plain text, fixed bodies built once.
-import type { ServerResponse } from "node:http";
+// The gateway's own small answers: plain text, fixed bodies built once. One table of reason
+// phrases serves both request paths and the policy's own answers (redirects, preflight, robots).
+import { STATUS_CODES, type ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 
-const TEXT: Record<number, string> = {
-  400: "400 Bad Request\n",
-  404: "404 Not Found\n",
-  413: "413 Request Entity Too Large\n",
-  502: "502 Bad Gateway\n",
-  503: "503 Service Unavailable\n",
-  504: "504 Gateway Timeout\n",
+/** ingress-nginx's wording where it differs from Node's (413). */
+const REASONS: Record<number, string> = {
+  200: "OK",
+  204: "No Content",
+  308: "Permanent Redirect",
+  400: "Bad Request",
+  404: "Not Found",
+  413: "Request Entity Too Large",
+  431: "Request Header Fields Too Large",
+  502: "Bad Gateway",
+  503: "Service Unavailable",
+  504: "Gateway Timeout",
 };
 
-const BODIES = new Map<number, Buffer>(
-  Object.entries(TEXT).map(([status, text]) => [Number(status), Buffer.from(text)]),
-);
+/** The reason phrase of a status line. */
+export function reasonPhrase(status: number): string {
+  return REASONS[status] ?? STATUS_CODES[status] ?? "Unknown";
+}
+
+const BODIES = new Map<number, Buffer>();
+
+/** "404 Not Found\n": the body of every own error answer. */
+function bodyOf(status: number): Buffer {
+  let body = BODIES.get(status);
+  if (body === undefined) {
+    body = Buffer.from(`${status} ${reasonPhrase(status)}\n`);
+    BODIES.set(status, body);
+  }
+  return body;
+}
 
 /** Answers with a small plain-text body; a response already started is cut instead. */
 export function reply(res: ServerResponse, status: number, close = false): void {
@@ -21,7 +40,7 @@ export function reply(res: ServerResponse, status: number, close = false): void 
     res.destroy();
     return;
   }
-  const body = BODIES.get(status) ?? Buffer.from(`${status}\n`);
+  const body = bodyOf(status);
   const headers = [
     "Content-Type",
     "text/plain; charset=utf-8",
@@ -33,11 +52,13 @@ export function reply(res: ServerResponse, status: number, close = false): void 
   res.end(body);
 }
 
+/** The same answer as HTTP/1.1 text, for the raw-socket paths (fast path, refused upgrades). */
+export function replyText(status: number, close: boolean): string {
+  const body = bodyOf(status);
+  return `HTTP/1.1 ${status} ${reasonPhrase(status)}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${body.length}\r\n${close ? "Connection: close\r\n" : ""}\r\n${body.toString("latin1")}`;
+}
+
 /** The same answer on a raw socket (a refused upgrade), then the socket is closed. */
 export function replyOnSocket(socket: Duplex, status: number): void {
-  const body = BODIES.get(status) ?? Buffer.from(`${status}\n`);
-  const reason = (TEXT[status] ?? `${status} Error\n`).slice(4).trim();
-  socket.end(
-    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body.toString()}`,
-  );
+  socket.end(replyText(status, true));
 }

@@ -17,6 +17,8 @@ import { planRequest } from "../../policy/route-traffic";
 import type { Endpoint, Route, RouteTable } from "../../routing/table";
 import { findRoute } from "../../routing/table";
 import type { ProxyCounters } from "../forward";
+import { replyText } from "../replies";
+import { isConnectFailure, isIdempotent } from "../retry-rules";
 import { ChunkedScanner } from "./chunked";
 import { parseRequestHead, parseResponseHead, type Framing, type RequestHead } from "./heads";
 import type { UpstreamConnection, UpstreamOwner, UpstreamPool } from "./upstream";
@@ -40,32 +42,8 @@ const CLIENT_IDLE_MS = 75_000;
 const MAX_HEAD = 64 * 1024;
 /** Response body bytes up to this, arrived with the head, are copied behind it into one write. */
 const INLINE_BODY = 16 * 1024;
-const IDEMPOTENT = new Set(["GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE"]);
-const CONNECT_FAILURES = new Set([
-  "ECONNREFUSED",
-  "EHOSTUNREACH",
-  "ENETUNREACH",
-  "EADDRNOTAVAIL",
-  "BWK_CONNECT_TIMEOUT",
-]);
-
 function isTimeout(error: (Error & { code?: string }) | undefined): boolean {
   return error?.code === "BWK_READ_TIMEOUT" || error?.code === "BWK_CONNECT_TIMEOUT";
-}
-
-const REASONS: Record<number, string> = {
-  400: "Bad Request",
-  404: "Not Found",
-  413: "Request Entity Too Large",
-  431: "Request Header Fields Too Large",
-  502: "Bad Gateway",
-  504: "Gateway Timeout",
-};
-
-function ownAnswer(status: number, close: boolean): string {
-  const reason = REASONS[status] ?? "Error";
-  const body = `${status} ${reason}\n`;
-  return `HTTP/1.1 ${status} ${reason}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${body.length}\r\n${close ? "Connection: close\r\n" : ""}\r\n${body}`;
 }
 
 const enum Phase {
@@ -229,7 +207,7 @@ export class ClientConnection implements UpstreamOwner {
     this.endpoint = undefined;
     this.bodyLeft = head.contentLength;
     this.bodySent = false;
-    this.retryable = head.contentLength === 0 && IDEMPOTENT.has(head.method);
+    this.retryable = head.contentLength === 0 && isIdempotent(head.method);
     this.responded = false;
     this.responseHead = undefined;
     if (main.traffic === undefined) {
@@ -505,7 +483,7 @@ export class ClientConnection implements UpstreamOwner {
     if (connection.reused && error?.code !== "BWK_READ_TIMEOUT") return true;
     const route = this.route!;
     const more = this.tries < Math.min(route.policy.tries, route.backend.endpoints.length);
-    return more && CONNECT_FAILURES.has(error?.code ?? "");
+    return more && isConnectFailure(error?.code);
   }
 
   /** The gateway's own answer (`text`: a whole response, else a plain one); the exchange ends with it. */
@@ -517,7 +495,7 @@ export class ClientConnection implements UpstreamOwner {
     this.request = undefined;
     this.bodyLeft = 0;
     this.phase = Phase.Response;
-    this.socket.write(text ?? ownAnswer(status, this.closeAfter), "latin1");
+    this.socket.write(text ?? replyText(status, this.closeAfter), "latin1");
     this.nextRequest();
   }
 

@@ -5,6 +5,7 @@ import type {
   V1Container,
   V1EnvVar,
   V1Namespace,
+  V1PodDisruptionBudget,
   V1PodSecurityContext,
   V1Probe,
   V1SecurityContext,
@@ -155,5 +156,23 @@ export function workloadContainer(
     securityContext: rest.securityContext ?? containerSecurityContext(),
     volumeMounts: [TMP_MOUNT, ...(rest.volumeMounts ?? [])],
     terminationMessagePolicy: "FallbackToLogsOnError",
+  };
+}
+
+/** At most one pod of the workload away at a time (drains, upgrades). */
+export function podDisruptionBudget(
+  values: BulwarkValues,
+  component: "gateway" | "permission-server",
+): V1PodDisruptionBudget & KubernetesObject {
+  return {
+    apiVersion: "policy/v1",
+    kind: "PodDisruptionBudget",
+    metadata: metadata(workloadName(component), values.namespace, component),
+    spec: {
+      maxUnavailable: 1,
+      selector: { matchLabels: selectorLabels(component) },
+      // A pod that never got ready may be evicted, or a bad rollout blocks node drains forever.
+      unhealthyPodEvictionPolicy: "AlwaysAllow",
+    },
   };
 }

@@ -6,7 +6,6 @@ import type {
   V1EnvVar,
   V1IngressClass,
   V1PersistentVolumeClaim,
-  V1PodDisruptionBudget,
   V1Service,
   V1StatefulSet,
 } from "@kubernetes/client-node";
@@ -17,6 +16,7 @@ import {
   labels,
   metadata,
   podSecurityContext,
+  podDisruptionBudget,
   podMetadata,
   selectorLabels,
   TMP_VOLUME,
@@ -167,23 +167,6 @@ export function gatewayIngressClass(values: BulwarkValues): V1IngressClass & Kub
         : {}),
     },
     spec: { controller: INGRESS_CONTROLLER },
-  };
-}
-
-export function podDisruptionBudget(
-  values: BulwarkValues,
-  component: "gateway" | "permission-server",
-): V1PodDisruptionBudget & KubernetesObject {
-  return {
-    apiVersion: "policy/v1",
-    kind: "PodDisruptionBudget",
-    metadata: metadata(workloadName(component), values.namespace, component),
-    spec: {
-      maxUnavailable: 1,
-      selector: { matchLabels: selectorLabels(component) },
-      // A pod that never got ready may be evicted, or a bad rollout blocks node drains forever.
-      unhealthyPodEvictionPolicy: "AlwaysAllow",
-    },
   };
 }
 

@@ -8,6 +8,7 @@ import {
   labels,
   metadata,
   podSecurityContext,
+  podDisruptionBudget,
   podMetadata,
   selectorLabels,
   TMP_VOLUME,
@@ -15,7 +16,6 @@ import {
   workloadContainer,
   workloadName,
 } from "./common";
-import { podDisruptionBudget } from "./gateway";
 import type { BulwarkValues } from "./values";
 
 export const PERMISSION_SERVER = workloadName("permission-server");

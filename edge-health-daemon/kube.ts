@@ -2,7 +2,7 @@
 // Secret, and the one write this daemon makes, a merge patch of one Node annotation.
 import {
   CoreV1Api,
-  KubeConfig,
+  type KubeConfig,
   ListWatch,
   PatchStrategy,
   Watch,
@@ -19,13 +19,6 @@ import { groupOf, internalIp, type Member, type NodeWithAddresses } from "./memb
 import type { Settings } from "./settings";
 import { MAX_KEYS } from "./signing";
 import type { Decision } from "./tally";
-
-export function kubeConfig(path: string | undefined): KubeConfig {
-  const kc = new KubeConfig();
-  if (path) kc.loadFromFile(path);
-  else kc.loadFromCluster();
-  return kc;
-}
 
 /** Starts an informer and restarts it after an error (client-node's stop on error). */
 function keepWatching<T extends KubernetesObject>(

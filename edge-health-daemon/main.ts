@@ -4,12 +4,12 @@ import { Agent, type Server } from "node:http";
 import { version } from "../package.json";
 import { makeProber } from "./checks";
 import { EdgeDaemon, type DaemonOptions } from "./daemon";
-import { KubeSource, kubeConfig } from "./kube";
+import { KubeSource } from "./kube";
 import { makeLogger } from "./log";
 import { closeServer, listen, makeApp } from "./server";
 import { NAME, helpText, parseSettings, type Settings } from "./settings";
 import { makeSender } from "./transport";
-import { runWorkload, untilStopSignal } from "../kube/workload-process";
+import { runWorkload, untilStopSignal, workloadKubeConfig } from "../kube/workload-process";
 
 /** The engine's options from the settings: every setting the engine reads comes from here. */
 export function daemonOptions(settings: Settings, keys: readonly Buffer[]): DaemonOptions {
@@ -49,7 +49,7 @@ export function describeChecks(settings: Settings): Record<string, unknown>[] {
 
 async function run(settings: Settings): Promise<number> {
   const log = makeLogger(settings.logLevel, settings.nodeName);
-  const kube = new KubeSource(kubeConfig(settings.kubeconfig), settings, log);
+  const kube = new KubeSource(workloadKubeConfig(settings.kubeconfig), settings, log);
   const selfIp = (): string | undefined => kube.selfIp();
   // One keep-alive connection per peer, shared by the daemon check and the result PUTs. Files the
   // kubelet check needs are read here, before any network: a bad path stops the daemon, naming it.

@@ -1,7 +1,6 @@
 // bulwark-gateway: the L7 gateway for Ingress objects of class `bulwark`. This file wires the
 // control side (watch, guard, rollout, last good view on disk, admin port) to the data plane and
 // runs until SIGTERM/SIGINT, then drains.
-import { KubeConfig } from "@kubernetes/client-node";
 import { createLogger, format, transports } from "winston";
 import { INGRESS_CLASS } from "../core/names";
 import { gatewayMetrics } from "./admin/metrics";
@@ -13,7 +12,7 @@ import { readSettings, type Settings } from "./settings";
 import { ApiClient } from "./source/api-client";
 import type { ResourceKind } from "./source/cache";
 import { Source } from "./source/source";
-import { runWorkload, untilStopSignal } from "../kube/workload-process";
+import { runWorkload, untilStopSignal, workloadKubeConfig } from "../kube/workload-process";
 
 const NAME = "bulwark-gateway";
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -45,13 +44,6 @@ function logger(level: Settings["logLevel"]): LogFn {
     transports: [new transports.Console()],
   });
   return (lvl, message, fields = {}) => void winston.log(lvl, message, fields);
-}
-
-function kubeConfig(settings: Settings): KubeConfig {
-  const kc = new KubeConfig();
-  if (settings.kubeconfig) kc.loadFromFile(settings.kubeconfig);
-  else kc.loadFromCluster();
-  return kc;
 }
 
 function watchedKinds(settings: Settings): ResourceKind[] {
@@ -90,7 +82,7 @@ export async function main(argv: string[]): Promise<number> {
     port: settings.adminPort,
     host: settings.host,
   });
-  const client = await ApiClient.fromKubeConfig(kubeConfig(settings));
+  const client = await ApiClient.fromKubeConfig(workloadKubeConfig(settings.kubeconfig));
   const source = new Source(
     client,
     {

@@ -1,5 +1,14 @@
 // What every workload entrypoint (gateway, permission server, init, edge-health daemon) does with
-// its process: wait for the stop signal, and turn main's result into an exit code.
+// its process: find its API server, wait for the stop signal, turn main's result into an exit code.
+import { KubeConfig } from "@kubernetes/client-node";
+
+/** From a kubeconfig file (local runs, tests), or the pod's service account when there is none. */
+export function workloadKubeConfig(path: string | undefined): KubeConfig {
+  const kc = new KubeConfig();
+  if (path) kc.loadFromFile(path);
+  else kc.loadFromCluster();
+  return kc;
+}
 
 /** Resolves with the first of SIGTERM (kubelet) or SIGINT (a terminal). */
 export function untilStopSignal(): Promise<string> {

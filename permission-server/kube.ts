@@ -5,11 +5,12 @@ import {
   AuthorizationV1Api,
   CoreV1Api,
   CustomObjectsApi,
-  KubeConfig,
+  type KubeConfig,
   PatchStrategy,
   setHeaderOptions,
   type V1Pod,
 } from "@kubernetes/client-node";
+import { workloadKubeConfig } from "../kube/workload-process";
 
 export interface Kube {
   readonly kc: KubeConfig;
@@ -21,9 +22,7 @@ export interface Kube {
 
 /** From a kubeconfig file, or the in-cluster service account when there is none. */
 export function makeKube(kubeconfigPath: string | undefined): Kube {
-  const kc = new KubeConfig();
-  if (kubeconfigPath) kc.loadFromFile(kubeconfigPath);
-  else kc.loadFromCluster();
+  const kc = workloadKubeConfig(kubeconfigPath);
   return {
     kc,
     core: kc.makeApiClient(CoreV1Api),

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { isNormal, score } from "./score";
+import { type CheckOutcome, checkChanges, isNormal, score } from "./score";
 
 const o = (weight: number, ok: boolean) => ({ kind: "x", weight, ok });
 
@@ -23,4 +23,27 @@ describe("weighted score", () => {
   it("honours another score line", () => {
     assert.equal(isNormal([o(0.5, true), o(0.5, false)], 50), true);
   });
+});
+
+describe("check changes worth a log line", () => {
+  const ok = { kind: "kubelet", weight: 1, ok: true };
+  const refused = { kind: "kubelet", weight: 1, ok: false, error: "connect ECONNREFUSED" };
+  const tls = {
+    kind: "kubelet",
+    weight: 1,
+    ok: false,
+    error: "TLS: UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+  };
+  const cases: [string, CheckOutcome[] | undefined, CheckOutcome[], CheckOutcome[]][] = [
+    ["first round, passing: nothing", undefined, [ok], []],
+    ["first round, failing: the failure", undefined, [refused], [refused]],
+    ["passing again: the recovery", [refused], [ok], [ok]],
+    ["starts failing: the failure", [ok], [refused], [refused]],
+    ["still failing for the same reason: nothing", [refused], [refused], []],
+    ["still failing for another reason: the new reason", [refused], [tls], [tls]],
+    ["still passing: nothing", [ok], [ok], []],
+  ];
+  for (const [what, previous, current, expected] of cases) {
+    it(what, () => assert.deepEqual(checkChanges(previous, current), expected));
+  }
 });

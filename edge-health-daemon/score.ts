@@ -24,7 +24,8 @@ export function isNormal(outcomes: readonly CheckOutcome[], scoreLine: number): 
 
 /**
  * The checks whose pass/fail differs from the previous round (all failing ones on the first
- * round): what the daemon logs, so a failure is reported once with its reason, not every period.
+ * round), and failing checks whose reason changed (a timeout that became a certificate refusal):
+ * what the daemon logs, so each failure is reported once with its reason, not every period.
  */
 export function checkChanges(
   previous: readonly CheckOutcome[] | undefined,
@@ -32,6 +33,7 @@ export function checkChanges(
 ): CheckOutcome[] {
   return current.filter(o => {
     const before = previous?.find(p => p.kind === o.kind);
-    return before === undefined ? !o.ok : before.ok !== o.ok;
+    if (before === undefined) return !o.ok;
+    return before.ok !== o.ok || (!o.ok && before.error !== o.error);
   });
 }

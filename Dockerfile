@@ -6,8 +6,13 @@
 #   docker build -t REGISTRY/bulwark:TAG .
 #   npm run build -- --image REGISTRY/bulwark:TAG     # manifests/ pointing at it
 
+# The Node.js release the image runs: Node 24, the Active LTS line (Node 20 reached end of life on
+# 2026-04-30). The entrypoint test and the gateway benchmark fetch this exact version
+# (hack/node-runtime/fetch.sh), so what they run is what the image runs.
+ARG NODE_VERSION=24.22.3
+
 # ---- build: all dependencies, the Pepr build (type-checks and bundles the module), the package
-FROM node:20-slim AS build
+FROM node:${NODE_VERSION}-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -17,7 +22,7 @@ RUN npm run build \
  && mv /tmp/bulwark-*.tgz /tmp/bulwark.tgz
 
 # ---- runtime: production dependencies from the lockfile, the packed files, a non-root user
-FROM node:20-slim AS runtime
+FROM node:${NODE_VERSION}-slim AS runtime
 ENV NODE_ENV=production \
     NPM_CONFIG_UPDATE_NOTIFIER=false
 WORKDIR /app
@@ -29,7 +34,7 @@ COPY --from=build /tmp/bulwark.tgz /tmp/bulwark.tgz
 RUN tar -xzf /tmp/bulwark.tgz --strip-components=1 -C /app --no-same-owner \
  && rm /tmp/bulwark.tgz \
  && chmod -R a+rX /app
-# node:20-slim's `node` user (UID 1000); the injected init container runs as 65532, which only
+# node:*-slim's `node` user (UID 1000); the injected init container runs as 65532, which only
 # needs to read /app. Manifests mount an emptyDir on /tmp for tsx's compile cache.
 USER 1000:1000
 ENTRYPOINT ["node", "/app/bin/bulwark.js"]

@@ -21,6 +21,7 @@ import type { V1EndpointSlice, V1Ingress } from "@kubernetes/client-node";
 import { startDataPlane } from "../../gateway/data-plane";
 import type { ObserveOptions } from "../../gateway/observability/observer";
 import { freePort } from "../control-plane/ports";
+import { imageNode } from "../node-runtime/runtime";
 
 const run = promisify(execFile);
 const HOST = "bench.test";
@@ -36,6 +37,8 @@ interface Options {
   rounds: number;
   memoryOnly: boolean;
   skipMemory: boolean;
+  /** Run on the Node.js that runs this script instead of the image's. */
+  thisNode: boolean;
 }
 
 function parseOptions(argv: string[]): Options {
@@ -53,6 +56,7 @@ function parseOptions(argv: string[]): Options {
     rounds: value("--rounds", 3),
     memoryOnly: argv.includes("--memory-only"),
     skipMemory: argv.includes("--skip-memory"),
+    thisNode: argv.includes("--this-node"),
   };
 }
 
@@ -355,8 +359,24 @@ function ensureTools(): void {
   execFileSync("bash", [join(__dirname, "..", "system-packages.sh")], { stdio: "inherit" });
 }
 
+/**
+ * The gateway's numbers are for the runtime the image ships (the Dockerfile's NODE_VERSION): run
+ * there unless `--this-node` says otherwise. The fastify peer and the memory runs inherit it.
+ */
+async function onImageNode(): Promise<boolean> {
+  const node = imageNode();
+  const { stdout } = await run(node, ["--version"]);
+  if (stdout.trim() === process.version) return false;
+  console.log(`re-running on the image's Node.js ${stdout.trim()} (this one is ${process.version})`);
+  const child = spawn(node, [...process.execArgv, ...process.argv.slice(1)], { stdio: "inherit" });
+  const code = await new Promise<number | null>(resolve => child.once("exit", resolve));
+  process.exit(code ?? 1);
+}
+
 async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2));
+  if (!options.thisNode && (await onImageNode())) return;
+  console.log(`Node.js ${process.version}`);
   if (!options.memoryOnly) ensureTools();
   if (!options.memoryOnly) await throughput(options);
   if (!options.skipMemory) {

@@ -21,7 +21,7 @@ export const PART_OF = "bulwark";
 export const COMPONENT_LABEL = "app.kubernetes.io/component";
 export const NAME_LABEL = "app.kubernetes.io/name";
 
-/** The image's user: node:20-slim's `node` (the Dockerfile runs as it). */
+/** The image's user: the `node` user of the node:*-slim base (the Dockerfile runs as it). */
 export const RUN_AS_USER = 1000;
 
 export type Component = "gateway" | "permission-server" | "edge-health";

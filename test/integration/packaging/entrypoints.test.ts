@@ -1,16 +1,18 @@
 // Each entrypoint exactly as the image runs it: the package as `npm pack` makes it (package.json
 // "files"), installed with production dependencies only into a fresh folder, started through
 // bin/bulwark.js with the program as the first argument and an environment that has none of
-// Bulwark's settings. No Docker engine exists here, so this stands in for building the image.
+// Bulwark's settings, on the image's Node.js (the Dockerfile's NODE_VERSION, fetched once by
+// hack/node-runtime). No Docker engine exists here, so this stands in for building the image.
 // (It needs the npm registry, not the control plane.)
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { ROOT } from "../../../hack/build";
+import { imageNode } from "../../../hack/node-runtime/runtime";
 import packageJson from "../../../package.json";
 
 const exec = promisify(execFile);
@@ -45,12 +47,13 @@ describe("the image's entrypoints, from `npm pack` with production dependencies 
   const dir = mkdtempSync(join(tmpdir(), "bulwark-entrypoints-"));
   const installed = join(dir, "node_modules", "bulwark");
   const bin = join(installed, "bin", "bulwark.js");
+  let node = "";
 
   /** Runs `bulwark ARGS` as the image does, with a bare environment (no KUBECONFIG, no BULWARK_*). */
   async function bulwark(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Outcome> {
     const bare = { PATH: process.env.PATH, HOME: dir, TMPDIR: join(dir, "tmp"), ...env };
     try {
-      const { stdout, stderr } = await exec(process.execPath, [bin, ...args], {
+      const { stdout, stderr } = await exec(node, [bin, ...args], {
         cwd: dir,
         env: bare,
         timeout: 60_000,
@@ -64,6 +67,7 @@ describe("the image's entrypoints, from `npm pack` with production dependencies 
   }
 
   before(async () => {
+    node = imageNode();
     const packed = await exec("npm", ["pack", "--json", "--pack-destination", dir], { cwd: ROOT });
     const [pack] = JSON.parse(packed.stdout) as { filename: string }[];
     assert.ok(pack, "npm pack made a tarball");
@@ -77,6 +81,13 @@ describe("the image's entrypoints, from `npm pack` with production dependencies 
   });
 
   after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("runs on the Node.js release the Dockerfile names", async () => {
+    const pinned = /^ARG NODE_VERSION=(\S+)$/m.exec(readFileSync(join(ROOT, "Dockerfile"), "utf8"));
+    assert.ok(pinned, "the Dockerfile has an ARG NODE_VERSION line");
+    const { stdout } = await exec(node, ["--version"]);
+    assert.equal(stdout.trim(), `v${pinned[1]}`);
+  });
 
   it("ships the runtime's sources and no tests; installs no dev dependencies", () => {
     for (const folder of [

@@ -27,9 +27,8 @@ function tell(message: FromWorker): void {
 }
 
 /** This worker's traffic metrics, read when the primary asks (a scrape), so none lag. */
-async function answerMetrics(engine: Engine | undefined, id: number): Promise<void> {
-  const metrics = (await engine?.observers?.registry.getMetricsAsJSON()) ?? [];
-  tell({ type: "metrics", id, metrics });
+function answerMetrics(engine: Engine | undefined, id: number): void {
+  tell({ type: "metrics", id, metrics: engine?.observers?.metricsJson() ?? [] });
 }
 
 function runWorker(): void {

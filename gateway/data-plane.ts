@@ -104,9 +104,9 @@ class LocalDataPlane implements DataPlane {
     };
   }
 
-  async trafficMetrics(): Promise<ProcessMetrics[]> {
-    const registry = this.engine.observers?.registry;
-    return registry === undefined ? [] : [await registry.getMetricsAsJSON()];
+  trafficMetrics(): Promise<ProcessMetrics[]> {
+    const observers = this.engine.observers;
+    return Promise.resolve(observers === undefined ? [] : [observers.metricsJson()]);
   }
 
   close(options?: { drainMs?: number }): Promise<void> {

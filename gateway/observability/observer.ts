@@ -2,10 +2,9 @@
 // (one line per request on stdout, in batches), each switchable. With both off there is no observer
 // and the proxy skips timing altogether.
 import { createWriteStream } from "node:fs";
-import { Registry } from "prom-client";
 import { LineBatch } from "./line-batch";
 import type { TrafficObserver } from "./tally";
-import { accessLogEntry, TrafficMetrics, type RequestRecord } from "./traffic";
+import { accessLogEntry, TrafficMetrics, type MetricJson, type RequestRecord } from "./traffic";
 
 export interface ObserveOptions {
   /** Per-host Prometheus metrics (BULWARK_TRAFFIC_METRICS). */
@@ -46,13 +45,12 @@ class AccessLog {
 
 export class TrafficObservers implements TrafficObserver {
   /** This process's traffic metrics (each worker has its own; the primary sums them). */
-  readonly registry = new Registry();
   readonly metrics: TrafficMetrics | undefined;
   private readonly log: AccessLog | undefined;
   private readonly lines: LineBatch | undefined;
 
   private constructor(options: ObserveOptions) {
-    this.metrics = options.metrics ? new TrafficMetrics(this.registry) : undefined;
+    this.metrics = options.metrics ? new TrafficMetrics() : undefined;
     if (options.accessLog) {
       const path = options.accessLogPath;
       const out = path === undefined ? process.stdout : createWriteStream(path, { flags: "a" });
@@ -64,6 +62,11 @@ export class TrafficObservers implements TrafficObserver {
   /** Undefined when both are off: nothing to observe, nothing to time. */
   static create(options: ObserveOptions): TrafficObservers | undefined {
     return options.metrics || options.accessLog ? new TrafficObservers(options) : undefined;
+  }
+
+  /** The metrics in prom-client's JSON shape; none when metrics are off. */
+  metricsJson(): MetricJson[] {
+    return this.metrics?.toJSON() ?? [];
   }
 
   /** Writes the access log lines still gathered (on close). */

@@ -7,14 +7,17 @@ import {
   type MetricObjectWithValues,
   type MetricValue,
 } from "prom-client";
+import type { MetricJson } from "./traffic";
 
-/** One process's metrics, as registry.getMetricsAsJSON() gives them. */
-export type ProcessMetrics = MetricObjectWithValues<MetricValue<string>>[];
+/** One process's metrics, in the shape of prom-client's registry.getMetricsAsJSON(). */
+export type ProcessMetrics = MetricJson[];
 
 /** The Prometheus text of per-process metrics, summed label set by label set. */
 export async function sumProcessMetrics(processes: readonly ProcessMetrics[]): Promise<string> {
   if (processes.length === 0) return "";
-  return AggregatorRegistry.aggregate([...processes]).metrics();
+  // The same shape, typed by prom-client with its own enums for type and aggregator.
+  const asPromClient = processes as unknown as MetricObjectWithValues<MetricValue<string>>[][];
+  return AggregatorRegistry.aggregate([...asPromClient]).metrics();
 }
 
 /**

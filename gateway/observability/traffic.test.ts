@@ -1,7 +1,14 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { Registry } from "prom-client";
-import { accessLogEntry, statusClass, TrafficMetrics, type RequestRecord } from "./traffic";
+import { Counter, Histogram, Registry } from "prom-client";
+import { sumProcessMetrics } from "./scrape";
+import {
+  accessLogEntry,
+  DURATION_BUCKETS,
+  statusClass,
+  TrafficMetrics,
+  type RequestRecord,
+} from "./traffic";
 
 const base: RequestRecord = {
   host: "a.example.com",
@@ -20,12 +27,11 @@ const base: RequestRecord = {
   decision: "no canary",
 };
 
-async function sample(registry: Registry, name: string, labels: Record<string, string>) {
+function sample(metrics: TrafficMetrics, name: string, labels: Record<string, string>) {
   // Histograms list their _count and _sum samples under the histogram's name.
   const base = name.replace(/_(count|sum)$/, "");
-  const metric = (await registry.getMetricsAsJSON()).find(m => m.name === name || m.name === base);
-  type Sample = { labels: Record<string, string>; value: number; metricName?: string };
-  const values = ((metric?.values ?? []) as Sample[]).filter(
+  const metric = metrics.toJSON().find(m => m.name === name || m.name === base);
+  const values = (metric?.values ?? []).filter(
     v => v.metricName === undefined || v.metricName === name,
   );
   return values
@@ -35,63 +41,113 @@ async function sample(registry: Registry, name: string, labels: Record<string, s
 
 describe("TrafficMetrics", () => {
   it("counts requests per host, variant and status class, and sums bytes", async () => {
-    const registry = new Registry();
-    const metrics = new TrafficMetrics(registry);
+    const metrics = new TrafficMetrics();
     metrics.observe(base);
     metrics.observe({ ...base, status: 503, responseBytes: 20 });
     metrics.observe({ ...base, variant: "canary", service: "shop/web-v2", requestBytes: 7 });
     metrics.observe({ ...base, host: "b.example.com" });
     const requests = "bulwark_gateway_requests_total";
-    assert.equal(await sample(registry, requests, { host: "a.example.com" }), 3);
+    assert.equal(sample(metrics, requests, { host: "a.example.com" }), 3);
+    assert.equal(sample(metrics, requests, { host: "a.example.com", status_class: "5xx" }), 1);
+    assert.equal(sample(metrics, requests, { variant: "canary" }), 1);
     assert.equal(
-      await sample(registry, requests, { host: "a.example.com", status_class: "5xx" }),
-      1,
-    );
-    assert.equal(await sample(registry, requests, { variant: "canary" }), 1);
-    assert.equal(
-      await sample(registry, "bulwark_gateway_response_bytes_total", { host: "a.example.com" }),
+      sample(metrics, "bulwark_gateway_response_bytes_total", { host: "a.example.com" }),
       220,
     );
+    assert.equal(sample(metrics, "bulwark_gateway_request_bytes_total", { variant: "canary" }), 7);
     assert.equal(
-      await sample(registry, "bulwark_gateway_request_bytes_total", { variant: "canary" }),
-      7,
-    );
-    assert.equal(
-      await sample(registry, "bulwark_gateway_request_duration_seconds_count", {
+      sample(metrics, "bulwark_gateway_request_duration_seconds_count", {
         host: "b.example.com",
       }),
       1,
     );
   });
   it("a request without upstream is counted but not observed upstream", async () => {
-    const registry = new Registry();
-    const metrics = new TrafficMetrics(registry);
+    const metrics = new TrafficMetrics();
     metrics.observe({ ...base, status: 404, upstreamSeconds: undefined, service: "" });
-    assert.equal(await sample(registry, "bulwark_gateway_upstream_duration_seconds_count", {}), 0);
-    assert.equal(
-      await sample(registry, "bulwark_gateway_requests_total", { status_class: "4xx" }),
-      1,
-    );
+    assert.equal(sample(metrics, "bulwark_gateway_upstream_duration_seconds_count", {}), 0);
+    assert.equal(sample(metrics, "bulwark_gateway_requests_total", { status_class: "4xx" }), 1);
   });
   it("forgets hosts that are no longer served", async () => {
-    const registry = new Registry();
-    const metrics = new TrafficMetrics(registry);
+    const metrics = new TrafficMetrics();
     metrics.observe(base);
     metrics.observe({ ...base, host: "gone.example.com" });
     metrics.retainHosts(new Set(["a.example.com"]));
     assert.equal(
-      await sample(registry, "bulwark_gateway_requests_total", { host: "gone.example.com" }),
+      sample(metrics, "bulwark_gateway_requests_total", { host: "gone.example.com" }),
       0,
     );
-    assert.equal(
-      await sample(registry, "bulwark_gateway_requests_total", { host: "a.example.com" }),
-      1,
-    );
+    assert.equal(sample(metrics, "bulwark_gateway_requests_total", { host: "a.example.com" }), 1);
     metrics.observe({ ...base, host: "gone.example.com" });
     assert.equal(
-      await sample(registry, "bulwark_gateway_requests_total", { host: "gone.example.com" }),
+      sample(metrics, "bulwark_gateway_requests_total", { host: "gone.example.com" }),
       1,
     );
+  });
+});
+
+describe("TrafficMetrics' Prometheus text", () => {
+  /** The same observations through prom-client's own metrics, as the reference. */
+  function promClientText(records: RequestRecord[]): Promise<string> {
+    const registry = new Registry();
+    const labelNames = ["host", "ingress", "service", "variant"];
+    const registers = [registry];
+    const requests = new Counter({
+      name: "bulwark_gateway_requests_total",
+      help: "Requests answered, by host, ingress, service, main/canary and status class",
+      labelNames: [...labelNames, "status_class"],
+      registers,
+    });
+    const histogram = (name: string, help: string) =>
+      new Histogram({ name, help, labelNames, buckets: DURATION_BUCKETS, registers });
+    const duration = histogram(
+      "bulwark_gateway_request_duration_seconds",
+      "Time from the request's first byte to the response's last byte",
+    );
+    const upstream = histogram(
+      "bulwark_gateway_upstream_duration_seconds",
+      "Time from sending the request upstream to the upstream's response head",
+    );
+    const counter = (name: string, help: string) =>
+      new Counter({ name, help, labelNames, registers });
+    const requestBytes = counter(
+      "bulwark_gateway_request_bytes_total",
+      "Request body bytes received from clients",
+    );
+    const responseBytes = counter(
+      "bulwark_gateway_response_bytes_total",
+      "Response body bytes sent to clients",
+    );
+    for (const r of records) {
+      const labels = { host: r.host, ingress: r.ingress, service: r.service, variant: r.variant };
+      requests.inc({ ...labels, status_class: statusClass(r.status) });
+      duration.observe(labels, r.durationSeconds);
+      if (r.upstreamSeconds !== undefined) upstream.observe(labels, r.upstreamSeconds);
+      if (r.requestBytes > 0) requestBytes.inc(labels, r.requestBytes);
+      if (r.responseBytes > 0) responseBytes.inc(labels, r.responseBytes);
+    }
+    return registry.metrics();
+  }
+
+  it("is what prom-client writes for the same requests, bucket by bucket", async () => {
+    const records: RequestRecord[] = [
+      base,
+      { ...base, status: 503, durationSeconds: 0.0005, upstreamSeconds: 0.0004 },
+      { ...base, durationSeconds: 0.0005000001, upstreamSeconds: 12 },
+      { ...base, variant: "canary", service: "shop/web-v2", requestBytes: 7, responseBytes: 0 },
+      { ...base, host: "b.example.com", status: 404, upstreamSeconds: undefined, service: "" },
+      { ...base, status: 101, durationSeconds: 30 },
+    ];
+    const ours = new TrafficMetrics();
+    records.forEach(r => ours.observe(r));
+    const [expected, actual] = await Promise.all([
+      promClientText(records),
+      sumProcessMetrics([ours.toJSON()]),
+    ]);
+    // Sample order within a family carries no meaning (prom-client's follows first use).
+    const lines = (text: string) => text.split("\n").sort();
+    assert.deepEqual(lines(actual), lines(expected));
+    assert.ok(lines(actual).length > 60, "every bucket of every label set is there");
   });
 });
 

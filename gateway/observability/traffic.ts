@@ -2,10 +2,6 @@
 // per-host monitoring exposes them: requests by status class, request and upstream durations,
 // request and response bytes, labelled by host, ingress, service and canary/main. QPS and success
 // rate are rates of the request counter; RT percentiles come from the histograms.
-//
-// The hot path calls `observe` once per request: label children are looked up once per label
-// set and cached, so a request costs a Map lookup and a few increments, not label hashing.
-import { Counter, Histogram, type Registry } from "prom-client";
 
 /** One finished request, as the proxy saw it. */
 export interface RequestRecord {
@@ -33,10 +29,17 @@ export interface RequestRecord {
   decision: string;
 }
 
-const LABELS = ["host", "ingress", "service", "variant"] as const;
+type LabelName = "host" | "ingress" | "service" | "variant";
+type Labels = Record<LabelName, string>;
+
+const STATUS_CLASSES = ["1xx", "2xx", "3xx", "4xx", "5xx", "other"] as const;
 
 export function statusClass(status: number): string {
-  return status >= 100 && status < 600 ? `${Math.floor(status / 100)}xx` : "other";
+  return STATUS_CLASSES[statusClassIndex(status)]!;
+}
+
+function statusClassIndex(status: number): number {
+  return status >= 100 && status < 600 ? Math.floor(status / 100) - 1 : 5;
 }
 
 /** Seconds: ingress-nginx's request_duration buckets, plus sub-millisecond ones for a fast proxy. */
@@ -44,119 +47,164 @@ export const DURATION_BUCKETS = [
   0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
 ];
 
-type CounterChild = ReturnType<Counter<string>["labels"]>;
-type HistogramChild = ReturnType<Histogram<string>["labels"]>;
+/** One histogram's numbers for one label set: counts per bucket (not cumulative), sum, count. */
+class HistogramTally {
+  readonly buckets = new Float64Array(DURATION_BUCKETS.length);
+  sum = 0;
+  count = 0;
 
-interface Children {
-  requests: Map<string, CounterChild>;
-  duration: HistogramChild;
-  upstream: HistogramChild;
-  requestBytes: CounterChild;
-  responseBytes: CounterChild;
+  observe(seconds: number): void {
+    // Linear: most requests land in the first few buckets.
+    let i = 0;
+    while (i < DURATION_BUCKETS.length && seconds > DURATION_BUCKETS[i]!) i++;
+    if (i < DURATION_BUCKETS.length) this.buckets[i]!++;
+    this.sum += seconds;
+    this.count++;
+  }
 }
 
+/** Everything counted for one host/ingress/service/variant. */
+class LabelSetTally {
+  readonly requests = new Float64Array(STATUS_CLASSES.length);
+  readonly duration = new HistogramTally();
+  readonly upstream = new HistogramTally();
+  requestBytes = 0;
+  responseBytes = 0;
+
+  constructor(readonly labels: Labels) {}
+}
+
+/** A sample as prom-client's getMetricsAsJSON() gives it, which its aggregation sums. */
+interface Sample {
+  value: number;
+  labels: Record<string, string | number>;
+  metricName?: string;
+}
+
+/** One metric as prom-client's getMetricsAsJSON() gives it. */
+export interface MetricJson {
+  name: string;
+  help: string;
+  type: "counter" | "histogram";
+  aggregator: "sum";
+  values: Sample[];
+}
+
+const NAMES = {
+  requests: "bulwark_gateway_requests_total",
+  duration: "bulwark_gateway_request_duration_seconds",
+  upstream: "bulwark_gateway_upstream_duration_seconds",
+  requestBytes: "bulwark_gateway_request_bytes_total",
+  responseBytes: "bulwark_gateway_response_bytes_total",
+};
+
+/**
+ * The per-host traffic metrics of one process. The hot path only adds to plain numbers (one Map
+ * lookup per request); the Prometheus shape is built when scraped. prom-client's labelled children
+ * re-hash their labels on every inc/observe, which measured about 10 µs per request, a third of
+ * proxying one (hack/bench/README.md).
+ */
 export class TrafficMetrics {
-  private readonly requests: Counter<string>;
-  private readonly duration: Histogram<string>;
-  private readonly upstream: Histogram<string>;
-  private readonly requestBytes: Counter<string>;
-  private readonly responseBytes: Counter<string>;
-  private readonly children = new Map<string, Children>();
+  private readonly tallies = new Map<string, LabelSetTally>();
 
-  constructor(registry: Registry) {
-    const registers = [registry];
-    this.requests = new Counter({
-      name: "bulwark_gateway_requests_total",
-      help: "Requests answered, by host, ingress, service, main/canary and status class",
-      labelNames: [...LABELS, "status_class"],
-      registers,
-    });
-    this.duration = new Histogram({
-      name: "bulwark_gateway_request_duration_seconds",
-      help: "Time from the request's first byte to the response's last byte",
-      labelNames: [...LABELS],
-      buckets: DURATION_BUCKETS,
-      registers,
-    });
-    this.upstream = new Histogram({
-      name: "bulwark_gateway_upstream_duration_seconds",
-      help: "Time from sending the request upstream to the upstream's response head",
-      labelNames: [...LABELS],
-      buckets: DURATION_BUCKETS,
-      registers,
-    });
-    this.requestBytes = new Counter({
-      name: "bulwark_gateway_request_bytes_total",
-      help: "Request body bytes received from clients",
-      labelNames: [...LABELS],
-      registers,
-    });
-    this.responseBytes = new Counter({
-      name: "bulwark_gateway_response_bytes_total",
-      help: "Response body bytes sent to clients",
-      labelNames: [...LABELS],
-      registers,
-    });
-  }
-
-  private childrenFor(record: RequestRecord): Children {
+  private tallyFor(record: RequestRecord): LabelSetTally {
     const key = `${record.host}\n${record.ingress}\n${record.service}\n${record.variant}`;
-    let found = this.children.get(key);
+    let found = this.tallies.get(key);
     if (found === undefined) {
-      const labels = {
+      found = new LabelSetTally({
         host: record.host,
         ingress: record.ingress,
         service: record.service,
         variant: record.variant,
-      };
-      found = {
-        requests: new Map(),
-        duration: this.duration.labels(labels),
-        upstream: this.upstream.labels(labels),
-        requestBytes: this.requestBytes.labels(labels),
-        responseBytes: this.responseBytes.labels(labels),
-      };
-      this.children.set(key, found);
+      });
+      this.tallies.set(key, found);
     }
     return found;
   }
 
   observe(record: RequestRecord): void {
-    const children = this.childrenFor(record);
-    const cls = statusClass(record.status);
-    let counter = children.requests.get(cls);
-    if (counter === undefined) {
-      counter = this.requests.labels({
-        host: record.host,
-        ingress: record.ingress,
-        service: record.service,
-        variant: record.variant,
-        status_class: cls,
-      });
-      children.requests.set(cls, counter);
-    }
-    counter.inc();
-    children.duration.observe(record.durationSeconds);
-    if (record.upstreamSeconds !== undefined) children.upstream.observe(record.upstreamSeconds);
-    if (record.requestBytes > 0) children.requestBytes.inc(record.requestBytes);
-    if (record.responseBytes > 0) children.responseBytes.inc(record.responseBytes);
+    const tally = this.tallyFor(record);
+    tally.requests[statusClassIndex(record.status)]!++;
+    tally.duration.observe(record.durationSeconds);
+    if (record.upstreamSeconds !== undefined) tally.upstream.observe(record.upstreamSeconds);
+    tally.requestBytes += record.requestBytes;
+    tally.responseBytes += record.responseBytes;
   }
 
   /** Forgets the label sets of hosts no longer served, so a churning config cannot grow memory. */
   retainHosts(hosts: ReadonlySet<string>): void {
-    for (const [key, children] of this.children) {
-      const [host = "", ingress = "", service = "", variant = ""] = key.split("\n");
-      if (hosts.has(host)) continue;
-      const labels = { host, ingress, service, variant };
-      for (const status_class of children.requests.keys()) {
-        this.requests.remove({ ...labels, status_class });
-      }
-      for (const metric of [this.duration, this.upstream, this.requestBytes, this.responseBytes]) {
-        metric.remove(labels);
-      }
-      this.children.delete(key);
+    for (const [key, tally] of this.tallies) {
+      if (!hosts.has(tally.labels.host)) this.tallies.delete(key);
     }
   }
+
+  /** The metrics in prom-client's JSON shape (what a worker sends its primary to sum). */
+  toJSON(): MetricJson[] {
+    const tallies = [...this.tallies.values()];
+    const counter = (name: string, help: string, values: Sample[]): MetricJson => ({
+      name,
+      help,
+      type: "counter",
+      aggregator: "sum",
+      values,
+    });
+    return [
+      counter(
+        NAMES.requests,
+        "Requests answered, by host, ingress, service, main/canary and status class",
+        tallies.flatMap(t =>
+          STATUS_CLASSES.flatMap((cls, i) =>
+            t.requests[i] === 0
+              ? []
+              : [{ value: t.requests[i]!, labels: { ...t.labels, status_class: cls } }],
+          ),
+        ),
+      ),
+      histogram(
+        NAMES.duration,
+        "Time from the request's first byte to the response's last byte",
+        tallies.map(t => [t.labels, t.duration]),
+      ),
+      histogram(
+        NAMES.upstream,
+        "Time from sending the request upstream to the upstream's response head",
+        tallies.map(t => [t.labels, t.upstream]),
+      ),
+      counter(
+        NAMES.requestBytes,
+        "Request body bytes received from clients",
+        tallies
+          .filter(t => t.requestBytes > 0)
+          .map(t => ({ value: t.requestBytes, labels: t.labels })),
+      ),
+      counter(
+        NAMES.responseBytes,
+        "Response body bytes sent to clients",
+        tallies
+          .filter(t => t.responseBytes > 0)
+          .map(t => ({ value: t.responseBytes, labels: t.labels })),
+      ),
+    ];
+  }
+}
+
+/** A histogram's samples as prom-client writes them: cumulative buckets, +Inf, sum, count. */
+function histogram(name: string, help: string, tallies: [Labels, HistogramTally][]): MetricJson {
+  const values: Sample[] = [];
+  for (const [labels, tally] of tallies) {
+    if (tally.count === 0) continue;
+    let cumulative = 0;
+    DURATION_BUCKETS.forEach((le, i) => {
+      cumulative += tally.buckets[i]!;
+      values.push({ value: cumulative, labels: { le, ...labels }, metricName: `${name}_bucket` });
+    });
+    values.push(
+      { value: tally.count, labels: { le: "+Inf", ...labels }, metricName: `${name}_bucket` },
+      { value: tally.sum, labels, metricName: `${name}_sum` },
+      { value: tally.count, labels, metricName: `${name}_count` },
+    );
+  }
+  return { name, help, type: "histogram", aggregator: "sum", values };
 }
 
 /** The access log line (JSON) for one request: what ingress-nginx's log carries, plus the decision. */

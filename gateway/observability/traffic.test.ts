@@ -3,7 +3,7 @@ import { describe, it } from "node:test";
 import { Counter, Histogram, Registry } from "prom-client";
 import { sumProcessMetrics } from "./scrape";
 import {
-  accessLogEntry,
+  accessLogLine,
   DURATION_BUCKETS,
   statusClass,
   TrafficMetrics,
@@ -151,7 +151,7 @@ describe("TrafficMetrics' Prometheus text", () => {
   });
 });
 
-describe("statusClass and accessLogEntry", () => {
+describe("statusClass and accessLogLine", () => {
   it("classes", () => {
     assert.deepEqual([101, 200, 302, 404, 502, 700].map(statusClass), [
       "1xx",
@@ -162,16 +162,38 @@ describe("statusClass and accessLogEntry", () => {
       "other",
     ]);
   });
-  it("the log line carries the decision and durations in milliseconds", () => {
-    const entry = accessLogEntry({ ...base, decision: "header x-canary=always" });
-    assert.equal(entry.decision, "header x-canary=always");
-    assert.equal(entry.duration_ms, 3);
-    assert.equal(entry.upstream_ms, 2);
-    assert.equal(accessLogEntry({ ...base, upstreamSeconds: undefined }).upstream_ms, -1);
+  const parsed = (record: RequestRecord) =>
+    JSON.parse(accessLogLine(record, 42, "2026-12-03T07:00:00.000Z")) as Record<string, unknown>;
+  it("is one JSON line with every field, durations in milliseconds", () => {
+    const line = accessLogLine(base, 42, "2026-12-03T07:00:00.000Z");
+    assert.ok(line.endsWith("}\n") && !line.slice(0, -1).includes("\n"), "one line");
+    assert.deepEqual(parsed({ ...base, decision: "header x-canary=always" }), {
+      level: "info",
+      message: "request",
+      component: "bulwark-gateway",
+      log: "access",
+      pid: 42,
+      host: "a.example.com:8080",
+      rule_host: "a.example.com",
+      method: "GET",
+      path: "/",
+      status: 200,
+      ingress: "shop/web",
+      service: "shop/web",
+      variant: "main",
+      upstream: "10.0.0.1:8080",
+      decision: "header x-canary=always",
+      request_bytes: 0,
+      response_bytes: 100,
+      duration_ms: 3,
+      upstream_ms: 2,
+      timestamp: "2026-12-03T07:00:00.000Z",
+    });
+    assert.equal(parsed({ ...base, upstreamSeconds: undefined }).upstream_ms, -1);
   });
-  it("logs the Host the client sent and the rule's host apart", () => {
-    const entry = accessLogEntry(base);
-    assert.equal(entry.host, "a.example.com:8080");
-    assert.equal(entry.rule_host, "a.example.com");
+  it("escapes what a client controls: quotes, backslashes, control characters, non-ASCII", () => {
+    const hostile = 'a"b\\c\n{"x":1}\u0000\u2028é';
+    const entry = parsed({ ...base, authority: hostile, path: `/${hostile}`, method: hostile });
+    assert.deepEqual([entry.host, entry.path, entry.method], [hostile, `/${hostile}`, hostile]);
   });
 });

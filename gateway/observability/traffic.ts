@@ -207,23 +207,25 @@ function histogram(name: string, help: string, tallies: [Labels, HistogramTally]
   return { name, help, type: "histogram", aggregator: "sum", values };
 }
 
-/** The access log line (JSON) for one request: what ingress-nginx's log carries, plus the decision. */
-export function accessLogEntry(record: RequestRecord): Record<string, string | number> {
-  return {
-    host: record.authority,
-    rule_host: record.host,
-    method: record.method,
-    path: record.path,
-    status: record.status,
-    ingress: record.ingress,
-    service: record.service,
-    variant: record.variant,
-    upstream: record.upstream,
-    decision: record.decision,
-    request_bytes: record.requestBytes,
-    response_bytes: record.responseBytes,
-    duration_ms: Math.round(record.durationSeconds * 1e6) / 1e3,
-    upstream_ms:
-      record.upstreamSeconds === undefined ? -1 : Math.round(record.upstreamSeconds * 1e6) / 1e3,
-  };
+const ms = (seconds: number): number => Math.round(seconds * 1e6) / 1e3;
+const quoted = JSON.stringify;
+
+/**
+ * The access log line for one request: JSON in the shape of the gateway's winston lines (level,
+ * message, component, timestamp) with what ingress-nginx's log carries plus the canary decision.
+ * Written as a template with each string quoted by JSON.stringify: the same JSON as stringifying
+ * an object, at about half the cost, which matters once per request.
+ */
+export function accessLogLine(record: RequestRecord, pid: number, timestamp: string): string {
+  const upstreamMs = record.upstreamSeconds === undefined ? -1 : ms(record.upstreamSeconds);
+  return (
+    `{"level":"info","message":"request","component":"bulwark-gateway","log":"access","pid":${pid}` +
+    `,"host":${quoted(record.authority)},"rule_host":${quoted(record.host)}` +
+    `,"method":${quoted(record.method)},"path":${quoted(record.path)},"status":${record.status}` +
+    `,"ingress":${quoted(record.ingress)},"service":${quoted(record.service)}` +
+    `,"variant":${quoted(record.variant)},"upstream":${quoted(record.upstream)}` +
+    `,"decision":${quoted(record.decision)},"request_bytes":${record.requestBytes}` +
+    `,"response_bytes":${record.responseBytes},"duration_ms":${ms(record.durationSeconds)}` +
+    `,"upstream_ms":${upstreamMs},"timestamp":${quoted(timestamp)}}\n`
+  );
 }

@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
+import { until } from "../proxy/testing";
 import { TrafficObservers } from "./observer";
 import type { RequestRecord } from "./traffic";
 
@@ -38,8 +39,10 @@ describe("TrafficObservers", () => {
     observers.observe(record);
     observers.observe({ ...record, status: 503, variant: "main" });
     observers.flush();
-    await new Promise(resolve => setTimeout(resolve, 50));
-    const lines = readFileSync(path, "utf8")
+    // The file stream opens and writes on the thread pool: wait for both lines, not a fixed time.
+    const written = (): string => (existsSync(path) ? readFileSync(path, "utf8") : "");
+    await until(() => written().split("\n").length > 2, "both lines in the file");
+    const lines = written()
       .trimEnd()
       .split("\n")
       .map(l => JSON.parse(l) as Record<string, unknown>);

@@ -303,6 +303,7 @@ describe("data plane: proxying over real sockets", () => {
       pump();
     });
     // The backend reads nothing yet: the client must stall long before the whole body is out.
+    await until(() => paused !== undefined, "the paused backend to get the request");
     let last = -1;
     while (written !== last) {
       last = written;

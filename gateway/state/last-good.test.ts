@@ -48,7 +48,10 @@ describe("last good view on disk", () => {
     try {
       const writer = new CoalescingWriter(dir, error => assert.fail(String(error)), 60_000);
       writer.save(saved(1));
-      await new Promise(r => setTimeout(r, 100));
+      // At once, not after the interval; but the write fsyncs, which a busy disk can make slow.
+      const deadline = Date.now() + 10_000;
+      while ((await readLastGood(dir)) === undefined && Date.now() < deadline)
+        await new Promise(r => setTimeout(r, 10));
       assert.equal((await readLastGood(dir))?.version, 1);
       for (let v = 2; v <= 20; v++) writer.save(saved(v));
       assert.equal((await readLastGood(dir))?.version, 1, "the next write waits for the interval");

@@ -95,7 +95,10 @@ describe("stand-in authorization API", () => {
     try {
       await api.setOutage("hang");
       const pending = post(api, "/v1/grants", permission);
-      await sleep(50);
+      // Held once it has reached the server, which can take more than a moment on a busy machine.
+      const deadline = Date.now() + 10_000;
+      while (api.stats().requests === 0 && Date.now() < deadline) await sleep(10);
+      assert.equal(api.stats().requests, 1, "the request reached the server");
       await api.setOutage(false);
       assert.equal((await pending).status, 503);
       assert.equal((await post(api, "/v1/grants", permission)).status, 202);

@@ -138,18 +138,24 @@ describe("edge health: the unreachable NoExecute taint", () => {
       );
       // Whether or not a sample catches the taint in between, it must not stay.
       await new Promise(r => setTimeout(r, 3000));
+      // The reconciler records its Event after removing the taint (edge-health/taints.ts), and the
+      // taint may land later than the sleep: wait for the Event, then for the taint to be gone.
+      await waitUntil(
+        "an EvictionPrevented Event saying the reconciler removed the taint",
+        async () => {
+          const events = await cluster.core.listEventForAllNamespaces({
+            fieldSelector: `involvedObject.name=${name("orphan")}`,
+          });
+          return events.items.some(e => e.reason === "EvictionPrevented");
+        },
+        30_000,
+        250,
+      );
       await waitUntil(
         "the reconciler to remove the taint",
         async () => !taints(await read(name("orphan"))).includes(NO_EXECUTE),
         30_000,
         250,
-      );
-      const events = await cluster.core.listEventForAllNamespaces({
-        fieldSelector: `involvedObject.name=${name("orphan")}`,
-      });
-      assert.ok(
-        events.items.some(e => e.reason === "EvictionPrevented"),
-        "an EvictionPrevented Event says the reconciler did it",
       );
     } finally {
       await apply(all);

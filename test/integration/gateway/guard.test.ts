@@ -38,8 +38,11 @@ function checksumObject(namespace: string, name: string, ids: string[]) {
   };
 }
 
-/** Requests `host` every few ms until stopped; returns every reply or error text. */
-function keepRequesting(port: number, host: string): () => Promise<(Reply | string)[]> {
+/** Requests `host` every few ms until stopped; `replies` holds every reply or error text so far. */
+function keepRequesting(
+  port: number,
+  host: string,
+): { replies: (Reply | string)[]; stop: () => Promise<(Reply | string)[]> } {
   const replies: (Reply | string)[] = [];
   let running = true;
   const loop = (async () => {
@@ -48,11 +51,12 @@ function keepRequesting(port: number, host: string): () => Promise<(Reply | stri
       await new Promise(r => setTimeout(r, 20));
     }
   })();
-  return async () => {
+  const stop = async () => {
     running = false;
     await loop;
     return replies;
   };
+  return { replies, stop };
 }
 
 describe("gateway checksum guard", () => {
@@ -90,7 +94,7 @@ describe("gateway checksum guard", () => {
   });
 
   it("keeps a mismatching update out while traffic flows, then lets it in once a checksum matches", async () => {
-    const stop = keepRequesting(gateway.httpPort, HOST);
+    const traffic = keepRequesting(gateway.httpPort, HOST);
     await applyOrThrow(cluster.kc, [
       ingress(ns, "shop-1", { host: HOST, service: "green", annotations: { [VERSION]: "2" } }),
     ]);
@@ -110,7 +114,11 @@ describe("gateway checksum guard", () => {
 
     await applyOrThrow(cluster.kc, [checksumObject(ns, "checksum-b", ["1-2"])]);
     await waitServed(gateway.httpPort, HOST, "green");
-    const replies = await stop();
+    // waitServed may have met the new view before the steady requests did: let them meet it too.
+    await waitUntil("the steady requests to reach green", async () =>
+      traffic.replies.some(r => typeof r !== "string" && r.body === "green /"),
+    );
+    const replies = await traffic.stop();
     const failures = replies.filter(r => typeof r === "string" || r.status !== 200);
     assert.deepEqual(failures, [], "no request failed");
     const bodies = new Set(replies.map(r => (typeof r === "string" ? r : r.body)));

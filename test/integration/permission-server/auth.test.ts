@@ -88,11 +88,14 @@ describe("permission server: who may ask", () => {
     assert.equal(record.uid, pod.metadata?.uid);
     assert.equal(record.ip, "127.0.1.1");
     assert.equal(annotation(pod, "permission.bulwark.dev/claim"), undefined, "claim released");
-    const events = await cluster.core.listNamespacedEvent({
-      namespace: ns,
-      fieldSelector: `involvedObject.name=first`,
+    // The init client's answer comes from the status write; the Event is recorded after it.
+    await waitUntil("a Granted Event", async () => {
+      const events = await cluster.core.listNamespacedEvent({
+        namespace: ns,
+        fieldSelector: `involvedObject.name=first`,
+      });
+      return events.items.some(e => e.reason === "Granted");
     });
-    assert.ok(events.items.some(e => e.reason === "Granted"));
   });
 
   it("refuses a forged token", async () => {

@@ -11,6 +11,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { V1Pod } from "@kubernetes/client-node";
+import { waitUntil } from "../../../hack/control-plane/kube";
 import { freePort } from "../../../hack/control-plane/ports";
 import {
   createPki,
@@ -120,7 +121,11 @@ describe("bulwark-init as a process", () => {
     return { ...env, [INIT_ENV.tokenPath]: tokenPath };
   }
 
-  function runInitProcess(env: NodeJS.ProcessEnv): Promise<Exit> {
+  /** `onStdout` sees the output as it comes. */
+  function runInitProcess(
+    env: NodeJS.ProcessEnv,
+    onStdout: (text: string) => void = () => {},
+  ): Promise<Exit> {
     const child = spawn(process.execPath, [join(ROOT, "bin", "bulwark.js"), "init"], {
       cwd: ROOT,
       env,
@@ -128,7 +133,10 @@ describe("bulwark-init as a process", () => {
     });
     let stdout = "";
     let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stdout.on("data", (d: Buffer) => {
+      stdout += d.toString();
+      onStdout(stdout);
+    });
     child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
     const killer = setTimeout(() => child.kill("SIGKILL"), 60_000);
     return new Promise(resolve =>
@@ -183,8 +191,14 @@ describe("bulwark-init as a process", () => {
     const env = await containerEnv(pod, "readers", await podToken(cluster, pod));
     await server?.stop();
     server = undefined;
-    const exit = runInitProcess(env);
+    let said = "";
+    const exit = runInitProcess(env, stdout => (said = stdout));
     await sleep(3000);
+    // Starting the process can take longer than that on a loaded machine: bring the server back
+    // only once the process has met it down.
+    await waitUntil("the init process to retry the stopped server", async () =>
+      /retrying: /.test(said),
+    );
     server = await startServer();
     const result = await exit;
     assert.equal(result.code, 0, result.stderr);

@@ -7,6 +7,7 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { V1Pod } from "@kubernetes/client-node";
 import { main as cli } from "../../../cli/main";
+import { waitUntil } from "../../../hack/control-plane/kube";
 import type { AuthzApi } from "../../harness/authz-api";
 import { testCluster, testNamespace } from "../../harness/cluster";
 import type { RunningServer } from "../../../permission-server/server";
@@ -135,17 +136,21 @@ describe("permission server: outages and the per-pod breaker", () => {
     const status = JSON.parse(annotation(current, "permission.bulwark.dev/status") ?? "{}");
     assert.equal(status.phase, "blocked");
     assert.equal(status.permissions[0].state, "failed");
-    const events = await cluster.core.listNamespacedEvent({
-      namespace: ns,
-      fieldSelector: "involvedObject.name=broken-1",
-    });
-    assert.deepEqual(
-      events.items
+    const grantEvents = async (): Promise<(string | undefined)[]> =>
+      (
+        await cluster.core.listNamespacedEvent({
+          namespace: ns,
+          fieldSelector: "involvedObject.name=broken-1",
+        })
+      ).items
         .map(e => e.reason)
         .filter(r => r?.startsWith("Grant"))
-        .sort(),
-      ["GrantBlocked", "GrantFailed", "GrantFailed"],
+        .sort();
+    // The init client's answer comes from the status write; the Event is recorded after it.
+    await waitUntil("the GrantBlocked Event", async () =>
+      (await grantEvents()).includes("GrantBlocked"),
     );
+    assert.deepEqual(await grantEvents(), ["GrantBlocked", "GrantFailed", "GrantFailed"]);
 
     // While open, a restarted init client is refused at once, and nothing is asked of the API.
     const grantsBefore = authz.stats().grantsPosted;

@@ -4,11 +4,12 @@ import type { ProcessMetrics } from "./observability/scrape";
 import { Engine, type EngineOptions } from "./proxy/engine";
 import type { ProxyCounters } from "./proxy/forward";
 import type { RouteTableStats } from "./routing/table";
-import type { AppliedView, GatewayView } from "./view";
+import type { AppliedView } from "./view";
+import { ViewReplica, type ViewDelta } from "./view-delta";
 
 export type ToWorker =
   | { type: "init"; options: EngineOptions }
-  | { type: "apply"; view: GatewayView }
+  | { type: "apply"; delta: ViewDelta }
   | { type: "metrics"; id: number }
   | { type: "close"; drainMs: number };
 
@@ -18,7 +19,9 @@ export type FromWorker =
   | { type: "applied"; applied: AppliedView; table: RouteTableStats }
   | { type: "counters"; counters: ProxyCounters }
   | { type: "metrics"; id: number; metrics: ProcessMetrics }
-  | { type: "failed"; message: string };
+  | { type: "failed"; message: string }
+  /** A delta did not apply to this worker's replica: send the whole view. */
+  | { type: "resync" };
 
 const COUNTERS_MS = 1000;
 
@@ -33,6 +36,7 @@ function answerMetrics(engine: Engine | undefined, id: number): void {
 
 function runWorker(): void {
   let engine: Engine | undefined;
+  const replica = new ViewReplica();
   process.on("message", (message: ToWorker) => {
     if (message.type === "init") {
       Engine.start(message.options).then(
@@ -48,8 +52,12 @@ function runWorker(): void {
         (error: Error) => tell({ type: "failed", message: error.message }),
       );
     } else if (message.type === "apply" && engine !== undefined) {
-      const applied = engine.apply(message.view);
-      tell({ type: "applied", applied, table: engine.stats });
+      const view = replica.apply(message.delta);
+      if (view === "resync") tell({ type: "resync" });
+      else if (view !== "stale") {
+        const applied = engine.apply(view);
+        tell({ type: "applied", applied, table: engine.stats });
+      }
     } else if (message.type === "metrics") {
       void answerMetrics(engine, message.id);
     } else if (message.type === "close") {

@@ -8,7 +8,7 @@
 //   await dp.close({ drainMs: 10_000 });
 //
 // One worker serves in this process. Several are node:cluster workers sharing the listeners; each
-// gets every view over IPC (structured clone) and compiles it itself.
+// keeps a replica of the view, gets what changed over IPC (view-delta.ts) and compiles it itself.
 import cluster, { type Worker } from "node:cluster";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -20,6 +20,7 @@ import type { CompileOptions } from "./routing/compile";
 import type { RouteTableStats } from "./routing/table";
 import { makeDefaultCertificates, type PemPair } from "./tls/default-certificate";
 import type { AppliedView, GatewayView } from "./view";
+import { diffView, wholeView } from "./view-delta";
 import type { FromWorker, ToWorker } from "./data-plane-worker";
 
 export interface DataPlaneOptions {
@@ -152,6 +153,7 @@ class ClusterDataPlane implements DataPlane {
     (worker: number, metrics: ProcessMetrics) => void
   >();
   private metricsRequests = 0;
+  /** The last view sent to the workers: the next delta's base. */
   private latest: GatewayView | undefined;
   private problems: string[] = [];
   private table: RouteTableStats | undefined = undefined;
@@ -183,6 +185,7 @@ class ClusterDataPlane implements DataPlane {
   }
 
   apply(view: GatewayView): Promise<AppliedView> {
+    const delta = diffView(this.latest, view);
     this.latest = view;
     return new Promise((resolve, reject) => {
       const pending: PendingApply = {
@@ -193,7 +196,7 @@ class ClusterDataPlane implements DataPlane {
         reject,
       };
       this.pending.add(pending);
-      for (const state of this.workers.values()) send(state.worker, { type: "apply", view });
+      for (const state of this.workers.values()) send(state.worker, { type: "apply", delta });
     });
   }
 
@@ -270,8 +273,10 @@ class ClusterDataPlane implements DataPlane {
         } else if (message.type === "ready") {
           this.httpPort = message.httpPort;
           this.httpsPort = message.httpsPort;
-          if (this.latest !== undefined) send(worker, { type: "apply", view: this.latest });
+          this.sendWhole(worker);
           resolve();
+        } else if (message.type === "resync") {
+          this.sendWhole(worker);
         } else if (message.type === "applied") {
           this.table = message.table;
           this.onApplied(state, message.applied);
@@ -288,6 +293,11 @@ class ClusterDataPlane implements DataPlane {
         reject(new Error(`gateway worker exited with ${code} before listening`));
       });
     });
+  }
+
+  /** The latest view, whole: for a worker that has none, or whose replica lost track. */
+  private sendWhole(worker: Worker): void {
+    if (this.latest !== undefined) send(worker, { type: "apply", delta: wholeView(this.latest) });
   }
 
   private onApplied(state: WorkerState, applied: AppliedView): void {

@@ -170,4 +170,45 @@ describe("gateway with several workers", () => {
       assert.match(previousHost, /^404 /, `round ${round}: the previous round's host is gone`);
     }
   });
+
+  it("replaces a killed worker with one that serves the latest view, then follows every change", async () => {
+    const before = await health();
+    const victim = before.dataPlane.workers[0]!.pid;
+    process.kill(victim, "SIGKILL");
+    const replaced = await waitUntil(
+      "a new worker serving the current version",
+      async () => {
+        const now = await health();
+        const pids = now.dataPlane.workers.map(w => w.pid);
+        const fresh = pids.length === WORKERS && !pids.includes(victim);
+        return fresh && now.dataPlane.version === now.view?.version ? now : undefined;
+      },
+      30_000,
+      50,
+    );
+    assert.equal(replaced.view?.version, before.view?.version, "no new view was needed");
+    // The next change reaches the new worker as a change to the view it was given whole.
+    const round = CHANGES + 1;
+    const backend = backends[round % 2]!;
+    await applyOrThrow(cluster.kc, [roundIngress(ns, round, backend.name)]);
+    await waitUntil(
+      `every worker at view ${(before.view?.version ?? 0) + 1}`,
+      async () => {
+        const now = await health();
+        const target = (before.view?.version ?? 0) + 1;
+        return now.dataPlane.workers.every(w => w.version === target) ? true : undefined;
+      },
+      30_000,
+      20,
+    );
+    const answers: string[] = [];
+    for (let i = 0; i < FRESH_CONNECTIONS; i++) {
+      answers.push(await freshGet(gateway.httpPort, `round-${round}.example.com`, "/new"));
+    }
+    assert.deepEqual(
+      answers.filter(a => a !== `200 ${backend.name} /new`),
+      [],
+      "every worker, the new one included, serves the change",
+    );
+  });
 });

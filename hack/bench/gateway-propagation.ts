@@ -192,10 +192,13 @@ async function sample(
 }
 
 async function main(): Promise<void> {
-  const sizes = process.argv
-    .slice(2)
-    .map(Number)
-    .filter(n => n > 0);
+  const args = process.argv.slice(2);
+  const workersAt = args.indexOf("--workers");
+  // The shipped default (values: gateway.workers); each worker compiles every view itself.
+  const workers = workersAt < 0 ? 2 : Number(args.splice(workersAt, 2)[1]);
+  if (!Number.isInteger(workers) || workers < 1)
+    throw new Error("--workers: expected a positive integer");
+  const sizes = args.map(Number).filter(n => n > 0);
   if (sizes.length === 0) sizes.push(1000, 20_000);
   const dir = mkdtempSync(join(tmpdir(), "bench-propagation-"));
   const cp = await startControlPlane({ dir: join(dir, "cluster"), binDir: ensureBinaries() });
@@ -207,7 +210,7 @@ async function main(): Promise<void> {
     const api = kc.makeApiClient(NetworkingV1Api);
     let created = 0;
     console.log(
-      `gateway change propagation (target: p99 ≤ 500 ms at 20k Ingresses), ${SAMPLES} samples each`,
+      `gateway change propagation (target: p99 ≤ 500 ms at 20k Ingresses), ${workers} worker(s), ${SAMPLES} samples each`,
     );
     for (const size of sizes) {
       const started = performance.now();
@@ -222,6 +225,7 @@ async function main(): Promise<void> {
         logFile: join(dir, `gateway-${size}.log`),
         env: {
           LOG_LEVEL: "warn",
+          BULWARK_WORKERS: String(workers),
           BULWARK_HTTP_PORT: String(httpPort),
           BULWARK_HTTPS_PORT: String(await freePort()),
           BULWARK_ADMIN_PORT: String(adminPort),

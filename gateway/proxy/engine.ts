@@ -12,7 +12,7 @@ import { planRequest, type Plan } from "../policy/route-traffic";
 import { compileRoutes, DEFAULT_COMPILE_OPTIONS, type CompileOptions } from "../routing/compile";
 import { IncrementalRoutes } from "../routing/incremental";
 import { findRoute, forEachRoute, type Route, type RouteTable } from "../routing/table";
-import { compileTls } from "../tls/compile";
+import { compileTls, PairInspections } from "../tls/compile";
 import type { PemPair } from "../tls/default-certificate";
 import { chooseCertificatePerClient } from "../tls/listener";
 import { CertificateStore } from "../tls/store";
@@ -72,6 +72,8 @@ export class Engine {
   private problems: string[] = [];
   private readonly pools = new UpstreamPools();
   private readonly certificates: CertificateStore;
+  /** Parsed key pairs, reused by the next view's TLS compile. */
+  private readonly inspections = new PairInspections();
   private readonly servers: Server[] = [];
   private readonly upgraded = new Set<Duplex>();
   private readonly fastPool = new UpstreamPool();
@@ -122,7 +124,7 @@ export class Engine {
   /** Compiles the view and swaps it in; requests already routed keep their route. */
   apply(view: GatewayView, now = new Date()): AppliedView {
     const routes = this.routes.compile(view);
-    const tls = compileTls(view, now);
+    const tls = compileTls(view, now, this.inspections);
     this.certificates.swap(tls.table);
     this.table = routes.table;
     const live = new Set<string>();

@@ -367,7 +367,9 @@ async function onImageNode(): Promise<boolean> {
   const node = imageNode();
   const { stdout } = await run(node, ["--version"]);
   if (stdout.trim() === process.version) return false;
-  console.log(`re-running on the image's Node.js ${stdout.trim()} (this one is ${process.version})`);
+  console.log(
+    `re-running on the image's Node.js ${stdout.trim()} (this one is ${process.version})`,
+  );
   const child = spawn(node, [...process.execArgv, ...process.argv.slice(1)], { stdio: "inherit" });
   const code = await new Promise<number | null>(resolve => child.once("exit", resolve));
   process.exit(code ?? 1);

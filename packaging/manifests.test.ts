@@ -306,6 +306,71 @@ describe("workload manifests", () => {
     );
   });
 
+  it("edge health: the kubelet check's settings and CA file reach the daemon, which accepts them", () => {
+    const daemonSet = (change: (v: BulwarkValues) => void) =>
+      find<V1DaemonSet>(manifests(change), "DaemonSet", "bulwark-edge-health");
+    const kubeletPlugin = (ds: V1DaemonSet) => {
+      const env = processEnv(onlyContainer(ds).env, { "spec.nodeName": "edge-1" });
+      const read = edgeSettings([], env);
+      assert.equal(read.kind, "ok", read.kind === "error" ? read.message : "");
+      return read.kind === "ok" ? read.settings.checks.find(c => c.kind === "kubelet") : undefined;
+    };
+    const byDefault = find<V1DaemonSet>(objects, "DaemonSet", "bulwark-edge-health");
+    assert.equal(
+      onlyContainer(byDefault).env?.find(e => e.name === "BULWARK_EDGE_CHECK_KUBELET"),
+      undefined,
+      "the daemon's defaults by default",
+    );
+    assert.equal(kubeletPlugin(byDefault)?.caFile, undefined, "unverified, as SuperEdge");
+
+    const verified = daemonSet(v => {
+      v.edgeHealth.checks = {
+        daemon: "",
+        kubelet: "weight=1",
+        tcp: "weight=0.5,port=22",
+        kubeletCaHostPath: "/etc/kubernetes/pki/ca.crt",
+      };
+    });
+    const plugin = kubeletPlugin(verified);
+    assert.equal(plugin?.weight, 1);
+    const mount = onlyContainer(verified).volumeMounts?.find(m => m.name === "kubelet-ca");
+    assert.equal(plugin?.caFile, mount?.mountPath);
+    assert.equal(mount?.readOnly, true);
+    assert.deepEqual(podSpec(verified).volumes?.find(v => v.name === "kubelet-ca")?.hostPath, {
+      path: "/etc/kubernetes/pki/ca.crt",
+      type: "File",
+    });
+
+    const tcp = (ds: V1DaemonSet) => {
+      const read = edgeSettings([], processEnv(onlyContainer(ds).env, { "spec.nodeName": "e" }));
+      return read.kind === "ok" ? read.settings.checks.find(c => c.kind === "tcp") : undefined;
+    };
+    assert.equal(tcp(verified)?.port, 22);
+    const off = daemonSet(v => {
+      v.edgeHealth.checks.kubelet = "off";
+      v.edgeHealth.checks.daemon = "weight=1";
+    });
+    assert.equal(kubeletPlugin(off), undefined, "off turns the check off");
+  });
+
+  it("edge health: check values that contradict each other are refused, naming the field", () => {
+    const problems = (kubelet: string, kubeletCaHostPath: string) => {
+      const values = defaultValues(IMAGE);
+      values.edgeHealth.checks = { daemon: "", kubelet, tcp: "", kubeletCaHostPath };
+      const parsed = parseValues(values);
+      return parsed.ok ? [] : parsed.errors.map(e => `${e.field}: ${e.message}`);
+    };
+    assert.deepEqual(problems("off", "/ca.crt"), [
+      "edgeHealth.checks.kubeletCaHostPath: is set but the kubelet check is off",
+    ]);
+    assert.deepEqual(problems("weight=1,ca-file=/x", "/ca.crt"), [
+      "edgeHealth.checks.kubelet: names a ca-file while kubeletCaHostPath sets one; keep one",
+    ]);
+    assert.deepEqual(problems("", "ca.crt"), [
+      "edgeHealth.checks.kubeletCaHostPath: must be an absolute path or empty",
+    ]);
+  });
+
   it("PodDisruptionBudgets select the gateway's and the permission server's pods", () => {
     for (const [kind, name] of WORKLOADS.slice(0, 2)) {
       const pdb = find<V1PodDisruptionBudget>(objects, "PodDisruptionBudget", name);

@@ -26,6 +26,19 @@ export const EDGE_HEALTH = workloadName("edge-health");
 /** The daemon serves /healthz on its peer port (what its peers' daemon check calls too). */
 export const EDGE_HEALTH_PATHS = { live: "/healthz", ready: "/healthz" };
 export const HMAC_MOUNT = "/etc/bulwark/edge-health-hmac";
+export const KUBELET_CA_FILE = "/etc/bulwark/kubelet-ca/ca.crt";
+
+/** BULWARK_EDGE_CHECK_* from the values; checks left empty keep the daemon's defaults. */
+export function checkEnv(values: BulwarkValues): V1EnvVar[] {
+  const { daemon, kubelet, tcp, kubeletCaHostPath } = values.edgeHealth.checks;
+  const kubeletParts = [kubelet.trim(), kubeletCaHostPath && `ca-file=${KUBELET_CA_FILE}`];
+  const settings: [string, string][] = [
+    ["BULWARK_EDGE_CHECK_DAEMON", daemon.trim()],
+    ["BULWARK_EDGE_CHECK_KUBELET", kubeletParts.filter(p => p !== "").join(",")],
+    ["BULWARK_EDGE_CHECK_TCP", tcp.trim()],
+  ];
+  return settings.filter(([, value]) => value !== "").map(([name, value]) => valueEnv(name, value));
+}
 
 /** What edge-health-daemon/settings.ts reads. */
 export function edgeHealthEnv(values: BulwarkValues): V1EnvVar[] {
@@ -36,11 +49,13 @@ export function edgeHealthEnv(values: BulwarkValues): V1EnvVar[] {
     valueEnv("BULWARK_EDGE_ZONE_NAMESPACE", edge.zones.configNamespace),
     // The key as a mounted file: the daemon needs no access to Secrets at all.
     valueEnv("BULWARK_EDGE_HMAC_KEY_FILE", `${HMAC_MOUNT}/${edge.hmacSecret.key}`),
+    ...checkEnv(values),
   ];
 }
 
 export function edgeHealthDaemonSet(values: BulwarkValues): V1DaemonSet & KubernetesObject {
   const edge = values.edgeHealth;
+  const caHostPath = edge.checks.kubeletCaHostPath;
   const container = workloadContainer(values, "edge-health", {
     env: edgeHealthEnv(values),
     // On the host network the container port is the node's port.
@@ -48,7 +63,12 @@ export function edgeHealthDaemonSet(values: BulwarkValues): V1DaemonSet & Kubern
     livenessProbe: httpProbe(EDGE_HEALTH_PATHS.live, "peer", { period: 10, failures: 3 }),
     readinessProbe: httpProbe(EDGE_HEALTH_PATHS.ready, "peer", { period: 10, failures: 2 }),
     resources: edge.resources,
-    volumeMounts: [{ name: "hmac", mountPath: HMAC_MOUNT, readOnly: true }],
+    volumeMounts: [
+      { name: "hmac", mountPath: HMAC_MOUNT, readOnly: true },
+      ...(caHostPath === ""
+        ? []
+        : [{ name: "kubelet-ca", mountPath: KUBELET_CA_FILE, readOnly: true }]),
+    ],
   });
   return {
     apiVersion: "apps/v1",
@@ -80,6 +100,9 @@ export function edgeHealthDaemonSet(values: BulwarkValues): V1DaemonSet & Kubern
                 items: [{ key: edge.hmacSecret.key, path: edge.hmacSecret.key }],
               },
             },
+            ...(caHostPath === ""
+              ? []
+              : [{ name: "kubelet-ca", hostPath: { path: caHostPath, type: "File" } }]),
           ],
         },
       },

@@ -99,6 +99,44 @@ export const valuesSchema = z.object({
      * bulwark-edge-health-hmac --from-literal=hmackey=$(openssl rand -hex 32)`.
      */
     hmacSecret: z.object({ name: z.string().min(1), key: z.string().min(1) }),
+    /**
+     * The daemon's check plugins, each `key=value,...` over its defaults or `off`; empty keeps the
+     * default (daemon and kubelet checks at weight 0.5 each, no TCP check). Peers must still be
+     * able to reach the score line: with the kubelet check off, give the daemon check weight=1.
+     */
+    checks: z
+      .object({
+        /** BULWARK_EDGE_CHECK_DAEMON */
+        daemon: z.string(),
+        /** BULWARK_EDGE_CHECK_KUBELET */
+        kubelet: z.string(),
+        /** BULWARK_EDGE_CHECK_TCP */
+        tcp: z.string(),
+        /**
+         * A file on every edge node holding the CA that signed the kubelets' serving certificates
+         * (often /etc/kubernetes/pki/ca.crt), mounted read-only and given as the kubelet check's
+         * ca-file; empty leaves kubelet certificates unverified, as SuperEdge does.
+         */
+        kubeletCaHostPath: z
+          .string()
+          .regex(/^(\/.*)?$/, { message: "must be an absolute path or empty" }),
+      })
+      .superRefine((checks, ctx) => {
+        if (checks.kubeletCaHostPath === "") return;
+        if (checks.kubelet.trim() === "off") {
+          ctx.addIssue({
+            code: "custom",
+            path: ["kubeletCaHostPath"],
+            message: "is set but the kubelet check is off",
+          });
+        } else if (/(^|,)\s*ca-file\s*=/.test(checks.kubelet)) {
+          ctx.addIssue({
+            code: "custom",
+            path: ["kubelet"],
+            message: "names a ca-file while kubeletCaHostPath sets one; keep one",
+          });
+        }
+      }),
     zones: z.object({
       /** Where edge-health-zone-config lives (SuperEdge's own namespace by default). */
       configNamespace: z.string().min(1),
@@ -153,6 +191,7 @@ export function defaultValues(image: string = DEFAULT_IMAGE): BulwarkValues {
       nodeSelector: { "superedge.io/node-edge": "enable" },
       tolerations: [{ operator: "Exists" }],
       hmacSecret: { name: "bulwark-edge-health-hmac", key: "hmackey" },
+      checks: { daemon: "", kubelet: "", tcp: "", kubeletCaHostPath: "" },
       zones: {
         configNamespace: "edge-system",
         manageConfig: false,

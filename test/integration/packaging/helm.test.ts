@@ -75,6 +75,12 @@ function variant(): BulwarkValues {
     { name: "packaging-authz", spec: { type: "http", address: "https://authz.example.com" } },
   ];
   values.edgeHealth.port = 51015;
+  values.edgeHealth.checks = {
+    daemon: "weight=0.6",
+    kubelet: "weight=1,timeout=3",
+    tcp: "weight=0.5,port=22",
+    kubeletCaHostPath: "/etc/kubernetes/pki/ca.crt",
+  };
   // Helm merges maps with the chart's defaults (drop a default key with null), so a superset.
   values.edgeHealth.nodeSelector = {
     "superedge.io/node-edge": "enable",
@@ -115,6 +121,25 @@ describe("charts/bulwark", () => {
     assert.throws(
       () => render(values),
       (error: { stderr?: string }) => /\/gateway\/replicas/.test(error.stderr ?? ""),
+    );
+  });
+
+  it("refuses check values that contradict each other, as the generators do", () => {
+    const values = defaultValues(IMAGE);
+    values.edgeHealth.checks.kubelet = " off";
+    values.edgeHealth.checks.kubeletCaHostPath = "/etc/kubernetes/pki/ca.crt";
+    assert.throws(
+      () => render(values),
+      (error: { stderr?: string }) =>
+        /edgeHealth\.checks\.kubeletCaHostPath: is set but the kubelet check is off/.test(
+          error.stderr ?? "",
+        ),
+    );
+    values.edgeHealth.checks.kubelet = "ca-file=/x";
+    assert.throws(
+      () => render(values),
+      (error: { stderr?: string }) =>
+        /edgeHealth\.checks\.kubelet: names a ca-file/.test(error.stderr ?? ""),
     );
   });
 

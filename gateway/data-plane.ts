@@ -13,7 +13,7 @@ import cluster, { type Worker } from "node:cluster";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { ObserveOptions } from "./observability/observer";
-import type { ProcessMetrics } from "./observability/scrape";
+import { sumMetrics, type ProcessMetrics } from "./observability/scrape";
 import { Engine } from "./proxy/engine";
 import type { ProxyCounters } from "./proxy/forward";
 import type { CompileOptions } from "./routing/compile";
@@ -157,6 +157,14 @@ class ClusterDataPlane implements DataPlane {
   private latest: GatewayView | undefined;
   private problems: string[] = [];
   private table: RouteTableStats | undefined = undefined;
+  /**
+   * Traffic metrics of workers that died, as of their last answer, so the summed counters never
+   * go backwards (Prometheus would read a drop as a reset and count everything again); what a
+   * worker counted after its last answer is lost with it.
+   */
+  private retiredMetrics: ProcessMetrics | undefined = undefined;
+  /** Each live worker's last metrics answer. */
+  private readonly lastMetrics = new Map<number, ProcessMetrics>();
   /** Counters of workers that died, so the sums never go backwards. */
   private readonly retired: ProxyCounters = {
     requests: 0,
@@ -225,7 +233,7 @@ class ClusterDataPlane implements DataPlane {
       const done = () => {
         clearTimeout(timer);
         this.metricsWanted.delete(id);
-        resolve(answers);
+        resolve(this.retiredMetrics === undefined ? answers : [...answers, this.retiredMetrics]);
       };
       const timer = setTimeout(done, METRICS_ANSWER_MS);
       this.metricsWanted.set(id, (worker, metrics) => {
@@ -283,6 +291,7 @@ class ClusterDataPlane implements DataPlane {
         } else if (message.type === "counters") {
           state.counters = message.counters;
         } else if (message.type === "metrics") {
+          this.lastMetrics.set(worker.id, message.metrics);
           this.metricsWanted.get(message.id)?.(worker.id, message.metrics);
         } else if (message.type === "failed") {
           reject(new Error(`gateway worker ${worker.process.pid ?? "?"}: ${message.message}`));
@@ -320,6 +329,14 @@ class ClusterDataPlane implements DataPlane {
   private onExit(id: number): void {
     const counters = this.workers.get(id)?.counters;
     if (counters !== undefined) addCounters(this.retired, counters);
+    const metrics = this.lastMetrics.get(id);
+    this.lastMetrics.delete(id);
+    if (metrics !== undefined) {
+      this.retiredMetrics = sumMetrics([
+        ...(this.retiredMetrics ? [this.retiredMetrics] : []),
+        metrics,
+      ]);
+    }
     this.workers.delete(id);
     for (const pending of this.pending) {
       pending.waiting.delete(id);

@@ -12,6 +12,38 @@ import type { MetricJson } from "./traffic";
 /** One process's metrics, in the shape of prom-client's registry.getMetricsAsJSON(). */
 export type ProcessMetrics = MetricJson[];
 
+type Sample = MetricJson["values"][number];
+
+/**
+ * Per-process metrics summed into one list, sample by sample (same name and labels): how the
+ * counts of workers that died are kept.
+ */
+export function sumMetrics(processes: readonly ProcessMetrics[]): ProcessMetrics {
+  const byName = new Map<string, { metric: MetricJson; samples: Map<string, Sample> }>();
+  for (const metric of processes.flat()) {
+    let entry = byName.get(metric.name);
+    if (entry === undefined) {
+      entry = { metric, samples: new Map() };
+      byName.set(metric.name, entry);
+    }
+    addSamples(entry.samples, metric.values);
+  }
+  return [...byName.values()].map(({ metric, samples }) => ({
+    ...metric,
+    values: [...samples.values()],
+  }));
+}
+
+function addSamples(into: Map<string, Sample>, samples: readonly Sample[]): void {
+  for (const sample of samples) {
+    const labels = Object.entries(sample.labels).sort(([a], [b]) => (a < b ? -1 : 1));
+    const key = `${sample.metricName ?? ""}${JSON.stringify(labels)}`;
+    const found = into.get(key);
+    if (found === undefined) into.set(key, { ...sample });
+    else found.value += sample.value;
+  }
+}
+
 /** The Prometheus text of per-process metrics, summed label set by label set. */
 export async function sumProcessMetrics(processes: readonly ProcessMetrics[]): Promise<string> {
   if (processes.length === 0) return "";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { Counter, Histogram, Registry } from "prom-client";
-import { sumProcessMetrics } from "./scrape";
+import { sumMetrics, sumProcessMetrics } from "./scrape";
 import {
   accessLogLine,
   DURATION_BUCKETS,
@@ -148,6 +148,28 @@ describe("TrafficMetrics' Prometheus text", () => {
     const lines = (text: string) => text.split("\n").sort();
     assert.deepEqual(lines(actual), lines(expected));
     assert.ok(lines(actual).length > 60, "every bucket of every label set is there");
+  });
+});
+
+describe("sumMetrics (the counts of workers that died)", () => {
+  it("sums two processes' metrics into one list with the same text as summing at scrape", async () => {
+    const [one, two] = [new TrafficMetrics(), new TrafficMetrics()];
+    one.observe(base);
+    one.observe({ ...base, status: 502, durationSeconds: 0.2 });
+    two.observe(base);
+    two.observe({ ...base, host: "b.example.com", requestBytes: 9 });
+    const merged = sumMetrics([one.toJSON(), two.toJSON()]);
+    assert.equal(
+      await sumProcessMetrics([merged]),
+      await sumProcessMetrics([one.toJSON(), two.toJSON()]),
+    );
+    assert.equal(sample(one, "bulwark_gateway_requests_total", {}), 2);
+    const requests = merged.find(m => m.name === "bulwark_gateway_requests_total");
+    assert.equal(
+      requests?.values.reduce((n, v) => n + v.value, 0),
+      4,
+      "every request once",
+    );
   });
 });
 

@@ -194,6 +194,26 @@ describe("per-host metrics and access log end to end", () => {
         const pids = new Set(lines.map(l => l.pid));
         assert.equal(pids.size, workers, "every worker served and logged");
       });
+
+      if (workers > 1) {
+        it("keeps a killed worker's counts: the sums never go backwards", async () => {
+          type Health = { dataPlane: { workers: { pid: number }[] } };
+          const pidsOf = async () =>
+            ((await gateway.health()) as unknown as Health).dataPlane.workers.map(w => w.pid);
+          const before = await scrape(gateway.adminPort);
+          assert.ok(total(before, REQUESTS, { host: HOST }) > 0, "requests were counted");
+          const [victim] = await pidsOf();
+          process.kill(victim!, "SIGKILL");
+          await waitUntil("a replacement worker", async () => {
+            const pids = await pidsOf();
+            return pids.length === workers && !pids.includes(victim!) ? true : undefined;
+          });
+          const after = await scrape(gateway.adminPort);
+          for (const name of [REQUESTS, "bulwark_gateway_request_duration_seconds_count"]) {
+            assert.equal(delta(before, after, name, {}), 0, `${name}: no count lost or doubled`);
+          }
+        });
+      }
     });
   }
 });

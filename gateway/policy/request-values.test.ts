@@ -9,12 +9,14 @@ import {
 } from "./request-values";
 
 describe("headerInLines", () => {
-  const lines = "Host: a.test\r\nX-Canary: always\r\nCookie: a=1; b=2\r\nX-Canary-Long: no\r\n";
+  const lines =
+    "Host: a.test\r\nX-Canary: always\r\nX-Tier: gold\r\nCookie: a=1; b=2\r\nX-Canary-Long: no\r\nX-Tier: silver\r\n";
   const cases: [string, string, string | undefined][] = [
     ["a header in any case", "x-canary", "always"],
     ["a name that is the prefix of another", "x-canary-long", "no"],
     ["the Host line", "host", "a.test"],
     ["an absent header", "x-other", undefined],
+    ["a header sent twice, joined as Node joins it", "x-tier", "gold, silver"],
   ];
   for (const [label, name, expected] of cases) {
     it(`given ${label}, returns ${String(expected)}`, () => {
@@ -38,6 +40,38 @@ describe("cookieValue and queryValue", () => {
 });
 
 describe("request facts", () => {
+  it("given a header and Cookie sent twice, both paths see every line (Node's own parse)", async () => {
+    const { createServer } = await import("node:http");
+    const { connect } = await import("node:net");
+    const raw =
+      "Host: a.test\r\nX-Tier: gold\r\nCookie: a=1\r\nX-Tier: silver\r\nCookie: canary=always\r\n";
+    const parsed = await new Promise<import("node:http").IncomingHttpHeaders>(resolve => {
+      const server = createServer((req, res) => {
+        resolve(req.headers);
+        res.end();
+        server.close();
+      });
+      server.listen(0, "127.0.0.1", () => {
+        const address = server.address() as { port: number };
+        const socket = connect(address.port, "127.0.0.1", () =>
+          socket.end(`GET / HTTP/1.1\r\n${raw}Connection: close\r\n\r\n`),
+        );
+        socket.resume();
+      });
+    });
+    const fast = new HeadLinesFacts(
+      { method: "GET", target: "/", host: "a.test", lines: raw },
+      false,
+    );
+    const node = new NodeHeadersFacts("GET", "/", parsed, false);
+    for (const facts of [fast, node]) {
+      assert.deepEqual(
+        [facts.header("x-tier"), facts.cookie("a"), facts.cookie("canary")],
+        ["gold, silver", "1", "always"],
+      );
+    }
+  });
+
   it("the fast path's head text and Node's headers give the same answers", () => {
     const head = {
       method: "GET",

@@ -14,10 +14,16 @@ export interface RequestFacts extends RequestValues {
 }
 
 /**
- * The value of the first header `lowerName` in "Name: value\r\n" lines (names compared without
- * case; `lowerName` must be lower case).
+ * The value of header `lowerName` in "Name: value\r\n" lines (names compared without case;
+ * `lowerName` must be lower case); several lines of it are joined with `separator`, as Node's
+ * parser and nginx's $http_ variables join them (", ", and "; " for Cookie).
  */
-export function headerInLines(lines: string, lowerName: string): string | undefined {
+export function headerInLines(
+  lines: string,
+  lowerName: string,
+  separator = ", ",
+): string | undefined {
+  let found: string | undefined;
   let start = 0;
   while (start < lines.length) {
     const end = lines.indexOf("\r\n", start);
@@ -27,11 +33,12 @@ export function headerInLines(lines: string, lowerName: string): string | undefi
       lines.charCodeAt(colon) === 58 /* : */ &&
       lines.slice(start, colon).toLowerCase() === lowerName
     ) {
-      return lines.slice(colon + 1, stop).trim();
+      const value = lines.slice(colon + 1, stop).trim();
+      found = found === undefined ? value : `${found}${separator}${value}`;
     }
     start = stop + 2;
   }
-  return undefined;
+  return found;
 }
 
 /** A cookie's value in a Cookie header ("a=1; b=2"); undefined when absent. */
@@ -97,7 +104,7 @@ export class HeadLinesFacts implements RequestFacts {
   }
 
   cookie(name: string): string | undefined {
-    return cookieValue(headerInLines(this.lines, "cookie"), name);
+    return cookieValue(headerInLines(this.lines, "cookie", "; "), name);
   }
 
   query(name: string): string | undefined {

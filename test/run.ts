@@ -6,7 +6,7 @@
 //   npm run test:unit                unit tests only, no control plane
 //   npm test -- test/integration     the tests under the given files or folders
 import { spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative, resolve } from "node:path";
 import { buildModule, ROOT, writeManifests } from "../hack/build";
@@ -19,7 +19,12 @@ import { startPeprModule, type RunningPeprModule } from "../hack/control-plane/p
 import { stopEverything } from "../hack/control-plane/processes";
 import { freePort } from "../hack/control-plane/ports";
 import { installCrds } from "../hack/install-crds";
-import { startPermissionEndpoint } from "./harness/permission-endpoint";
+import { issueLoopbackServingCertificate } from "../hack/control-plane/pki";
+import {
+  ENDPOINT_CA_SECRET,
+  publishEndpointCa,
+  startPermissionEndpoint,
+} from "./harness/permission-endpoint";
 import { issueWatcherToken } from "./harness/watcher-identity";
 import { CLUSTER_ENV, type TestClusterInfo } from "./harness/cluster";
 
@@ -88,7 +93,15 @@ async function main(): Promise<number> {
       });
       log(`installed CRDs: ${(await installCrds(controlPlane.kubeconfigPath)).join(", ")}`);
       const metricsPort = await freePort();
-      permissionEndpoint = await startPermissionEndpoint();
+      // The module reaches the stand-in over HTTPS, trusting only the CA it reads from a Secret,
+      // as it reaches the permission server in a cluster; the test controls stay on plain HTTP.
+      const serving = issueLoopbackServingCertificate(controlPlane.pki, "permission-endpoint");
+      permissionEndpoint = await startPermissionEndpoint({
+        cert: readFileSync(serving.certPath, "utf8"),
+        key: readFileSync(serving.keyPath, "utf8"),
+      });
+      const endpointCa = readFileSync(controlPlane.pki.caCertPath, "utf8");
+      await publishEndpointCa(controlPlane.kubeconfigPath, endpointCa);
       // The watcher's service-account token, for the revoke call's authentication.
       const revokeTokenPath = join(dir, "pepr-watcher-token");
       await issueWatcherToken(controlPlane.kubeconfigPath, revokeTokenPath);
@@ -99,7 +112,8 @@ async function main(): Promise<number> {
           BULWARK_METRICS_PORT: String(metricsPort),
           // Pepr's watches can miss events; the guard's resync repairs that, sooner in tests.
           BULWARK_GUARD_RESYNC_SECONDS: "15",
-          BULWARK_PERMISSION_SERVER: permissionEndpoint.url,
+          BULWARK_PERMISSION_SERVER: permissionEndpoint.tlsUrl,
+          BULWARK_PERMISSION_CA_SECRET: `${ENDPOINT_CA_SECRET.namespace}/${ENDPOINT_CA_SECRET.name}`,
           BULWARK_PERMISSION_SWEEP_SECONDS: "5",
           BULWARK_REVOKE_TOKEN_PATH: revokeTokenPath,
         },
@@ -113,6 +127,8 @@ async function main(): Promise<number> {
         webhookNames: pepr.webhookNames,
         metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
         permissionEndpointUrl: permissionEndpoint.url,
+        permissionServerUrl: permissionEndpoint.tlsUrl ?? "",
+        permissionCa: endpointCa,
         watcherPidFile: pepr.watcherPidFile,
       };
       const infoPath = join(dir, "cluster.json");

@@ -21,8 +21,12 @@ export interface TestClusterInfo {
   webhookNames: string[];
   /** The Pepr module's own Prometheus endpoint (Bulwark's metrics). */
   metricsUrl: string;
-  /** The stand-in permission endpoint (test/harness/permission-endpoint.ts). */
+  /** The stand-in permission endpoint's test controls (test/harness/permission-endpoint.ts). */
   permissionEndpointUrl: string;
+  /** The same endpoint over HTTPS: the permission server URL the module injects and revokes at. */
+  permissionServerUrl: string;
+  /** The CA of that HTTPS listener, which the module reads from ENDPOINT_CA_SECRET and injects. */
+  permissionCa: string;
   /** The supervised Pepr watcher's PID: kill it and it comes back after a few seconds. */
   watcherPidFile: string;
 }

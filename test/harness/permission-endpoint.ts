@@ -5,6 +5,32 @@
 // then what Pepr gets.
 import express from "express";
 import type { Server } from "node:http";
+import { createServer as createHttpsServer } from "node:https";
+import type { KubernetesObject } from "@kubernetes/client-node";
+import { applyOrThrow, loadKubeConfig } from "../../hack/control-plane/kube";
+
+/**
+ * Where the Pepr module reads the endpoint's CA (BULWARK_PERMISSION_CA_SECRET), as it reads the
+ * permission server's serving Secret in a cluster: its ca.crt.
+ */
+export const ENDPOINT_CA_SECRET = {
+  namespace: "bulwark-system",
+  name: "bulwark-permission-server-tls",
+};
+
+/** Writes the CA Secret (and its namespace) the module is told to read. */
+export async function publishEndpointCa(kubeconfigPath: string, caPem: string): Promise<void> {
+  const objects: KubernetesObject[] = [
+    { apiVersion: "v1", kind: "Namespace", metadata: { name: ENDPOINT_CA_SECRET.namespace } },
+    {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { ...ENDPOINT_CA_SECRET },
+      data: { "ca.crt": Buffer.from(caPem).toString("base64") },
+    } as KubernetesObject,
+  ];
+  await applyOrThrow(loadKubeConfig(kubeconfigPath), objects);
+}
 
 export interface RevokeCall {
   uid: string;
@@ -20,7 +46,10 @@ export interface RevokeCall {
 }
 
 export interface PermissionEndpoint {
+  /** Plain HTTP: the test controls (/_test/*) and, without TLS, the revoke API. */
   url: string;
+  /** HTTPS with the given certificate (the same app): what the Pepr module is pointed at. */
+  tlsUrl: string | undefined;
   close: () => Promise<void>;
 }
 
@@ -66,7 +95,10 @@ async function forward(
   }
 }
 
-export async function startPermissionEndpoint(): Promise<PermissionEndpoint> {
+export async function startPermissionEndpoint(tls?: {
+  cert: string;
+  key: string;
+}): Promise<PermissionEndpoint> {
   const calls: RevokeCall[] = [];
   const forwards = new Map<string, string>();
   // Injected failures per namespace: a test's failures are not used up by revoke calls for other
@@ -116,10 +148,23 @@ export async function startPermissionEndpoint(): Promise<PermissionEndpoint> {
   const server: Server = await new Promise(resolve => {
     const s = app.listen(0, "127.0.0.1", () => resolve(s));
   });
-  const address = server.address();
-  const port = typeof address === "object" && address ? address.port : 0;
+  const secure =
+    tls === undefined
+      ? undefined
+      : await new Promise<Server>(resolve => {
+          const s = createHttpsServer(tls, app).listen(0, "127.0.0.1", () => resolve(s));
+        });
+  const portOf = (s: Server) => {
+    const address = s.address();
+    return typeof address === "object" && address ? address.port : 0;
+  };
+  const close = (s: Server | undefined) =>
+    new Promise<void>(r => (s === undefined ? r() : s.close(() => r())));
   return {
-    url: `http://127.0.0.1:${port}`,
-    close: () => new Promise(r => server.close(() => r())),
+    url: `http://127.0.0.1:${portOf(server)}`,
+    tlsUrl: secure === undefined ? undefined : `https://127.0.0.1:${portOf(secure)}`,
+    close: async () => {
+      await Promise.all([close(server), close(secure)]);
+    },
   };
 }

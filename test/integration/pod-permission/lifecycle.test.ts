@@ -144,7 +144,10 @@ describe("pod permission", () => {
     assert.equal(env.POD_IP, "status.podIP");
     assert.equal(env.POD_UID, "metadata.uid");
     assert.equal(env.BULWARK_PERMISSION_GROUP, "db-readers");
-    assert.equal(env.BULWARK_PERMISSION_SERVER, cluster.permissionEndpointUrl);
+    // HTTPS, trusting exactly the CA the module read from the serving Secret (ENDPOINT_CA_SECRET).
+    assert.equal(env.BULWARK_PERMISSION_SERVER, cluster.permissionServerUrl);
+    assert.match(env.BULWARK_PERMISSION_SERVER ?? "", /^https:\/\//);
+    assert.equal(env.BULWARK_PERMISSION_CA, cluster.permissionCa);
     const token = created.spec?.volumes?.find(v => v.name === "bulwark-token")?.projected
       ?.sources?.[0]?.serviceAccountToken;
     assert.equal(token?.audience, "bulwark-permission-server");

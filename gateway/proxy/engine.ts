@@ -248,12 +248,21 @@ export class Engine {
   private onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, proto: string): void {
     this.counters.requests++;
     const host = req.headers.host;
+    let tally: ExchangeTally | undefined;
+    if (this.observers !== undefined) {
+      tally = new ExchangeTally(this.observers);
+      tally.begin(req.method ?? "GET", req.url ?? "/", host);
+    }
     const main = this.closing ? undefined : findRoute(this.table, host, req.url ?? "/");
-    const route = main === undefined ? undefined : upgradeRoute(main, req, proto);
-    if (route === undefined) {
-      replyOnSocket(socket, this.closing ? 503 : 404);
+    if (main === undefined) {
+      const status = this.closing ? 503 : 404;
+      replyOnSocket(socket, status);
+      tally?.finish(status);
       return;
     }
+    // Upgrades take the canary choice; the policy's own answers (redirects, CORS) do not apply.
+    const plan = planFor(main, req, proto);
+    const route = noteRoute(tally, main, plan?.kind === "proxy" ? plan : undefined);
     const upgrade = req.headers.upgrade ?? "websocket";
     const headers = upstreamRequestHeaders(
       req.rawHeaders,
@@ -264,6 +273,7 @@ export class Engine {
     forwardUpgrade(req, socket, route, {
       head,
       headers,
+      tally,
       track: tracked => {
         this.upgraded.add(tracked);
         tracked.once("close", () => this.upgraded.delete(tracked));
@@ -282,11 +292,6 @@ function answer(res: ServerResponse, own: OwnAnswer, bodyless: boolean): void {
  * The backend of a WebSocket handshake: the canary decision picks it; answers (redirects,
  * preflights) do not apply to upgrades, and the other edits are left out.
  */
-function upgradeRoute(main: Route, req: IncomingMessage, proto: string): Route {
-  const plan = planFor(main, req, proto);
-  return plan?.kind === "proxy" ? plan.route : main;
-}
-
 /** The traffic policy's plan for a request; undefined for a route without policy. */
 function planFor(main: Route, req: IncomingMessage, proto: string): Plan | undefined {
   if (main.traffic === undefined) return undefined;

@@ -393,6 +393,30 @@ describe("data plane: proxying over real sockets", () => {
     socket.write("ping-2");
     await until(() => text().includes("echo:ping-2"), "the second echo");
     socket.destroy();
+    // Counted once the tunnel closes, as nginx logs a WebSocket: 101, bytes both ways through it.
+    const counted = async (name: string) => {
+      const metrics = (await plane.trafficMetrics()).flat().find(m => m.name === name);
+      return (metrics?.values ?? [])
+        .filter(v => v.labels.host === "ws.test")
+        .reduce((sum, v) => sum + v.value, 0);
+    };
+    let requests = 0;
+    for (const deadline = Date.now() + 15_000; requests === 0 && Date.now() < deadline; ) {
+      await new Promise(resolve => setTimeout(resolve, 20));
+      requests = await counted("bulwark_gateway_requests_total");
+    }
+    assert.equal(requests, 1);
+    const statuses = (await plane.trafficMetrics())
+      .flat()
+      .find(m => m.name === "bulwark_gateway_requests_total")
+      ?.values.filter(v => v.labels.host === "ws.test")
+      .map(v => v.labels.status_class);
+    assert.deepEqual(statuses, ["1xx"]);
+    assert.equal(await counted("bulwark_gateway_request_bytes_total"), "ping-1ping-2".length);
+    assert.equal(
+      await counted("bulwark_gateway_response_bytes_total"),
+      "echo:ping-1echo:ping-2".length,
+    );
     await plane.apply(baseView(a.port));
   });
 });

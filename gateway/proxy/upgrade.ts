@@ -1,8 +1,11 @@
 // Connection upgrades (WebSocket): the handshake goes to an endpoint on a connection of its own;
-// on 101 the gateway writes the upstream's answer back and pipes the two sockets together.
+// on 101 the gateway writes the upstream's answer back and pipes the two sockets together. The
+// exchange is recorded when the client's connection closes, as nginx logs a WebSocket: status 101
+// (or the refusal's status), duration the tunnel's life, bytes both ways through it.
 import { request, type IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
+import type { ExchangeTally } from "../observability/tally";
 import type { Route } from "../routing/table";
 import { downstreamResponseHeaders } from "./headers";
 import { replyOnSocket } from "./replies";
@@ -18,14 +21,24 @@ export function forwardUpgrade(
   req: IncomingMessage,
   client: Duplex,
   route: Route,
-  options: { head: Buffer; headers: string[]; track: (socket: Duplex) => void },
+  options: {
+    head: Buffer;
+    headers: string[];
+    track: (socket: Duplex) => void;
+    tally: ExchangeTally | undefined;
+  },
 ): void {
-  const head = options.head;
+  const { head, tally } = options;
+  // The status to record: 499 when the client leaves before any answer.
+  let status = 499;
+  client.once("close", () => tally?.finish(status));
   const endpoint = route.backend.pick();
   if (endpoint === undefined) {
+    status = 502;
     replyOnSocket(client, 502);
     return;
   }
+  tally?.sent(endpoint.key);
   const upstream = request({
     host: endpoint.address,
     port: endpoint.port,
@@ -35,9 +48,11 @@ export function forwardUpgrade(
     agent: false,
     timeout: route.policy.connectTimeoutMs,
   });
-  const fail = (status: number) => () => {
+  const fail = (failed: number) => () => {
     upstream.destroy();
-    if (client.writable) replyOnSocket(client, status);
+    if (!client.writable) return;
+    status = failed;
+    replyOnSocket(client, failed);
   };
   upstream.once("timeout", fail(504));
   upstream.once("error", fail(502));
@@ -45,6 +60,12 @@ export function forwardUpgrade(
   upstream.once("upgrade", (res: IncomingMessage, socket: Socket, upstreamHead: Buffer) => {
     upstream.removeAllListeners("error");
     socket.setTimeout(0);
+    status = 101;
+    if (tally !== undefined) {
+      tally.answered();
+      socket.on("data", (chunk: Buffer) => (tally.responseBytes += chunk.length));
+      client.on("data", (chunk: Buffer) => (tally.requestBytes += chunk.length));
+    }
     const raw = [...res.rawHeaders];
     client.write(headBlock(101, res.statusMessage ?? "Switching Protocols", raw));
     if (upstreamHead.length > 0) client.write(upstreamHead);
@@ -63,6 +84,11 @@ export function forwardUpgrade(
   });
   upstream.once("response", (res: IncomingMessage) => {
     // The upstream refused the upgrade: pass its answer on and close.
+    status = res.statusCode ?? 502;
+    if (tally !== undefined) {
+      tally.answered();
+      res.on("data", (chunk: Buffer) => (tally.responseBytes += chunk.length));
+    }
     client.write(
       headBlock(res.statusCode ?? 502, res.statusMessage ?? "", [
         ...downstreamResponseHeaders(res.rawHeaders),

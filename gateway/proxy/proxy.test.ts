@@ -349,6 +349,57 @@ describe("data plane: proxying over real sockets", () => {
     await plane.apply(baseView(a.port));
   });
 
+  it("counts an upgrade the upstream refuses with its status, and one the client leaves with 499", async () => {
+    // No 'upgrade' listener: Node hands the request to the handler, which refuses it.
+    const refusing = await startBackend((_req, res) => res.writeHead(403).end("no"));
+    const silent = await startBackend(() => undefined);
+    const held: { destroy: () => void }[] = [];
+    silent.server.on("upgrade", (_req, socket: { destroy: () => void }) => held.push(socket)); // never answers
+    backends.push(refusing, silent);
+    await plane.apply(
+      view(
+        ++version,
+        [
+          ingress({
+            name: "ws-refused",
+            rules: [
+              { host: "refused.test", paths: [{ path: "/", service: "refusing" }] },
+              { host: "silent.test", paths: [{ path: "/", service: "silent" }] },
+            ],
+          }),
+        ],
+        [loopback("refusing", refusing.port), loopback("silent", silent.port)],
+      ),
+    );
+    const handshake = (host: string) =>
+      `GET /ws HTTP/1.1\r\nHost: ${host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`;
+    const refused = connect(plane.httpPort, "127.0.0.1");
+    const received: Buffer[] = [];
+    refused.on("data", (data: Buffer) => received.push(data));
+    const closed = new Promise(resolve => refused.on("close", resolve));
+    refused.write(handshake("refused.test"));
+    await closed;
+    assert.match(Buffer.concat(received).toString(), /^HTTP\/1\.1 403 /);
+    const left = connect(plane.httpPort, "127.0.0.1");
+    left.write(handshake("silent.test"));
+    await new Promise(resolve => setTimeout(resolve, 200));
+    left.destroy();
+
+    const classes = async (host: string) =>
+      (await plane.trafficMetrics())
+        .flat()
+        .find(m => m.name === "bulwark_gateway_requests_total")
+        ?.values.filter(v => v.labels.host === host)
+        .map(v => `${v.labels.status_class} ${v.value}`) ?? [];
+    for (const deadline = Date.now() + 15_000; Date.now() < deadline; ) {
+      if ((await classes("silent.test")).length > 0) break;
+      await new Promise(resolve => setTimeout(resolve, 20));
+    }
+    assert.deepEqual(await classes("refused.test"), ["4xx 1"], "the upstream's 403");
+    assert.deepEqual(await classes("silent.test"), ["4xx 1"], "499: the client left first");
+    for (const socket of held) socket.destroy();
+  });
+
   it("proxies a WebSocket upgrade and pipes both directions", async () => {
     const echo = await startBackend(() => undefined);
     backends.push(echo);

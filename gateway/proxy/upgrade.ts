@@ -50,13 +50,20 @@ export function forwardUpgrade(
   });
   const fail = (failed: number) => () => {
     upstream.destroy();
-    if (!client.writable) return;
+    if (!client.writable || client.destroyed) return;
     status = failed;
     replyOnSocket(client, failed);
   };
   upstream.once("timeout", fail(504));
   upstream.once("error", fail(502));
-  client.once("error", () => upstream.destroy());
+  // A client that leaves (or errs) before any answer: stop waiting upstream, record 499 (nginx).
+  const leftEarly = () => {
+    if (status !== 499) return;
+    upstream.destroy();
+    client.destroy();
+  };
+  client.once("error", leftEarly);
+  client.once("end", leftEarly);
   upstream.once("upgrade", (res: IncomingMessage, socket: Socket, upstreamHead: Buffer) => {
     upstream.removeAllListeners("error");
     socket.setTimeout(0);

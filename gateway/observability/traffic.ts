@@ -141,6 +141,9 @@ export class TrafficMetrics {
   /** The metrics in prom-client's JSON shape (what a worker sends its primary to sum). */
   toJSON(): MetricJson[] {
     const tallies = [...this.tallies.values()];
+    // Only label sets that moved bytes have a sample.
+    const bytes = (field: "requestBytes" | "responseBytes"): Sample[] =>
+      tallies.filter(t => t[field] > 0).map(t => ({ value: t[field], labels: t.labels }));
     const counter = (name: string, help: string, values: Sample[]): MetricJson => ({
       name,
       help,
@@ -173,17 +176,9 @@ export class TrafficMetrics {
       counter(
         NAMES.requestBytes,
         "Request body bytes received from clients",
-        tallies
-          .filter(t => t.requestBytes > 0)
-          .map(t => ({ value: t.requestBytes, labels: t.labels })),
+        bytes("requestBytes"),
       ),
-      counter(
-        NAMES.responseBytes,
-        "Response body bytes sent to clients",
-        tallies
-          .filter(t => t.responseBytes > 0)
-          .map(t => ({ value: t.responseBytes, labels: t.labels })),
-      ),
+      counter(NAMES.responseBytes, "Response body bytes sent to clients", bytes("responseBytes")),
     ];
   }
 }

@@ -216,10 +216,16 @@ export class Engine {
 
   /** Starts timing the exchange; it is recorded when the response closes (499: the client left first). */
   private tallyFor(req: IncomingMessage, res: ServerResponse): ExchangeTally | undefined {
+    const tally = this.beginTally(req);
+    res.once("close", () => tally?.finish(res.headersSent ? res.statusCode : 499));
+    return tally;
+  }
+
+  /** A tally started for this request; undefined when nothing observes traffic. */
+  private beginTally(req: IncomingMessage): ExchangeTally | undefined {
     if (this.observers === undefined) return undefined;
     const tally = new ExchangeTally(this.observers);
     tally.begin(req.method ?? "GET", req.url ?? "/", req.headers.host);
-    res.once("close", () => tally.finish(res.headersSent ? res.statusCode : 499));
     return tally;
   }
 
@@ -248,11 +254,8 @@ export class Engine {
   private onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, proto: string): void {
     this.counters.requests++;
     const host = req.headers.host;
-    let tally: ExchangeTally | undefined;
-    if (this.observers !== undefined) {
-      tally = new ExchangeTally(this.observers);
-      tally.begin(req.method ?? "GET", req.url ?? "/", host);
-    }
+    // Finished by forwardUpgrade when the client's connection closes.
+    const tally = this.beginTally(req);
     const main = this.closing ? undefined : findRoute(this.table, host, req.url ?? "/");
     if (main === undefined) {
       const status = this.closing ? 503 : 404;
@@ -288,10 +291,6 @@ function answer(res: ServerResponse, own: OwnAnswer, bodyless: boolean): void {
   res.end(bodyless ? undefined : own.body);
 }
 
-/**
- * The backend of a WebSocket handshake: the canary decision picks it; answers (redirects,
- * preflights) do not apply to upgrades, and the other edits are left out.
- */
 /** The traffic policy's plan for a request; undefined for a route without policy. */
 function planFor(main: Route, req: IncomingMessage, proto: string): Plan | undefined {
   if (main.traffic === undefined) return undefined;

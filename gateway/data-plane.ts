@@ -16,6 +16,7 @@ import type { ObserveOptions } from "./observability/observer";
 import { sumMetrics, type ProcessMetrics } from "./observability/scrape";
 import { Engine } from "./proxy/engine";
 import type { ProxyCounters } from "./proxy/forward";
+import type { FrontDoorLimits } from "./proxy/request-rules";
 import type { CompileOptions } from "./routing/compile";
 import type { RouteTableStats } from "./routing/table";
 import { makeDefaultCertificates, type PemPair } from "./tls/default-certificate";
@@ -38,6 +39,8 @@ export interface DataPlaneOptions {
   compile?: CompileOptions;
   /** Per-host metrics and access log switches (default: metrics on, access log off). */
   observe?: ObserveOptions;
+  /** The front door's deadlines and limits (default: nginx's). */
+  frontDoor?: FrontDoorLimits;
 }
 
 export interface WorkerStatus {
@@ -101,7 +104,7 @@ class LocalDataPlane implements DataPlane {
       httpPort: this.httpPort,
       httpsPort: this.httpsPort,
       table: version === undefined ? undefined : this.engine.stats,
-      counters: { ...this.engine.counters },
+      counters: { ...this.engine.counters, refused: { ...this.engine.counters.refused } },
     };
   }
 
@@ -171,6 +174,7 @@ class ClusterDataPlane implements DataPlane {
     retries: 0,
     upstreamErrors: 0,
     timeouts: 0,
+    refused: {},
   };
   private closing = false;
   httpPort = 0;
@@ -247,7 +251,7 @@ class ClusterDataPlane implements DataPlane {
   }
 
   private sumCounters(): ProxyCounters {
-    const sum = { ...this.retired };
+    const sum = { ...this.retired, refused: { ...this.retired.refused } };
     for (const { counters } of this.workers.values())
       if (counters !== undefined) addCounters(sum, counters);
     return sum;
@@ -352,6 +356,9 @@ function addCounters(into: ProxyCounters, from: ProxyCounters): void {
   into.retries += from.retries;
   into.upstreamErrors += from.upstreamErrors;
   into.timeouts += from.timeouts;
+  for (const [reason, count] of Object.entries(from.refused)) {
+    into.refused[reason] = (into.refused[reason] ?? 0) + count;
+  }
 }
 
 function send(worker: Worker, message: ToWorker): void {
@@ -368,6 +375,7 @@ export async function startDataPlane(options: DataPlaneOptions): Promise<DataPla
     defaultCertificates,
     compile: options.compile,
     observe: options.observe,
+    frontDoor: options.frontDoor,
   };
   const workers = options.workers ?? 1;
   if (workers <= 1) return new LocalDataPlane(await Engine.start(engineOptions));

@@ -74,6 +74,7 @@ export async function main(argv: string[]): Promise<number> {
     workers: settings.workers,
     compile: settings.compile,
     observe: settings.observe,
+    frontDoor: settings.frontDoor,
   });
   const controller = new GatewayController({ ...settings, dataPlane, metrics, log });
   await controller.restore();

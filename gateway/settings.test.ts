@@ -57,6 +57,34 @@ describe("gateway settings", () => {
     assert.equal(watched.settings.checksum.ingress, true);
   });
 
+  it("given nothing about the front door, takes nginx's limits; given settings, takes them", () => {
+    const plain = readSettings({ BULWARK_POD_NAME: "g-0" });
+    assert.ok(plain.ok);
+    assert.deepEqual(plain.settings.frontDoor, {
+      headTimeoutMs: 60_000,
+      bodyTimeoutMs: 60_000,
+      maxHeadBytes: 65_536,
+      maxTargetBytes: 8192,
+      underscoresInHeaders: false,
+    });
+    const set = readSettings({
+      BULWARK_POD_NAME: "g-0",
+      BULWARK_CLIENT_HEADER_TIMEOUT_SECONDS: "5",
+      BULWARK_CLIENT_BODY_TIMEOUT_SECONDS: "7",
+      BULWARK_MAX_REQUEST_HEAD_BYTES: "4096",
+      BULWARK_MAX_REQUEST_TARGET_BYTES: "1024",
+      BULWARK_UNDERSCORES_IN_HEADERS: "on",
+    });
+    assert.ok(set.ok);
+    assert.deepEqual(set.settings.frontDoor, {
+      headTimeoutMs: 5000,
+      bodyTimeoutMs: 7000,
+      maxHeadBytes: 4096,
+      maxTargetBytes: 1024,
+      underscoresInHeaders: true,
+    });
+  });
+
   const bad: [string, NodeJS.ProcessEnv, RegExp][] = [
     ["no pod name", {}, /^BULWARK_POD_NAME is required \(the pod name, from the Downward API\)$/],
     [
@@ -88,6 +116,21 @@ describe("gateway settings", () => {
       "a canary cap of 0",
       { BULWARK_POD_NAME: "g-0", BULWARK_MAX_CANARIES: "0" },
       /^BULWARK_MAX_CANARIES must be an integer from 1 to 200; got "0"$/,
+    ],
+    [
+      "a head timeout of 0",
+      { BULWARK_POD_NAME: "g-0", BULWARK_CLIENT_HEADER_TIMEOUT_SECONDS: "0" },
+      /^BULWARK_CLIENT_HEADER_TIMEOUT_SECONDS must be an integer from 1 to 3600; got "0"$/,
+    ],
+    [
+      "a head limit in kilobytes",
+      { BULWARK_POD_NAME: "g-0", BULWARK_MAX_REQUEST_HEAD_BYTES: "64k" },
+      /^BULWARK_MAX_REQUEST_HEAD_BYTES must be an integer from 1024 to 1048576; got "64k"$/,
+    ],
+    [
+      "a bad underscores flag",
+      { BULWARK_POD_NAME: "g-0", BULWARK_UNDERSCORES_IN_HEADERS: "yes please" },
+      /^BULWARK_UNDERSCORES_IN_HEADERS must be true or false/,
     ],
     [
       "an unknown canary match",

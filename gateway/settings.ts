@@ -87,6 +87,33 @@ export const settingsSchema = z
     BULWARK_MAX_CANARIES: integer("BULWARK_MAX_CANARIES", 20, 1, 200),
     // ingress-nginx redirects to the public HTTPS port (443), not the one the pod listens on.
     BULWARK_SSL_REDIRECT_PORT: integer("BULWARK_SSL_REDIRECT_PORT", 443, 1, 65535),
+    // The front door, with nginx's defaults (client_header_timeout, client_body_timeout,
+    // large_client_header_buffers, underscores_in_headers).
+    BULWARK_CLIENT_HEADER_TIMEOUT_SECONDS: integer(
+      "BULWARK_CLIENT_HEADER_TIMEOUT_SECONDS",
+      60,
+      1,
+      3600,
+    ),
+    BULWARK_CLIENT_BODY_TIMEOUT_SECONDS: integer(
+      "BULWARK_CLIENT_BODY_TIMEOUT_SECONDS",
+      60,
+      1,
+      3600,
+    ),
+    BULWARK_MAX_REQUEST_HEAD_BYTES: integer(
+      "BULWARK_MAX_REQUEST_HEAD_BYTES",
+      64 * 1024,
+      1024,
+      1024 * 1024,
+    ),
+    BULWARK_MAX_REQUEST_TARGET_BYTES: integer(
+      "BULWARK_MAX_REQUEST_TARGET_BYTES",
+      8 * 1024,
+      256,
+      1024 * 1024,
+    ),
+    BULWARK_UNDERSCORES_IN_HEADERS: flag("BULWARK_UNDERSCORES_IN_HEADERS", false),
     BULWARK_CANARY_MATCH: z
       .enum(["exact", "case-insensitive"], {
         error:
@@ -121,6 +148,13 @@ export const settingsSchema = z
     compile: {
       maxCanaries: env.BULWARK_MAX_CANARIES,
       traffic: { redirectPort: env.BULWARK_SSL_REDIRECT_PORT, compare: env.BULWARK_CANARY_MATCH },
+    },
+    frontDoor: {
+      headTimeoutMs: env.BULWARK_CLIENT_HEADER_TIMEOUT_SECONDS * 1000,
+      bodyTimeoutMs: env.BULWARK_CLIENT_BODY_TIMEOUT_SECONDS * 1000,
+      maxHeadBytes: env.BULWARK_MAX_REQUEST_HEAD_BYTES,
+      maxTargetBytes: env.BULWARK_MAX_REQUEST_TARGET_BYTES,
+      underscoresInHeaders: env.BULWARK_UNDERSCORES_IN_HEADERS,
     },
     logLevel: env.LOG_LEVEL,
   }));

@@ -4,7 +4,13 @@
 import { createWriteStream } from "node:fs";
 import { LineBatch } from "./line-batch";
 import type { TrafficObserver } from "./tally";
-import { accessLogLine, TrafficMetrics, type MetricJson, type RequestRecord } from "./traffic";
+import {
+  accessLogLine,
+  refusalLogLine,
+  TrafficMetrics,
+  type MetricJson,
+  type RequestRecord,
+} from "./traffic";
 
 export interface ObserveOptions {
   /** Per-host Prometheus metrics (BULWARK_TRAFFIC_METRICS). */
@@ -32,13 +38,21 @@ class AccessLog {
   constructor(private readonly lines: LineBatch) {}
 
   write(record: RequestRecord): void {
+    // pid tells the worker processes apart.
+    this.lines.push(accessLogLine(record, process.pid, this.timestamp()));
+  }
+
+  writeRefusal(refusal: { status: number; reason: string }, client: string): void {
+    this.lines.push(refusalLogLine(refusal, client, process.pid, this.timestamp()));
+  }
+
+  private timestamp(): string {
     const now = Date.now();
     if (now !== this.stampedAt) {
       this.stampedAt = now;
       this.stamp = new Date(now).toISOString();
     }
-    // pid tells the worker processes apart.
-    this.lines.push(accessLogLine(record, process.pid, this.stamp));
+    return this.stamp;
   }
 }
 
@@ -76,5 +90,11 @@ export class TrafficObservers implements TrafficObserver {
   observe(record: RequestRecord): void {
     this.metrics?.observe(record);
     this.log?.write(record);
+  }
+
+  /** A request the front door refused: counted by reason and logged. */
+  refused(refusal: { status: number; reason: string }, client: string): void {
+    this.metrics?.refused(refusal.reason);
+    this.log?.writeRefusal(refusal, client);
   }
 }

@@ -35,7 +35,8 @@ export class ExchangeTally {
 
   constructor(private readonly observer: TrafficObserver) {}
 
-  begin(method: string, target: string, authority: string | undefined): void {
+  /** Starts timing an exchange; `requestBytes` as far as the head tells (a length). */
+  begin(method: string, target: string, authority: string | undefined, requestBytes = 0): void {
     this.open = true;
     this.startedAt = performance.now();
     this.upstreamSeconds = undefined;
@@ -46,7 +47,7 @@ export class ExchangeTally {
     this.variant = "main";
     this.decision = "";
     this.upstream = "";
-    this.requestBytes = 0;
+    this.requestBytes = requestBytes;
     this.responseBytes = 0;
   }
 

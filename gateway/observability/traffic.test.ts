@@ -88,7 +88,7 @@ describe("TrafficMetrics", () => {
 
 describe("TrafficMetrics' Prometheus text", () => {
   /** The same observations through prom-client's own metrics, as the reference. */
-  function promClientText(records: RequestRecord[]): Promise<string> {
+  function promClientText(records: RequestRecord[], refusals: string[] = []): Promise<string> {
     const registry = new Registry();
     const labelNames = ["host", "ingress", "service", "variant"];
     const registers = [registry];
@@ -118,6 +118,13 @@ describe("TrafficMetrics' Prometheus text", () => {
       "bulwark_gateway_response_bytes_total",
       "Response body bytes sent to clients",
     );
+    const refused = new Counter({
+      name: "bulwark_gateway_requests_refused_total",
+      help: "Requests the front door refused (malformed, ambiguous or over a limit), by reason",
+      labelNames: ["reason"],
+      registers,
+    });
+    for (const reason of refusals) refused.inc({ reason });
     for (const r of records) {
       const labels = { host: r.host, ingress: r.ingress, service: r.service, variant: r.variant };
       requests.inc({ ...labels, status_class: statusClass(r.status) });
@@ -138,10 +145,12 @@ describe("TrafficMetrics' Prometheus text", () => {
       { ...base, host: "b.example.com", status: 404, upstreamSeconds: undefined, service: "" },
       { ...base, status: 101, durationSeconds: 30 },
     ];
+    const refusals = ["bare-line-feed", "invalid-host", "bare-line-feed"];
     const ours = new TrafficMetrics();
     records.forEach(r => ours.observe(r));
+    refusals.forEach(r => ours.refused(r));
     const [expected, actual] = await Promise.all([
-      promClientText(records),
+      promClientText(records, refusals),
       sumProcessMetrics([ours.toJSON()]),
     ]);
     // Sample order within a family carries no meaning (prom-client's follows first use).

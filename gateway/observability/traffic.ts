@@ -96,6 +96,7 @@ const NAMES = {
   upstream: "bulwark_gateway_upstream_duration_seconds",
   requestBytes: "bulwark_gateway_request_bytes_total",
   responseBytes: "bulwark_gateway_response_bytes_total",
+  refused: "bulwark_gateway_requests_refused_total",
 };
 
 /**
@@ -106,6 +107,12 @@ const NAMES = {
  */
 export class TrafficMetrics {
   private readonly tallies = new Map<string, LabelSetTally>();
+  /** Requests the front door refused, by reason (a fixed, small set of labels). */
+  private readonly refusals = new Map<string, number>();
+
+  refused(reason: string): void {
+    this.refusals.set(reason, (this.refusals.get(reason) ?? 0) + 1);
+  }
 
   private tallyFor(record: RequestRecord): LabelSetTally {
     const key = `${record.host}\n${record.ingress}\n${record.service}\n${record.variant}`;
@@ -179,6 +186,11 @@ export class TrafficMetrics {
         bytes("requestBytes"),
       ),
       counter(NAMES.responseBytes, "Response body bytes sent to clients", bytes("responseBytes")),
+      counter(
+        NAMES.refused,
+        "Requests the front door refused (malformed, ambiguous or over a limit), by reason",
+        [...this.refusals].map(([reason, value]) => ({ value, labels: { reason } })),
+      ),
     ];
   }
 }
@@ -204,6 +216,20 @@ function histogram(name: string, help: string, tallies: [Labels, HistogramTally]
 
 const ms = (seconds: number): number => Math.round(seconds * 1e6) / 1e3;
 const quoted = JSON.stringify;
+
+/** The log line for a request the front door refused (one per connection: refusing closes it). */
+export function refusalLogLine(
+  refusal: { status: number; reason: string },
+  client: string,
+  pid: number,
+  timestamp: string,
+): string {
+  return (
+    `{"level":"warn","message":"request refused","component":"bulwark-gateway","log":"access"` +
+    `,"pid":${pid},"client":${quoted(client)},"status":${refusal.status}` +
+    `,"reason":${quoted(refusal.reason)},"timestamp":${quoted(timestamp)}}\n`
+  );
+}
 
 /**
  * The access log line for one request: JSON in the shape of the gateway's winston lines (level,

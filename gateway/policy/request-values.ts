@@ -121,8 +121,11 @@ export class NodeHeadersFacts implements RequestFacts {
     readonly https: boolean,
   ) {}
 
+  /** The authority routed on (an absolute-form target's); the Host header when not set. */
+  routedHost: string | undefined = undefined;
+
   get host(): string | undefined {
-    return this.headers.host;
+    return this.routedHost ?? this.headers.host;
   }
 
   header(name: string): string | undefined {

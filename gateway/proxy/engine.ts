@@ -19,6 +19,14 @@ import { CertificateStore } from "../tls/store";
 import type { AppliedView, GatewayView } from "../view";
 import { Exchange, type ExchangeContext, type ProxyCounters } from "./forward";
 import { clientIp, upstreamRequestHeaders, type ClientInfo } from "./headers";
+import { checkNodeRequest, type CheckedRequest } from "./node-request";
+import {
+  DEFAULT_FRONT_DOOR,
+  isRefusal,
+  refusal,
+  type FrontDoorLimits,
+  type Refusal,
+} from "./request-rules";
 import { UpstreamPools } from "./pools";
 import { reply, replyOnSocket } from "./replies";
 import { forwardUpgrade } from "./upgrade";
@@ -35,6 +43,8 @@ export interface EngineOptions {
   compile?: CompileOptions;
   /** Metrics and access log switches (default: metrics on, access log off). */
   observe?: ObserveOptions;
+  /** Head and body deadlines and sizes, underscores in header names (nginx's defaults). */
+  frontDoor?: FrontDoorLimits;
 }
 
 const EMPTY_TABLE: RouteTable = {
@@ -47,7 +57,6 @@ const EMPTY_TABLE: RouteTable = {
 
 /** nginx's keepalive_timeout default: idle client connections close after 75 s. */
 const CLIENT_KEEPALIVE_MS = 75_000;
-const HEADERS_TIMEOUT_MS = 60_000;
 
 function listen(server: Server, port: number, host: string): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -59,15 +68,21 @@ function listen(server: Server, port: number, host: string): Promise<number> {
   });
 }
 
-function tune(server: Server): void {
+function tune(server: Server, limits: FrontDoorLimits): void {
   server.keepAliveTimeout = CLIENT_KEEPALIVE_MS;
-  server.headersTimeout = HEADERS_TIMEOUT_MS;
+  server.headersTimeout = limits.headTimeoutMs;
   // Uploads and downloads may stream for as long as they make progress.
   server.requestTimeout = 0;
 }
 
 export class Engine {
-  readonly counters: ProxyCounters = { requests: 0, retries: 0, upstreamErrors: 0, timeouts: 0 };
+  readonly counters: ProxyCounters = {
+    requests: 0,
+    retries: 0,
+    upstreamErrors: 0,
+    timeouts: 0,
+    refused: {},
+  };
   private table: RouteTable = EMPTY_TABLE;
   private problems: string[] = [];
   private readonly pools = new UpstreamPools();
@@ -84,6 +99,7 @@ export class Engine {
   /** Metrics and access log of this process; undefined when both are off. */
   readonly observers: TrafficObservers | undefined;
   private readonly compileOptions: CompileOptions;
+  readonly limits: FrontDoorLimits;
   /** Recompiles only the hosts a view changes (routing/incremental.ts). */
   private readonly routes = new IncrementalRoutes({
     compile: view => compileRoutes(view, this.compileOptions),
@@ -92,16 +108,27 @@ export class Engine {
   private constructor(options: EngineOptions) {
     this.certificates = new CertificateStore(options.defaultCertificates);
     this.compileOptions = options.compile ?? DEFAULT_COMPILE_OPTIONS;
+    this.limits = options.frontDoor ?? DEFAULT_FRONT_DOOR;
     this.observers = TrafficObservers.create(options.observe ?? DEFAULT_OBSERVE);
   }
 
   static async start(options: EngineOptions): Promise<Engine> {
     const engine = new Engine(options);
-    const http = createServer();
+    const serverOptions = {
+      // Node's own head limit: the front door's, so both paths refuse the same heads (431).
+      maxHeaderSize: engine.limits.maxHeadBytes,
+      // How often Node checks its head deadline (default 30 s: a slow head could last 90 s).
+      connectionsCheckingInterval: Math.min(
+        30_000,
+        Math.max(1000, engine.limits.headTimeoutMs / 4),
+      ),
+      requireHostHeader: true,
+    };
+    const http = createServer(serverOptions);
     engine.attach(http, "http");
     engine.httpPort = await listen(http, options.httpPort, options.host);
     if (options.httpsPort !== undefined) {
-      const https = createHttpsServer();
+      const https = createHttpsServer(serverOptions);
       chooseCertificatePerClient(https, engine.certificates);
       engine.attach(https, "https");
       engine.httpsPort = await listen(https, options.httpsPort, options.host);
@@ -170,7 +197,7 @@ export class Engine {
   }
 
   private attach(server: Server, proto: "http" | "https"): void {
-    tune(server);
+    tune(server, this.limits);
     this.installFastPath(server, proto);
     this.servers.push(server);
     // The listener's port, known once listening; read per request from the socket.
@@ -180,8 +207,10 @@ export class Engine {
     server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) =>
       this.onUpgrade(req, socket, head, proto),
     );
-    server.on("clientError", (_error: Error, socket: Duplex) => {
-      if (socket.writable) replyOnSocket(socket, 400);
+    server.on("clientError", (error: Error & { code?: string }, socket: Duplex) => {
+      const status = clientErrorStatus(error.code);
+      this.refused(nodeRefusal(status), clientIp((socket as Socket).remoteAddress));
+      if (socket.writable) replyOnSocket(socket, status);
       else socket.destroy();
     });
   }
@@ -202,6 +231,8 @@ export class Engine {
       isClosing: () => this.closing,
       fallback: socket => nodeListener.call(server, socket),
       forget: connection => this.fastConnections.delete(connection),
+      limits: this.limits,
+      refused: (reason, client) => this.refused(reason, client),
     };
     server.on(event, (socket: Socket) => {
       socket.setNoDelay(true);
@@ -229,34 +260,57 @@ export class Engine {
     return tally;
   }
 
+  /** Counts (by reason) and logs a request the front door refused. */
+  private refused(reason: Refusal, client: string): void {
+    const refused = this.counters.refused;
+    refused[reason.reason] = (refused[reason.reason] ?? 0) + 1;
+    this.observers?.refused(reason, client);
+  }
+
   private onRequest(req: IncomingMessage, res: ServerResponse, proto: string): void {
     this.counters.requests++;
     if (this.closing) res.shouldKeepAlive = false;
-    const host = req.headers.host;
-    const target = req.url ?? "/";
     const tally = this.tallyFor(req, res);
+    const checked = checkNodeRequest(req, this.limits);
+    if (isRefusal(checked)) {
+      this.refused(checked, clientIp(req.socket.remoteAddress));
+      // The body is not read: the connection closes after the answer, so no byte of it is parsed.
+      reply(res, checked.status, true);
+      return;
+    }
+    const { host, target } = checked;
     const main = findRoute(this.table, host, target);
     if (main === undefined) {
       reply(res, 404);
       return;
     }
-    const plan = planFor(main, req, proto);
+    const plan = planFor(main, req, proto, checked);
     const route = noteRoute(tally, main, plan);
     if (plan?.kind === "answer") {
       answer(res, plan.answer, req.method === "HEAD");
       return;
     }
-    const headers = upstreamRequestHeaders(req.rawHeaders, this.clientInfo(req, proto), host);
+    const headers = upstreamRequestHeaders(req.rawHeaders, this.clientInfo(req, proto), host, {
+      chunked: checked.chunked,
+      underscores: this.limits.underscoresInHeaders,
+    });
     const context = { headers, pools: this.pools, counters: this.counters, tally };
     new Exchange(req, res, route, withPlan(context, plan, target)).start();
   }
 
   private onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, proto: string): void {
     this.counters.requests++;
-    const host = req.headers.host;
     // Finished by forwardUpgrade when the client's connection closes.
     const tally = this.beginTally(req);
-    const main = this.closing ? undefined : findRoute(this.table, host, req.url ?? "/");
+    const checked = checkNodeRequest(req, this.limits);
+    if (isRefusal(checked)) {
+      this.refused(checked, clientIp(req.socket.remoteAddress));
+      replyOnSocket(socket, checked.status);
+      tally?.finish(checked.status);
+      return;
+    }
+    const { host, target } = checked;
+    const main = this.closing ? undefined : findRoute(this.table, host, target);
     if (main === undefined) {
       const status = this.closing ? 503 : 404;
       replyOnSocket(socket, status);
@@ -264,16 +318,15 @@ export class Engine {
       return;
     }
     // Upgrades take the canary choice; the policy's own answers (redirects, CORS) do not apply.
-    const plan = planFor(main, req, proto);
+    const plan = planFor(main, req, proto, checked);
     const route = noteRoute(tally, main, plan?.kind === "proxy" ? plan : undefined);
     const upgrade = req.headers.upgrade ?? "websocket";
-    const headers = upstreamRequestHeaders(
-      req.rawHeaders,
-      this.clientInfo(req, proto),
-      host,
+    const headers = upstreamRequestHeaders(req.rawHeaders, this.clientInfo(req, proto), host, {
       upgrade,
-    );
+      underscores: this.limits.underscoresInHeaders,
+    });
     forwardUpgrade(req, socket, route, {
+      target: plan?.kind === "proxy" ? plan.target : target,
       head,
       headers,
       tally,
@@ -292,11 +345,31 @@ function answer(res: ServerResponse, own: OwnAnswer, bodyless: boolean): void {
 }
 
 /** The traffic policy's plan for a request; undefined for a route without policy. */
-function planFor(main: Route, req: IncomingMessage, proto: string): Plan | undefined {
+function planFor(
+  main: Route,
+  req: IncomingMessage,
+  proto: string,
+  checked: CheckedRequest,
+): Plan | undefined {
   if (main.traffic === undefined) return undefined;
   const https = proto === "https";
-  const facts = new NodeHeadersFacts(req.method ?? "GET", req.url ?? "/", req.headers, https);
+  const method = req.method ?? "GET";
+  const facts = new NodeHeadersFacts(method, checked.target, req.headers, https);
+  facts.routedHost = checked.host;
   return planRequest(main, main.traffic, facts);
+}
+
+/** Node's parser errors as answers: a head too large is 431 (as on the fast path), the rest 400. */
+function clientErrorStatus(code: string | undefined): number {
+  if (code === "HPE_HEADER_OVERFLOW") return 431;
+  if (code === "ERR_HTTP_REQUEST_TIMEOUT") return 408;
+  return 400;
+}
+
+function nodeRefusal(status: number): Refusal {
+  if (status === 431) return refusal(431, "head-too-large");
+  if (status === 408) return refusal(408, "head-timeout");
+  return refusal(400, "invalid-field");
 }
 
 /** Tells the tally which backend serves and why; returns that route. */

@@ -23,6 +23,8 @@ export interface ProxyCounters {
   retries: number;
   upstreamErrors: number;
   timeouts: number;
+  /** Requests the front door refused, by reason (request-rules.ts). */
+  refused: Record<string, number>;
 }
 
 export interface ExchangeContext {

@@ -53,6 +53,8 @@ describe("upstreamRequestHeaders", () => {
       "a.test:8443",
     );
     assert.deepEqual(out, [
+      "Host",
+      "a.test:8443",
       "X-Forwarded-For",
       "1.1.1.1, 2.2.2.2, 10.1.2.3",
       "X-Real-IP",
@@ -71,9 +73,40 @@ describe("upstreamRequestHeaders", () => {
       ["Connection", "Upgrade", "Upgrade", "websocket"],
       client,
       "a",
-      "websocket",
+      { upgrade: "websocket" },
     );
     assert.deepEqual(out.slice(-4), ["Connection", "upgrade", "Upgrade", "websocket"]);
+  });
+});
+
+describe("upstreamRequestHeaders: the front door", () => {
+  it("never lets Connection remove Host, the framing or the gateway's own fields", () => {
+    const out = upstreamRequestHeaders(
+      [
+        "Host",
+        "a.test",
+        "Connection",
+        "Host, Content-Length, Transfer-Encoding, X-Forwarded-For, X-Real-IP, X-Other",
+        "Content-Length",
+        "3",
+        "X-Other",
+        "1",
+      ],
+      client,
+      "a.test",
+    );
+    assert.deepEqual(out.slice(0, 4), ["Host", "a.test", "Content-Length", "3"]);
+    assert.ok(!out.includes("X-Other"));
+    assert.ok(out.includes("X-Real-IP"));
+  });
+
+  it("frames a chunked body chunked whatever the method, and drops underscore names", () => {
+    const raw = ["Host", "a", "X_Secret", "1", "X-Ok", "2"];
+    const out = upstreamRequestHeaders(raw, client, "a", { chunked: true });
+    assert.deepEqual(out.slice(0, 4), ["Host", "a", "X-Ok", "2"]);
+    assert.deepEqual(out.slice(-2), ["Transfer-Encoding", "chunked"]);
+    const kept = upstreamRequestHeaders(raw, client, "a", { underscores: true });
+    assert.deepEqual(kept.slice(0, 4), ["Host", "a", "X_Secret", "1"]);
   });
 });
 

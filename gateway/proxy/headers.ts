@@ -4,6 +4,7 @@
 // any lowercase compare, so ordinary headers cost one switch.
 
 import { roleOf, roleTable } from "./header-roles";
+import { PROTECTED_FROM_CONNECTION } from "./request-rules";
 
 /** What the gateway knows about the client connection. */
 export interface ClientInfo {
@@ -23,6 +24,8 @@ export function clientIp(address: string | undefined): string {
 /** Request headers that do not go upstream as they came; "xff" is appended to. */
 const REQUEST_ROLES = roleTable<"drop" | "xff">({
   te: "drop",
+  // Sent first, as the routed authority (an absolute-form target's, when there was one).
+  host: "drop",
   trailer: "drop",
   upgrade: "drop",
   "x-real-ip": "drop",
@@ -36,7 +39,10 @@ const REQUEST_ROLES = roleTable<"drop" | "xff">({
   "transfer-encoding": "drop",
 });
 
-/** Header names a Connection header lists (besides the usual keep-alive/close/upgrade). */
+/**
+ * Header names a Connection header lists (besides the usual keep-alive/close/upgrade), never the
+ * framing fields or the gateway's own: "Connection: Host" must not strip what routes the request.
+ */
 function connectionListed(raw: readonly string[]): Set<string> | undefined {
   let listed: Set<string> | undefined;
   for (let i = 0; i < raw.length; i += 2) {
@@ -45,37 +51,69 @@ function connectionListed(raw: readonly string[]): Set<string> | undefined {
     for (const token of raw[i + 1]!.split(",")) {
       const t = token.trim().toLowerCase();
       if (t === "" || t === "close" || t === "keep-alive" || t === "upgrade") continue;
+      if (PROTECTED_FROM_CONNECTION.has(t)) continue;
       (listed ??= new Set()).add(t);
     }
   }
   return listed;
 }
 
+/** How the request goes upstream beyond its headers. */
+export interface UpstreamFraming {
+  /** A WebSocket (or other) upgrade: Connection: upgrade and this Upgrade header are sent. */
+  upgrade?: string;
+  /** The body is chunked: it is sent chunked too (Node frames a GET's body only when told). */
+  chunked?: boolean;
+  /** Forward header names with "_" (nginx's underscores_in_headers); dropped otherwise. */
+  underscores?: boolean;
+}
+
 /**
- * The headers to send upstream. `upgrade` keeps Connection: upgrade and the Upgrade header (a
- * WebSocket handshake). X-Forwarded-For is appended to, the other forwarded headers replaced.
+ * The headers to send upstream: Host (the routed authority) first, then the client's own minus
+ * hop-by-hop ones, then the forwarded ones. X-Forwarded-For is appended to, the other forwarded
+ * headers replaced.
  */
 export function upstreamRequestHeaders(
   raw: readonly string[],
   client: ClientInfo,
   host: string | undefined,
-  upgrade?: string,
+  framing: UpstreamFraming = {},
 ): string[] {
   const out: string[] = [];
+  if (host !== undefined) out.push("Host", host);
   let forwardedFor: string | undefined;
   const listed = connectionListed(raw);
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!;
     const role = roleOf(REQUEST_ROLES, name);
-    if (role === "drop") continue;
     if (role === "xff") {
       const value = raw[i + 1]!;
       forwardedFor = forwardedFor === undefined ? value : `${forwardedFor}, ${value}`;
-      continue;
+    } else if (role !== "drop" && passes(name, framing, listed)) {
+      out.push(name, raw[i + 1]!);
     }
-    if (listed !== undefined && listed.has(name.toLowerCase())) continue;
-    out.push(name, raw[i + 1]!);
   }
+  pushForwarded(out, client, host, forwardedFor);
+  if (framing.chunked === true) out.push("Transfer-Encoding", "chunked");
+  if (framing.upgrade !== undefined) {
+    out.push("Connection", "upgrade", "Upgrade", framing.upgrade);
+  }
+  return out;
+}
+
+/** An ordinary header goes upstream unless its name has "_" (when not allowed) or Connection names it. */
+function passes(name: string, framing: UpstreamFraming, listed: Set<string> | undefined): boolean {
+  if (framing.underscores !== true && name.includes("_")) return false;
+  return listed === undefined || !listed.has(name.toLowerCase());
+}
+
+/** The forwarded headers: the client's X-Forwarded-For appended to, the others the gateway's own. */
+function pushForwarded(
+  out: string[],
+  client: ClientInfo,
+  host: string | undefined,
+  forwardedFor: string | undefined,
+): void {
   out.push(
     "X-Forwarded-For",
     forwardedFor === undefined ? client.ip : `${forwardedFor}, ${client.ip}`,
@@ -88,8 +126,6 @@ export function upstreamRequestHeaders(
     "X-Forwarded-Port",
     client.port,
   );
-  if (upgrade !== undefined) out.push("Connection", "upgrade", "Upgrade", upgrade);
-  return out;
 }
 
 function isResponseHopHeader(name: string): boolean {

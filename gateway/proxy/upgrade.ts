@@ -22,6 +22,8 @@ export function forwardUpgrade(
   client: Duplex,
   route: Route,
   options: {
+    /** The normalized target (the canary's query actions applied). */
+    target: string;
     head: Buffer;
     headers: string[];
     track: (socket: Duplex) => void;
@@ -43,7 +45,7 @@ export function forwardUpgrade(
     host: endpoint.address,
     port: endpoint.port,
     method: req.method,
-    path: req.url,
+    path: options.target,
     headers: options.headers,
     agent: false,
     timeout: route.policy.connectTimeoutMs,

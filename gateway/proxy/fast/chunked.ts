@@ -1,8 +1,13 @@
 // Finds where a chunked body ends (RFC 9112 7.1) without decoding it: the bytes pass through as
-// they came, the scanner only counts.
+// they came, the scanner only counts. It is strict, because what it passes is read again by the
+// next hop: every line ends in CRLF (a bare CR or LF is refused), extensions and trailer lines hold
+// no control character but HTAB, and only SP/HTAB may stand between a size and its ";".
+
+import { IS_TCHAR } from "../request-rules";
 
 const enum State {
   Size,
+  SizeWs,
   Extension,
   SizeLf,
   Data,
@@ -10,6 +15,7 @@ const enum State {
   DataLf,
   TrailerStart,
   Trailer,
+  TrailerLf,
   EndLf,
   Done,
 }
@@ -64,9 +70,11 @@ export class ChunkedScanner {
     switch (this.state) {
       case State.Size:
         return this.sizeByte(byte);
+      case State.SizeWs:
+        return this.afterSize(byte);
       case State.Extension:
         if (byte === CR) this.state = State.SizeLf;
-        return true;
+        return isLineByte(byte);
       case State.SizeLf:
         return this.sizeEnd(byte);
       case State.DataCr:
@@ -87,8 +95,14 @@ export class ChunkedScanner {
       return ++this.digits <= MAX_SIZE_DIGITS;
     }
     if (this.digits === 0) return false;
+    return this.afterSize(byte);
+  }
+
+  /** After the size: BWS, then ";" and an extension, or the line's end. */
+  private afterSize(byte: number): boolean {
     if (byte === CR) this.state = State.SizeLf;
-    else if (byte === 59 /* ; */ || byte === 32 || byte === 9) this.state = State.Extension;
+    else if (byte === 59 /* ; */) this.state = State.Extension;
+    else if (byte === 32 || byte === 9) this.state = State.SizeWs;
     else return false;
     return true;
   }
@@ -107,16 +121,30 @@ export class ChunkedScanner {
   }
 
   private trailerByte(byte: number): boolean {
-    if (this.state === State.TrailerStart) {
-      this.state = byte === CR ? State.EndLf : State.Trailer;
-      return true;
+    switch (this.state) {
+      case State.TrailerStart:
+        // A trailer field starts with its name (no obs-fold), or the blank line ends the body.
+        this.state = byte === CR ? State.EndLf : State.Trailer;
+        return byte === CR || isNameByte(byte);
+      case State.Trailer:
+        if (byte === CR) this.state = State.TrailerLf;
+        return isLineByte(byte);
+      case State.TrailerLf:
+        this.state = State.TrailerStart;
+        return byte === LF;
+      default:
+        // EndLf
+        this.state = State.Done;
+        return byte === LF;
     }
-    if (this.state === State.Trailer) {
-      if (byte === LF) this.state = State.TrailerStart;
-      return true;
-    }
-    // EndLf
-    this.state = State.Done;
-    return byte === LF;
   }
+}
+
+/** A byte inside a line: no control character but HTAB (CR ends the line; LF alone is refused). */
+function isLineByte(byte: number): boolean {
+  return byte === CR || byte === 9 || (byte >= 32 && byte !== 127);
+}
+
+function isNameByte(byte: number): boolean {
+  return IS_TCHAR[byte] === 1;
 }

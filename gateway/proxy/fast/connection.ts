@@ -1,8 +1,10 @@
 // The fast path: one client connection speaking HTTP/1.1, proxied on raw sockets. The request head
-// is parsed here and rewritten once; bodies pass through as bytes (chunked responses stay chunked);
-// the response head is rewritten and the rest streams with backpressure both ways. One exchange at
-// a time per connection (pipelined requests wait, unread). Whatever this path does not handle goes
-// to Node's HTTP server at a request boundary (see heads.ts).
+// is parsed here by the front door's rules and re-serialized once; bodies pass through as bytes
+// whose framing is checked on the way (chunked bodies stay chunked, both ways); the response head
+// is checked and rewritten and the rest streams with backpressure both ways. One exchange at a time
+// per connection (pipelined requests wait, unread); bytes after a body the exchange did not finish
+// reading are never parsed as a request (the connection closes). Whatever this path does not
+// handle goes to Node's HTTP server at a request boundary (see heads.ts).
 import type { Socket } from "node:net";
 import { ExchangeTally, type TrafficObserver } from "../../observability/tally";
 import {
@@ -20,6 +22,8 @@ import type { ProxyCounters } from "../forward";
 import { replyText } from "../replies";
 import { isConnectFailure, isIdempotent } from "../retry-rules";
 import { ChunkedScanner } from "./chunked";
+import { DEFAULT_FRONT_DOOR, refusal, type FrontDoorLimits, type Refusal } from "../request-rules";
+import { findHeadEnd } from "./head-end";
 import { parseRequestHead, parseResponseHead, type Framing, type RequestHead } from "./heads";
 import type { UpstreamConnection, UpstreamOwner, UpstreamPool } from "./upstream";
 
@@ -34,12 +38,25 @@ export interface FastContext {
   /** Hands a connection to Node's HTTP server (its unread bytes already put back). */
   fallback(socket: Socket): void;
   forget(connection: ClientConnection): void;
+  /** The front door's limits (settings). */
+  readonly limits: FrontDoorLimits;
+  /** Counts and logs a refused request (once per connection: a refusal closes it). */
+  refused(reason: Refusal, client: string): void;
 }
 
-const CRLFCRLF = Buffer.from("\r\n\r\n");
-/** A client idle between requests, or slow to send a head, is closed after this (nginx: 75 s / 60 s). */
+/** A client idle between requests is closed after this (nginx keepalive_timeout: 75 s). */
 const CLIENT_IDLE_MS = 75_000;
-const MAX_HEAD = 64 * 1024;
+/** Upstream response heads larger than this are refused (502). */
+const MAX_RESPONSE_HEAD = 64 * 1024;
+/** Closing with request body still due: read and drop it for up to 30 s, 5 s between reads (nginx lingering_time, lingering_timeout). */
+const LINGER_MS = 30_000;
+const LINGER_IDLE_MS = 5_000;
+const HEAD_TIMEOUT = refusal(408, "head-timeout");
+const BODY_TIMEOUT = refusal(408, "body-timeout");
+const HEAD_TOO_LARGE = refusal(431, "head-too-large");
+const BARE_LF = refusal(400, "bare-line-feed");
+const BAD_CHUNKS = refusal(400, "invalid-chunked-body");
+const BODY_TOO_LARGE = refusal(413, "body-too-large");
 /** Response body bytes up to this, arrived with the head, are copied behind it into one write. */
 const INLINE_BODY = 16 * 1024;
 function isTimeout(error: (Error & { code?: string }) | undefined): boolean {
@@ -56,6 +73,15 @@ const enum Phase {
 export class ClientConnection implements UpstreamOwner {
   private phase = Phase.Head;
   private buffered: Buffer | undefined = undefined;
+  /** A growing copy of an unfinished head, so a head sent in many pieces is copied O(n) in all. */
+  private store: Buffer | undefined = undefined;
+  /** Bytes of `buffered` already scanned for the end of the head. */
+  private scanned = 0;
+  /** When the unfinished head's first byte arrived (0: no unfinished head). */
+  private headStarted = 0;
+  /** The socket's timeout as last set. */
+  private timeoutMs = CLIENT_IDLE_MS;
+  private readonly limits: FrontDoorLimits;
   private readonly forwardedFixed: string;
   private readonly ip: string;
   // The exchange in progress.
@@ -66,7 +92,11 @@ export class ClientConnection implements UpstreamOwner {
   private endpoint: Endpoint | undefined = undefined;
   private tries = 0;
   private bodyLeft = 0;
+  /** A chunked request body's framing, checked as it passes; undefined for a length. */
+  private requestChunks: ChunkedScanner | undefined = undefined;
   private bodySent = false;
+  /** The upstream sent something for this exchange: it cannot be retried. */
+  private upstreamSpoke = false;
   private retryable = false;
   private responseHead: Buffer | undefined = undefined;
   private responded = false;
@@ -87,6 +117,7 @@ export class ClientConnection implements UpstreamOwner {
     proto: string,
   ) {
     this.https = proto === "https";
+    this.limits = context.limits ?? DEFAULT_FRONT_DOOR;
     this.tally = context.observer === undefined ? undefined : new ExchangeTally(context.observer);
     const address = socket.remoteAddress ?? "";
     this.ip = address.startsWith("::ffff:") ? address.slice(7) : address;
@@ -114,11 +145,43 @@ export class ClientConnection implements UpstreamOwner {
       this.sendBody(data);
       return;
     }
+    // Closing: what still comes is dropped unread.
+    if (this.phase === Phase.Closed) return;
+    if (this.phase === Phase.Head) {
+      this.appendHead(data);
+      this.readHead();
+      return;
+    }
     this.buffered = this.buffered === undefined ? data : Buffer.concat([this.buffered, data]);
-    if (this.phase === Phase.Head) this.readHead();
     // While a response is on its way, a pipelined request waits unread.
-    else this.socket.pause();
+    this.socket.pause();
   };
+
+  /** Adds bytes to the unfinished head: into spare room of `store`, which doubles when full. */
+  private appendHead(data: Buffer): void {
+    const old = this.buffered;
+    if (old === undefined) {
+      this.buffered = data;
+      return;
+    }
+    const need = old.length + data.length;
+    let store = this.store;
+    const inStore =
+      store !== undefined && old.buffer === store.buffer && old.byteOffset === store.byteOffset;
+    if (!inStore || need > store!.length) {
+      store = Buffer.allocUnsafeSlow(Math.max(need * 2, 4096));
+      old.copy(store, 0);
+      this.store = store;
+    }
+    data.copy(store!, old.length);
+    this.buffered = store!.subarray(0, need);
+  }
+
+  private setSocketTimeout(ms: number): void {
+    if (ms === this.timeoutMs) return;
+    this.timeoutMs = ms;
+    this.socket.setTimeout(ms);
+  }
 
   private readonly onDrain = (): void => {
     if (this.phase === Phase.Response) this.upstream?.socket.resume();
@@ -130,9 +193,20 @@ export class ClientConnection implements UpstreamOwner {
     else this.closeAfter = true;
   };
 
-  /** Exchanges have upstream timers of their own; only a silent client between requests is closed. */
+  /**
+   * A silent client between requests is closed; one that has not finished its head in time, or
+   * stalls while its body is due, is answered 408. Waiting for the upstream is timed upstream.
+   */
   private readonly onTimeout = (): void => {
-    if (this.phase === Phase.Head) this.socket.destroy();
+    if (this.phase === Phase.Head) {
+      if (this.buffered === undefined) this.socket.destroy();
+      else this.refuse(HEAD_TIMEOUT);
+    } else if (this.phase === Phase.Body) {
+      // Paused by the upstream's backpressure: the client is not the one stalling.
+      if (!this.socket.isPaused() && this.bodyDue()) this.refuse(BODY_TIMEOUT);
+    } else if (this.phase === Phase.Closed) {
+      this.socket.destroy();
+    }
   };
 
   private readonly onClose = (): void => {
@@ -147,21 +221,77 @@ export class ClientConnection implements UpstreamOwner {
     this.socket.destroy();
   };
 
+  /** Empty lines before a request line are ignored (RFC 9112 2.2). */
+  private skipEmptyLines(data: Buffer): Buffer | undefined {
+    let skip = 0;
+    while (data[skip] === 13 && data[skip + 1] === 10) skip += 2;
+    if (skip === 0) return data;
+    this.buffered = skip < data.length ? data.subarray(skip) : undefined;
+    return this.buffered;
+  }
+
   private readHead(): void {
-    const data = this.buffered;
+    let data = this.buffered;
+    if (data !== undefined && this.scanned === 0 && data[0] === 13)
+      data = this.skipEmptyLines(data);
     if (data === undefined) return;
-    const end = data.indexOf(CRLFCRLF);
-    if (end < 0) {
-      if (data.length > MAX_HEAD) this.answer(431, true);
+    const end = findHeadEnd(data, this.scanned);
+    const limits = this.limits;
+    if (end === -2) {
+      this.refuse(BARE_LF);
       return;
     }
-    const head = parseRequestHead(data.toString("latin1", 0, end));
+    if (end < 0 ? data.length > limits.maxHeadBytes : end > limits.maxHeadBytes) {
+      this.refuse(HEAD_TOO_LARGE);
+      return;
+    }
+    if (end < 0) {
+      this.headUnfinished(data.length);
+      return;
+    }
+    const head = parseRequestHead(data.toString("latin1", 0, end), limits);
     if (head === undefined) {
+      this.headDone();
       this.handOver();
       return;
     }
+    if (!("lines" in head)) {
+      this.refuse(head);
+      return;
+    }
     this.buffered = end + 4 < data.length ? data.subarray(end + 4) : undefined;
+    this.headDone();
     this.startExchange(head);
+  }
+
+  /** A head still coming: it must be whole within the head timeout from its first byte. */
+  private headUnfinished(scanned: number): void {
+    this.scanned = Math.max(0, scanned - 3);
+    const now = Date.now();
+    if (this.headStarted === 0) this.headStarted = now;
+    const left = this.headStarted + this.limits.headTimeoutMs - now;
+    if (left <= 0) this.refuse(HEAD_TIMEOUT);
+    else this.setSocketTimeout(Math.min(left, CLIENT_IDLE_MS));
+  }
+
+  private headDone(): void {
+    this.scanned = 0;
+    this.store = undefined;
+    if (this.headStarted !== 0) {
+      this.headStarted = 0;
+      this.setSocketTimeout(CLIENT_IDLE_MS);
+    }
+  }
+
+  /** A request refused by the front door: counted, answered, and the connection closed. */
+  private refuse(reason: Refusal): void {
+    this.context.refused(reason, this.ip);
+    if (this.responded || this.phase === Phase.Closed) {
+      // Part of a response is out already: nothing can be answered any more.
+      this.socket.destroy();
+      return;
+    }
+    this.answer(reason.status, true);
   }
 
   /** Gives the connection, with its unread bytes, to Node's HTTP server. */
@@ -174,6 +304,7 @@ export class ClientConnection implements UpstreamOwner {
     socket.off("error", this.onError);
     socket.off("timeout", this.onTimeout);
     socket.setTimeout(0);
+    this.store = undefined;
     this.context.forget(this);
     if (this.buffered !== undefined) socket.unshift(this.buffered);
     this.buffered = undefined;
@@ -185,13 +316,10 @@ export class ClientConnection implements UpstreamOwner {
     this.request = head;
     this.closeAfter ||= head.close || this.context.isClosing();
     const tally = this.tally;
-    if (tally !== undefined) {
-      tally.begin(head.method, head.target, head.host);
-      tally.requestBytes = head.contentLength;
-    }
+    tally?.begin(head.method, head.target, head.host, Math.max(0, head.contentLength));
     const main = findRoute(this.context.table(), head.host, head.target);
     if (main === undefined) {
-      this.answer(404, head.contentLength > 0);
+      this.answer(404, head.contentLength !== 0);
       return;
     }
     tally?.routed(main, "main", "");
@@ -202,20 +330,34 @@ export class ClientConnection implements UpstreamOwner {
     }
     const route = main.traffic === undefined ? main : this.applyPolicy(main, head);
     if (route === undefined) return;
-    this.route = route;
-    this.tries = 0;
-    this.endpoint = undefined;
-    this.bodyLeft = head.contentLength;
-    this.bodySent = false;
-    this.retryable = head.contentLength === 0 && isIdempotent(head.method);
-    this.responded = false;
-    this.responseHead = undefined;
     if (main.traffic === undefined) {
       this.responseEdits = undefined;
       this.upstreamHead = this.headFor(head, head.target, head.lines);
     }
+    this.beginExchange(route, head);
+  }
+
+  /** The exchange's state, reset for a routed request; then the upstream is connected. */
+  private beginExchange(route: Route, head: RequestHead): void {
+    const chunked = head.contentLength < 0;
+    this.route = route;
+    this.tries = 0;
+    this.endpoint = undefined;
+    this.bodyLeft = chunked ? 0 : head.contentLength;
+    this.requestChunks = chunked ? new ChunkedScanner() : undefined;
+    this.bodySent = false;
+    this.upstreamSpoke = false;
+    this.retryable = head.contentLength === 0 && isIdempotent(head.method);
+    this.responded = false;
+    this.responseHead = undefined;
     this.phase = Phase.Body;
+    if (this.bodyDue()) this.setSocketTimeout(this.limits.bodyTimeoutMs);
     this.connectUpstream();
+  }
+
+  /** Request body bytes are still to come from the client. */
+  private bodyDue(): boolean {
+    return this.requestChunks !== undefined || this.bodyLeft > 0;
   }
 
   private headFor(head: RequestHead, target: string, lines: string): string {
@@ -231,7 +373,7 @@ export class ClientConnection implements UpstreamOwner {
     const plan = planRequest(main, main.traffic!, new HeadLinesFacts(head, this.https));
     if (plan.kind === "answer") {
       this.tally?.routed(main, "main", plan.decision);
-      const close = this.closeAfter || head.contentLength > 0;
+      const close = this.closeAfter || head.contentLength !== 0;
       const text = ownResponseText(plan.answer, close, head.method === "HEAD");
       this.answer(plan.answer.status, close, text);
       return undefined;
@@ -247,7 +389,7 @@ export class ClientConnection implements UpstreamOwner {
     const route = this.route!;
     const endpoint = route.backend.pick(this.endpoint);
     if (endpoint === undefined) {
-      this.answer(502, this.bodyLeft > 0);
+      this.answer(502, this.bodyDue());
       return;
     }
     this.endpoint = endpoint;
@@ -259,7 +401,7 @@ export class ClientConnection implements UpstreamOwner {
     upstream.socket.write(this.upstreamHead, "latin1");
     const rest = this.buffered;
     this.buffered = undefined;
-    if (this.bodyLeft === 0) {
+    if (!this.bodyDue()) {
       this.requestSent();
       if (rest !== undefined) this.buffered = rest;
     } else if (rest !== undefined) {
@@ -271,17 +413,42 @@ export class ClientConnection implements UpstreamOwner {
     const upstream = this.upstream;
     if (upstream === undefined) return;
     this.bodySent = true;
-    const take = Math.min(this.bodyLeft, data.length);
-    this.bodyLeft -= take;
+    const take = this.bodyBytesIn(data);
+    if (take < 0) {
+      this.refuse(take === -2 ? BAD_CHUNKS : BODY_TOO_LARGE);
+      return;
+    }
     const fits = upstream.socket.write(take === data.length ? data : data.subarray(0, take));
     if (take < data.length) this.buffered = data.subarray(take);
-    if (this.bodyLeft === 0) this.requestSent();
+    if (!this.bodyDue()) this.requestSent();
     else if (!fits) this.socket.pause();
+  }
+
+  /**
+   * How many bytes of `data` belong to the request body (the rest is the next request); -2 for
+   * malformed chunked framing, -3 for a chunked body over the route's limit.
+   */
+  private bodyBytesIn(data: Buffer): number {
+    const chunks = this.requestChunks;
+    if (chunks === undefined) {
+      const take = Math.min(this.bodyLeft, data.length);
+      this.bodyLeft -= take;
+      return take;
+    }
+    const stop = chunks.scan(data, 0);
+    if (stop === -2) return -2;
+    const limit = this.route?.policy.bodyLimit;
+    if (limit !== undefined && chunks.payload > limit) return -3;
+    if (this.tally !== undefined) this.tally.requestBytes = chunks.payload;
+    if (stop < 0) return data.length;
+    this.requestChunks = undefined;
+    return stop;
   }
 
   /** The whole request is upstream: wait for the answer with the read timeout. */
   private requestSent(): void {
     this.phase = Phase.Response;
+    this.setSocketTimeout(CLIENT_IDLE_MS);
     this.socket.pause();
     if (this.upstream?.connected === true)
       this.upstream.setTimeout(this.route!.policy.readTimeoutMs);
@@ -304,15 +471,26 @@ export class ClientConnection implements UpstreamOwner {
       this.forwardBody(data, 0);
       return;
     }
+    this.upstreamSpoke = true;
     const head = this.responseHead === undefined ? data : Buffer.concat([this.responseHead, data]);
-    const end = head.indexOf(CRLFCRLF);
+    const end = findHeadEnd(head, 0);
+    if (end === -2 || (end < 0 && head.length > MAX_RESPONSE_HEAD)) {
+      this.badResponse();
+      return;
+    }
     if (end < 0) {
       this.responseHead = head;
-      if (head.length > MAX_HEAD) this.upstream?.socket.destroy();
       return;
     }
     this.responseHead = undefined;
     this.startResponse(head, end);
+  }
+
+  /** The upstream's answer cannot be passed on safely: 502, and that connection is closed. */
+  private badResponse(): void {
+    this.responseHead = undefined;
+    this.context.counters.upstreamErrors++;
+    this.answer(502, this.bodyDue() || this.closeAfter);
   }
 
   private startResponse(data: Buffer, end: number): void {
@@ -321,7 +499,7 @@ export class ClientConnection implements UpstreamOwner {
       this.request?.method === "HEAD",
     );
     if (parsed === undefined) {
-      this.upstream?.socket.destroy();
+      this.badResponse();
       return;
     }
     if (parsed.status >= 100 && parsed.status < 200) {
@@ -331,6 +509,8 @@ export class ClientConnection implements UpstreamOwner {
       return;
     }
     this.responded = true;
+    // An answer before the whole body came: the rest is dropped, and the connection closes.
+    if (this.bodyDue()) this.closeAfter = true;
     this.status = parsed.status;
     this.tally?.answered();
     this.framing = parsed.framing;
@@ -349,8 +529,9 @@ export class ClientConnection implements UpstreamOwner {
   private sendFirst(head: string, data: Buffer, start: number): void {
     const stop = this.framing === "none" ? start : this.bodyStop(data, start);
     if (stop === -2) {
-      this.socket.write(head, "latin1");
-      this.upstream?.socket.destroy();
+      // Nothing is out yet: the client gets a clean 502 instead of a broken body.
+      this.responded = false;
+      this.badResponse();
       return;
     }
     const finished = stop >= 0;
@@ -421,7 +602,7 @@ export class ClientConnection implements UpstreamOwner {
     const upstream = this.upstream;
     this.upstream = undefined;
     if (upstream !== undefined) {
-      if (this.upstreamReusable && !upstreamSentExtra && this.bodyLeft === 0) {
+      if (this.upstreamReusable && !upstreamSentExtra && !this.bodyDue()) {
         upstream.socket.resume();
         this.context.pool.release(upstream);
       } else {
@@ -436,8 +617,7 @@ export class ClientConnection implements UpstreamOwner {
 
   private nextRequest(): void {
     if (this.closeAfter) {
-      this.phase = Phase.Closed;
-      this.socket.end();
+      this.close();
       return;
     }
     this.phase = Phase.Head;
@@ -449,6 +629,24 @@ export class ClientConnection implements UpstreamOwner {
   private readonly readPipelined = (): void => {
     if (this.phase === Phase.Head) this.readHead();
   };
+
+  /**
+   * Ends the connection after the last answer. Bytes still coming (a body not read to its end,
+   * requests after the last one) are read and dropped for a while, as nginx's lingering close
+   * does, so the client is not reset before it has read the answer; never parsed.
+   */
+  private close(): void {
+    const lingering = this.bodyDue() || this.buffered !== undefined;
+    this.phase = Phase.Closed;
+    this.buffered = undefined;
+    this.requestChunks = undefined;
+    this.bodyLeft = 0;
+    this.socket.end();
+    if (!lingering) return;
+    this.socket.resume();
+    this.setSocketTimeout(LINGER_IDLE_MS);
+    setTimeout(() => this.socket.destroy(), LINGER_MS).unref();
+  }
 
   onUpstreamGone(
     connection: UpstreamConnection,
@@ -471,14 +669,14 @@ export class ClientConnection implements UpstreamOwner {
       this.connectUpstream();
       return;
     }
-    this.answer(timeout ? 504 : 502, this.bodyLeft > 0 || this.closeAfter);
+    this.answer(timeout ? 504 : 502, this.bodyDue() || this.closeAfter);
   }
 
   private mayRetry(
     connection: UpstreamConnection,
     error: (Error & { code?: string }) | undefined,
   ): boolean {
-    if (!this.retryable || this.bodySent || this.responseHead !== undefined) return false;
+    if (!this.retryable || this.bodySent || this.upstreamSpoke) return false;
     // A pooled connection the upstream had closed: the request never reached the application.
     if (connection.reused && error?.code !== "BWK_READ_TIMEOUT") return true;
     const route = this.route!;
@@ -493,7 +691,6 @@ export class ClientConnection implements UpstreamOwner {
     this.dropUpstream();
     this.route = undefined;
     this.request = undefined;
-    this.bodyLeft = 0;
     this.phase = Phase.Response;
     this.socket.write(text ?? replyText(status, this.closeAfter), "latin1");
     this.nextRequest();

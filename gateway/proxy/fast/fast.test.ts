@@ -4,6 +4,7 @@ import { after, before, describe, it } from "node:test";
 import { startDataPlane, type DataPlane } from "../../data-plane";
 import { endpointSlice, ingress, view } from "../../routing/fixtures";
 import { ChunkedScanner } from "./chunked";
+import { DEFAULT_FRONT_DOOR } from "../request-rules";
 import { parseRequestHead, parseResponseHead } from "./heads";
 
 describe("parseRequestHead", () => {
@@ -25,14 +26,11 @@ describe("parseRequestHead", () => {
   const fallbacks: [string, string][] = [
     ["an upgrade", "GET / HTTP/1.1\r\nHost: a\r\nUpgrade: websocket\r\nConnection: Upgrade"],
     ["Expect", "PUT / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 1"],
-    ["a chunked upload", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked"],
     ["HTTP/1.0", "GET / HTTP/1.0\r\nHost: a"],
-    ["an absolute-form target", "GET http://a/ HTTP/1.1\r\nHost: a"],
-    ["two Content-Length headers", "POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 1"],
-    ["two Host headers", "GET / HTTP/1.1\r\nHost: a\r\nHost: b"],
-    ["a bad Content-Length", "POST / HTTP/1.1\r\nContent-Length: -1"],
-    ["obsolete line folding", "GET / HTTP/1.1\r\nX-A: 1\r\n  2"],
-    ["Connection naming a header", "GET / HTTP/1.1\r\nConnection: x-secret\r\nX-Secret: 1"],
+    [
+      "Connection naming a header",
+      "GET / HTTP/1.1\r\nHost: a\r\nConnection: x-secret\r\nX-Secret: 1",
+    ],
   ];
   for (const [label, text] of fallbacks) {
     it(`given ${label}, leaves the request to Node's HTTP server`, () => {
@@ -40,8 +38,109 @@ describe("parseRequestHead", () => {
     });
   }
 
+  const refusals: [string, string, number, string][] = [
+    [
+      "two Content-Length headers",
+      "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 1",
+      400,
+      "invalid-content-length",
+    ],
+    [
+      "a Content-Length list",
+      "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 1, 1",
+      400,
+      "invalid-content-length",
+    ],
+    [
+      "a signed Content-Length",
+      "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: -1",
+      400,
+      "invalid-content-length",
+    ],
+    [
+      "a Content-Length ending in NBSP",
+      "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\xa0",
+      400,
+      "invalid-content-length",
+    ],
+    ["two Host headers", "GET / HTTP/1.1\r\nHost: a\r\nHost: b", 400, "duplicate-host"],
+    ["no Host", "GET / HTTP/1.1\r\nAccept: */*", 400, "missing-host"],
+    ["an empty Host", "GET / HTTP/1.1\r\nHost: ", 400, "invalid-host"],
+    ["userinfo in Host", "GET / HTTP/1.1\r\nHost: a.test:80@evil.com", 400, "invalid-host"],
+    ["obsolete line folding", "GET / HTTP/1.1\r\nHost: a\r\nX-A: 1\r\n  2", 400, "invalid-field"],
+    [
+      "whitespace before the colon",
+      "GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding : chunked",
+      400,
+      "invalid-field",
+    ],
+    ["a bare LF in a value", "GET / HTTP/1.1\r\nHost: a\r\nX-A: 1\nX-B: 2", 400, "invalid-field"],
+    ["a bare CR in a value", "GET / HTTP/1.1\r\nHost: a\r\nX-A: 1\rX-B: 2", 400, "invalid-field"],
+    ["NUL in a value", "GET / HTTP/1.1\r\nHost: a\r\nX-A: 1\x002", 400, "invalid-field"],
+    ["NUL in the target", "GET /a\x00b HTTP/1.1\r\nHost: a", 400, "invalid-path"],
+    [
+      "a gzip coding",
+      "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip",
+      501,
+      "unsupported-transfer-coding",
+    ],
+    [
+      "chunked before another coding",
+      "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked, gzip",
+      501,
+      "unsupported-transfer-coding",
+    ],
+    [
+      "a length beside a coding",
+      "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nTransfer-Encoding: chunked",
+      400,
+      "ambiguous-framing",
+    ],
+    ["a path climbing above /", "GET /a/../../etc HTTP/1.1\r\nHost: a", 400, "invalid-path"],
+    ["an encoded slash", "GET /a%2fb HTTP/1.1\r\nHost: a", 400, "invalid-path"],
+    ["HTTP/2.0 on this port", "GET / HTTP/2.0\r\nHost: a", 505, "unsupported-version"],
+  ];
+  for (const [label, text, status, reason] of refusals) {
+    it(`refuses ${label} with ${status}`, () => {
+      assert.deepEqual(parseRequestHead(text), { status, reason });
+    });
+  }
+
+  it("serves a chunked upload itself, framed chunked upstream", () => {
+    const head = parseRequestHead("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked");
+    assert.ok(head !== undefined && "lines" in head);
+    assert.equal(head.contentLength, -1);
+    assert.equal(head.lines, "Host: a\r\nTransfer-Encoding: chunked\r\n");
+  });
+
+  it("routes an absolute-form target on its authority and sends origin-form upstream", () => {
+    const head = parseRequestHead("GET http://internal.example/admin?x=1 HTTP/1.1\r\nHost: a.test");
+    assert.ok(head !== undefined && "lines" in head);
+    assert.equal(head.host, "internal.example");
+    assert.equal(head.target, "/admin?x=1");
+    assert.equal(head.lines, "Host: internal.example\r\n");
+  });
+
+  it("routes and forwards the normalized path", () => {
+    const head = parseRequestHead("GET /public/%2e%2e/admin?q=/../ HTTP/1.1\r\nHost: a");
+    assert.ok(head !== undefined && "lines" in head);
+    assert.equal(head.target, "/admin?q=/../");
+  });
+
+  it("drops header names with an underscore unless told otherwise, as nginx does", () => {
+    const text = "GET / HTTP/1.1\r\nHost: a\r\nX_Real_IP: 1.2.3.4";
+    const dropped = parseRequestHead(text);
+    assert.ok(dropped !== undefined && "lines" in dropped);
+    assert.equal(dropped.lines, "Host: a\r\n");
+    const kept = parseRequestHead(text, { ...DEFAULT_FRONT_DOOR, underscoresInHeaders: true });
+    assert.ok(kept !== undefined && "lines" in kept);
+    assert.equal(kept.lines, "Host: a\r\nX_Real_IP: 1.2.3.4\r\n");
+  });
+
   it("notes Connection: close", () => {
-    assert.equal(parseRequestHead("GET / HTTP/1.1\r\nConnection: close")?.close, true);
+    const head = parseRequestHead("GET / HTTP/1.1\r\nHost: a\r\nConnection: close");
+    assert.ok(head !== undefined && "close" in head);
+    assert.equal(head.close, true);
   });
 });
 
@@ -61,7 +160,7 @@ describe("parseResponseHead", () => {
     ],
     [
       "chunked",
-      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 9",
+      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked",
       false,
       {
         status: 200,
@@ -143,6 +242,23 @@ describe("parseResponseHead", () => {
       undefined,
     );
     assert.equal(parseResponseHead("hello", false), undefined);
+    const refused = [
+      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 9",
+      "HTTP/1.1 200 OK\r\nTransfer-Encoding : chunked",
+      "HTTP/1.1 200 OK\r\nX-A: 1\nTransfer-Encoding: chunked",
+      "HTTP/1.1 200 OK\r\nX-A: 1\r\n 2",
+      "HTTP/1.1 200 O\x00K",
+      "HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c",
+    ];
+    for (const head of refused) assert.equal(parseResponseHead(head, false), undefined, head);
+  });
+
+  it("removes the fields the upstream's Connection names, never its framing", () => {
+    const parsed = parseResponseHead(
+      "HTTP/1.1 200 OK\r\nConnection: x-internal, content-length\r\nX-Internal: 1\r\nContent-Length: 2\r\nX-B: 2",
+      false,
+    );
+    assert.equal(parsed?.head, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nX-B: 2");
   });
 });
 
@@ -163,6 +279,26 @@ describe("ChunkedScanner", () => {
   });
   it("refuses a bad size line", () => {
     assert.equal(new ChunkedScanner().scan(Buffer.from("zz\r\n"), 0), -2);
+  });
+  const malformed: [string, string][] = [
+    ["a bare LF after the size", "1\nx\r\n0\r\n\r\n"],
+    ["a bare LF after the data", "1\r\nx\n0\r\n\r\n"],
+    ["a bare LF in an extension", "1;a\nb\r\nx\r\n0\r\n\r\n"],
+    ["a control character in an extension", "1;a\x00\r\nx\r\n0\r\n\r\n"],
+    ["a space inside the size", "1 0\r\nx\r\n"],
+    ["a bare LF ending a trailer", "0\r\nX-T: 1\n\r\n"],
+    ["obs-fold in a trailer", "0\r\nX-T: 1\r\n 2\r\n\r\n"],
+    ["a bare LF ending the body", "0\r\n\n"],
+    ["a size of 13 hex digits", "1000000000000\r\n"],
+  ];
+  for (const [label, text] of malformed) {
+    it(`refuses ${label}`, () => {
+      assert.equal(new ChunkedScanner().scan(Buffer.from(text, "latin1"), 0), -2);
+    });
+  }
+  it("takes BWS before an extension, as RFC 9112 allows", () => {
+    const body = Buffer.from("1 ;a=b\r\nx\r\n0\r\n\r\n");
+    assert.equal(new ChunkedScanner().scan(body, 0), body.length);
   });
 });
 

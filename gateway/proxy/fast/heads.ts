@@ -1,18 +1,36 @@
-// HTTP/1.1 message heads for the fast path, parsed from latin1 text (byte-exact both ways).
-// Anything outside the common case makes the parser return undefined, and the connection goes to
-// Node's HTTP server instead (upgrades, Expect, chunked uploads, HTTP/1.0, absolute-form targets,
-// obsolete line folding, Connection options naming other headers).
+// HTTP/1.1 message heads for the fast path, parsed from latin1 text (byte-exact both ways) by the
+// front door's rules (../request-rules.ts). A request head is refused (a status, the connection
+// closed), handed to Node's HTTP server (undefined: HTTP/1.0, upgrades, Expect, Connection options
+// naming other headers), or parsed: then what goes upstream is re-serialized from what was parsed,
+// never copied from the client's lines.
 
 import { roleOf, roleTable } from "../header-roles";
+import {
+  contentLengthOf,
+  DEFAULT_FRONT_DOOR,
+  fieldValueAt,
+  isFieldValue,
+  isRefusal,
+  isToken,
+  isValidHost,
+  parseTarget,
+  refusal,
+  transferCodingRefusal,
+  type FrontDoorLimits,
+  type Refusal,
+} from "../request-rules";
 
 export interface RequestHead {
   method: string;
+  /** The origin-form target, normalized: what is routed on and sent upstream. */
   target: string;
-  host: string | undefined;
+  /** The authority routed on: the Host header, or an absolute-form target's authority. */
+  host: string;
+  /** The body's length; -1 for a chunked body. */
   contentLength: number;
   /** The client asked to close after this exchange. */
   close: boolean;
-  /** Header lines to send upstream, each ending in CRLF (forwarded and hop-by-hop ones removed). */
+  /** Header lines to send upstream, each "Name: value\r\n" (forwarded and hop-by-hop ones removed). */
   lines: string;
   /** The client's own X-Forwarded-For values, joined; undefined when none. */
   forwardedFor: string | undefined;
@@ -30,28 +48,15 @@ export interface ResponseHead {
   upstreamCloses: boolean;
 }
 
-const TOKEN_CHAR = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-const DIGITS = /^[0-9]+$/;
-
-/** tchar (RFC 9110 5.6.2) by char code, for header names checked in place. */
-const IS_TCHAR = new Uint8Array(256);
-for (const c of "!#$%&'*+.^_`|~-") IS_TCHAR[c.charCodeAt(0)] = 1;
-for (let c = 0; c < 256; c++) {
-  const ch = String.fromCharCode(c);
-  if (/[0-9A-Za-z]/.test(ch)) IS_TCHAR[c] = 1;
-}
-
-/** `text` from `start` to `end` (exclusive) is a non-empty token. */
-function isToken(text: string, start: number, end: number): boolean {
-  if (end <= start) return false;
-  for (let i = start; i < end; i++) {
-    const c = text.charCodeAt(i);
-    if (c > 255 || IS_TCHAR[c] === 0) return false;
-  }
-  return true;
-}
-
-type RequestRole = "keep" | "drop" | "host" | "length" | "connection" | "xff" | "fallback";
+type RequestRole =
+  | "keep"
+  | "drop"
+  | "host"
+  | "length"
+  | "coding"
+  | "connection"
+  | "xff"
+  | "fallback";
 
 function lowerIs(name: string, lower: string): boolean {
   return name.length === lower.length && name.toLowerCase() === lower;
@@ -71,103 +76,176 @@ const REQUEST_ROLES = roleTable<Exclude<RequestRole, "keep">>({
   "x-forwarded-host": "drop",
   "x-forwarded-port": "drop",
   "proxy-connection": "drop",
-  "transfer-encoding": "fallback",
+  "transfer-encoding": "coding",
   "x-forwarded-proto": "drop",
 });
 
-/** Connection header tokens: "close" closes; options other than keep-alive/close need Node's path. */
-function connectionOption(value: string, head: RequestHead): boolean {
+/** What the header lines said, beyond the lines to send. */
+interface HeadFacts {
+  /** An absolute-form target's authority: the Host line sent upstream says it instead. */
+  readonly authority: string | undefined;
+  readonly underscores: boolean;
+  host: string | undefined;
+  length: number;
+  coding: string | undefined;
+  close: boolean;
+  /** Something only Node's server serves (an upgrade, Expect, a Connection option). */
+  fallback: boolean;
+  forwardedFor: string | undefined;
+}
+
+const INVALID_FIELD = refusal(400, "invalid-field");
+
+/** Connection tokens: "close" closes; options other than keep-alive/close need Node's path. */
+function noteConnection(value: string, facts: HeadFacts): void {
   for (const token of value.split(",")) {
     const t = token.trim().toLowerCase();
-    if (t === "close") head.close = true;
-    else if (t !== "keep-alive" && t !== "") return false;
+    if (t === "close") facts.close = true;
+    else if (t !== "keep-alive" && t !== "") facts.fallback = true;
   }
-  return true;
 }
 
-/** Special headers that still go upstream as they came. */
-function sentOn(role: RequestRole): boolean {
-  return role === "host" || role === "length";
+function noteHost(facts: HeadFacts, value: string): Refusal | undefined {
+  if (facts.host !== undefined) return refusal(400, "duplicate-host");
+  if (!isValidHost(value)) return refusal(400, "invalid-host");
+  facts.host = value;
+  return undefined;
 }
 
-function applyHeader(head: RequestHead, role: RequestRole, value: string): boolean {
+/** Two lengths, even equal ones, are refused, as nginx and Node's parser refuse them. */
+function noteLength(facts: HeadFacts, value: string): Refusal | undefined {
+  const length = contentLengthOf(value);
+  if (length < 0 || facts.length >= 0) return refusal(400, "invalid-content-length");
+  facts.length = length;
+  return undefined;
+}
+
+const joined = (before: string | undefined, value: string) =>
+  before === undefined ? value : `${before}, ${value}`;
+
+/**
+ * Applies a special header; returns the line to send upstream for it ("" for none), or a Refusal
+ * when its value is not acceptable.
+ */
+function specialLine(facts: HeadFacts, role: RequestRole, value: string): string | Refusal {
   switch (role) {
     case "host":
-      if (head.host !== undefined) return false;
-      head.host = value;
-      return true;
+      return noteHost(facts, value) ?? `Host: ${facts.authority ?? value}\r\n`;
     case "length":
-      if (!DIGITS.test(value) || head.contentLength >= 0) return false;
-      head.contentLength = Number(value);
-      return Number.isSafeInteger(head.contentLength);
+      return noteLength(facts, value) ?? `Content-Length: ${facts.length}\r\n`;
+    case "coding":
+      facts.coding = joined(facts.coding, value);
+      return "";
     case "connection":
-      return connectionOption(value, head);
+      noteConnection(value, facts);
+      return "";
     case "xff":
-      head.forwardedFor =
-        head.forwardedFor === undefined ? value : `${head.forwardedFor}, ${value}`;
-      return true;
+      facts.forwardedFor = joined(facts.forwardedFor, value);
+      return "";
+    case "fallback":
+      facts.fallback = true;
+      return "";
     default:
-      return role !== "fallback";
+      return "";
   }
 }
 
-/** The request line: "METHOD /target HTTP/1.1" with an origin-form target. */
-function parseRequestLine(line: string): [string, string] | undefined {
+const HTTP11 = "HTTP/1.1";
+
+/** The request line: method, target and version; a Refusal, or "http/1.0" for Node's path. */
+function parseRequestLine(
+  line: string,
+  limits: FrontDoorLimits,
+): [string, string] | Refusal | "http/1.0" {
   const space = line.indexOf(" ");
   const last = line.lastIndexOf(" ");
-  if (space <= 0 || last === space || line.slice(last + 1) !== "HTTP/1.1") return undefined;
-  const method = line.slice(0, space);
-  const target = line.slice(space + 1, last);
-  if (!TOKEN_CHAR.test(method) || target.charCodeAt(0) !== 47 /* / */ || target.includes(" ")) {
-    return undefined;
+  if (space <= 0 || last === space || !isToken(line, 0, space)) {
+    return refusal(400, "invalid-request-line");
   }
-  return [method, target];
+  const version = line.slice(last + 1);
+  if (version !== HTTP11) {
+    if (version === "HTTP/1.0") return "http/1.0";
+    return /^HTTP\/[0-9]\.[0-9]$/.test(version)
+      ? refusal(505, "unsupported-version")
+      : refusal(400, "invalid-request-line");
+  }
+  if (last - space - 1 > limits.maxTargetBytes) return refusal(414, "target-too-long");
+  return [line.slice(0, space), line.slice(space + 1, last)];
 }
 
-/** Parses a request head (without the final CRLFCRLF); undefined when Node's path must serve it. */
-export function parseRequestHead(text: string): RequestHead | undefined {
-  const end = text.indexOf("\r\n");
-  const requestLine = parseRequestLine(end < 0 ? text : text.slice(0, end));
-  if (requestLine === undefined) return undefined;
-  const head: RequestHead = {
-    method: requestLine[0],
-    target: requestLine[1],
-    host: undefined,
-    contentLength: -1,
-    close: false,
-    lines: "",
-    forwardedFor: undefined,
-  };
-  const lines = requestLines(text, end, head);
-  if (lines === undefined) return undefined;
-  head.lines = lines;
-  if (head.contentLength < 0) head.contentLength = 0;
-  return head;
+/** The body's length from the facts (-1: chunked), or a Refusal for framing that is not clear. */
+function bodyLength(facts: HeadFacts): number | Refusal {
+  if (facts.coding === undefined) return facts.length < 0 ? 0 : facts.length;
+  // A length beside a coding is how one request is read as two (RFC 9112 6.1).
+  if (facts.length >= 0) return refusal(400, "ambiguous-framing");
+  return transferCodingRefusal(facts.coding) ?? -1;
 }
 
 /**
- * The header lines after the request line (which ends at `end`) to send upstream, each with its
- * CRLF, noting the special ones in `head`; undefined when Node's path must serve the request.
+ * Parses a request head (without the final CRLFCRLF): the head to forward, a Refusal, or
+ * undefined when Node's path must serve the request. Every line is checked, whatever it is.
  */
-function requestLines(text: string, end: number, head: RequestHead): string | undefined {
-  // Kept lines are copied in runs: `kept` is where the current run of kept lines starts.
-  let kept = end < 0 ? text.length : end + 2;
+export function parseRequestHead(
+  text: string,
+  limits: FrontDoorLimits = DEFAULT_FRONT_DOOR,
+): RequestHead | Refusal | undefined {
+  const end = text.indexOf("\r\n");
+  const requestLine = parseRequestLine(end < 0 ? text : text.slice(0, end), limits);
+  if (requestLine === "http/1.0") return undefined;
+  if (!Array.isArray(requestLine)) return requestLine;
+  const target = parseTarget(requestLine[1]);
+  if (isRefusal(target)) return target;
+  const facts: HeadFacts = {
+    authority: target.authority,
+    underscores: limits.underscoresInHeaders,
+    host: undefined,
+    length: -1,
+    coding: undefined,
+    close: false,
+    fallback: false,
+    forwardedFor: undefined,
+  };
+  const lines = requestLines(text, end, facts);
+  if (typeof lines !== "string") return lines;
+  if (facts.host === undefined) return refusal(400, "missing-host");
+  const contentLength = bodyLength(facts);
+  if (typeof contentLength !== "number") return contentLength;
+  if (facts.fallback) return undefined;
+  return {
+    method: requestLine[0],
+    target: target.target,
+    host: target.authority ?? facts.host,
+    contentLength,
+    close: facts.close,
+    lines: contentLength < 0 ? `${lines}Transfer-Encoding: chunked\r\n` : lines,
+    forwardedFor: facts.forwardedFor,
+  };
+}
+
+/**
+ * The header lines after the request line (which ends at `end`) to send upstream, each
+ * re-serialized as "Name: value\r\n", noting the special ones in `facts`; a Refusal for a line that
+ * is not a valid field (no name token, whitespace before the colon, obs-fold, a control character
+ * in the value, a bare CR or LF).
+ */
+function requestLines(text: string, end: number, facts: HeadFacts): string | Refusal {
   let lines = "";
   while (end >= 0) {
     const start = end + 2;
     end = text.indexOf("\r\n", start);
     const stop = end < 0 ? text.length : end;
-    const colon = text.indexOf(":", start);
-    if (colon < 0 || colon >= stop || !isToken(text, start, colon)) return undefined;
-    const role = roleOf(REQUEST_ROLES, text.slice(start, colon));
-    if (role === "keep") continue;
-    if (!applyHeader(head, role, text.slice(colon + 1, stop).trim())) return undefined;
-    if (sentOn(role)) continue;
-    // A dropped line ends the run before it.
-    lines += text.slice(kept, start);
-    kept = end < 0 ? text.length : end + 2;
+    const value = fieldValueAt(text, start, stop);
+    if (value === undefined) return INVALID_FIELD;
+    const name = text.slice(start, text.indexOf(":", start));
+    const role = roleOf(REQUEST_ROLES, name);
+    if (role !== "keep") {
+      const line = specialLine(facts, role, value);
+      if (typeof line !== "string") return line;
+      lines += line;
+    } else if (facts.underscores || !name.includes("_")) {
+      lines += `${name}: ${value}\r\n`;
+    }
   }
-  if (kept < text.length) lines += `${text.slice(kept)}\r\n`;
   return lines;
 }
 
@@ -190,6 +268,8 @@ interface ResponseFacts {
   otherCoding: boolean;
   close: boolean;
   keepAlive: boolean;
+  /** Header names (lower case) the upstream's Connection lists: hop-by-hop, not for the client. */
+  listed: Set<string> | undefined;
 }
 
 /** Content-Length, Transfer-Encoding and Connection have these lengths; other names skip noting. */
@@ -197,18 +277,29 @@ function mayFrame(name: string): boolean {
   return name.length === 14 || name.length === 17 || name.length === 10;
 }
 
+function noteConnectionTokens(value: string, facts: ResponseFacts): void {
+  for (const token of value.split(",")) {
+    const t = token.trim().toLowerCase();
+    if (t === "close") facts.close = true;
+    else if (t === "keep-alive") facts.keepAlive = true;
+    // The framing fields stay: without them the client could not tell where the body ends.
+    else if (t !== "" && t !== "content-length" && t !== "transfer-encoding") {
+      (facts.listed ??= new Set()).add(t);
+    }
+  }
+}
+
 function noteResponseHeader(name: string, value: string, facts: ResponseFacts): boolean {
   if (lowerIs(name, "content-length")) {
-    if (!DIGITS.test(value) || (facts.length >= 0 && Number(value) !== facts.length)) return false;
-    facts.length = Number(value);
+    const length = contentLengthOf(value);
+    if (length < 0 || (facts.length >= 0 && length !== facts.length)) return false;
+    facts.length = length;
   } else if (lowerIs(name, "transfer-encoding")) {
     const last = value.split(",").pop()?.trim().toLowerCase();
     facts.chunked = last === "chunked";
     facts.otherCoding = !facts.chunked;
   } else if (lowerIs(name, "connection")) {
-    const lower = value.toLowerCase();
-    facts.close ||= lower.includes("close");
-    facts.keepAlive ||= lower.includes("keep-alive");
+    noteConnectionTokens(value, facts);
   }
   return true;
 }
@@ -222,13 +313,15 @@ function framingOf(status: number, bodyless: boolean, facts: ResponseFacts): Fra
 
 /**
  * Parses an upstream response head (without the final CRLFCRLF). `bodyless` for answers to HEAD.
- * Undefined for a head that cannot be forwarded safely (the exchange answers 502).
+ * Undefined for a head that cannot be forwarded safely (the exchange answers 502): an invalid
+ * status line or field line, a Content-Length beside a Transfer-Encoding, lengths that disagree,
+ * or a 101 nobody asked for.
  */
 export function parseResponseHead(text: string, bodyless: boolean): ResponseHead | undefined {
   const firstEnd = text.indexOf("\r\n");
   const statusLine = firstEnd < 0 ? text : text.slice(0, firstEnd);
   const status = statusOf(statusLine);
-  if (status < 0) return undefined;
+  if (status < 0 || status === 101) return undefined;
   const http10 = statusLine.charCodeAt(7) === 48; /* 0 */
   const facts: ResponseFacts = {
     length: -1,
@@ -236,6 +329,7 @@ export function parseResponseHead(text: string, bodyless: boolean): ResponseHead
     otherCoding: false,
     close: false,
     keepAlive: false,
+    listed: undefined,
   };
   const lines = responseLines(text, firstEnd, facts);
   if (lines === undefined) return undefined;
@@ -251,7 +345,7 @@ export function parseResponseHead(text: string, bodyless: boolean): ResponseHead
 
 const isDigit = (c: number) => c >= 48 && c <= 57;
 
-/** The status of "HTTP/1.x NNN[ reason]" (x 0 or 1, no CR or LF in the reason); -1 otherwise. */
+/** The status of "HTTP/1.x NNN[ reason]" (x 0 or 1, no control character in the reason); -1 otherwise. */
 function statusOf(line: string): number {
   if (line.length < 12 || !line.startsWith("HTTP/1.")) return -1;
   const minor = line.charCodeAt(7);
@@ -260,24 +354,16 @@ function statusOf(line: string): number {
   const b = line.charCodeAt(10);
   const c = line.charCodeAt(11);
   if (!isDigit(a) || !isDigit(b) || !isDigit(c)) return -1;
-  if (!reasonOk(line)) return -1;
+  if (line.length > 12 && (line.charCodeAt(12) !== 32 || !isFieldValue(line.slice(13)))) return -1;
   return (a - 48) * 100 + (b - 48) * 10 + (c - 48);
 }
 
-/** Nothing after the status code, or a space and a reason without CR or LF. */
-function reasonOk(line: string): boolean {
-  if (line.length === 12) return true;
-  if (line.charCodeAt(12) !== 32) return false;
-  for (let i = 13; i < line.length; i++) {
-    const x = line.charCodeAt(i);
-    if (x === 10 || x === 13) return false;
-  }
-  return true;
-}
-
-/** The header lines to pass on ("\r\nName: value" each), noting framing facts on the way. */
+/**
+ * The header lines to pass on ("\r\nName: value" each), noting framing facts on the way. Every
+ * line is checked as a request's are; valid lines are copied in runs (each with the CRLF before
+ * it: `kept` starts the current run), hop-by-hop ones left out.
+ */
 function responseLines(text: string, firstEnd: number, facts: ResponseFacts): string | undefined {
-  // Kept lines are copied in runs, each with the CRLF before it: `kept` starts the current run.
   let lines = "";
   let kept = firstEnd < 0 ? text.length : firstEnd;
   let end = firstEnd;
@@ -286,18 +372,24 @@ function responseLines(text: string, firstEnd: number, facts: ResponseFacts): st
     const start = end + 2;
     end = text.indexOf("\r\n", start);
     const stop = end < 0 ? text.length : end;
-    const colon = text.indexOf(":", start);
-    if (colon <= start || colon >= stop) return undefined;
-    const name = text.slice(start, colon);
-    const noted =
-      !mayFrame(name) || noteResponseHeader(name, text.slice(colon + 1, stop).trim(), facts);
-    if (!noted) return undefined;
+    const value = fieldValueAt(text, start, stop);
+    if (value === undefined) return undefined;
+    const name = text.slice(start, text.indexOf(":", start));
+    if (mayFrame(name) && !noteResponseHeader(name, value, facts)) return undefined;
     if (!isResponseHop(name)) continue;
     lines += text.slice(kept, before);
     kept = stop;
   }
+  // Both framings at once is how an upstream desyncs a proxy from its clients (RFC 9112 6.3).
+  if ((facts.chunked || facts.otherCoding) && facts.length >= 0) return undefined;
   lines += text.slice(kept);
-  // With Transfer-Encoding, a Content-Length is wrong and must not reach the client (RFC 9112 6.3).
-  if (facts.chunked || facts.otherCoding) lines = lines.replace(/\r\ncontent-length:[^\r]*/gi, "");
-  return lines;
+  return facts.listed === undefined ? lines : withoutListed(lines, facts.listed);
+}
+
+/** The lines without the fields a Connection header named ("\r\nName: value" each). */
+function withoutListed(lines: string, listed: ReadonlySet<string>): string {
+  return lines
+    .split("\r\n")
+    .filter(line => !listed.has(line.slice(0, line.indexOf(":")).toLowerCase()))
+    .join("\r\n");
 }

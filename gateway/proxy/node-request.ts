@@ -1,0 +1,89 @@
+// The front door's rules for requests that Node's HTTP server parsed (HTTP/1.0, upgrades, Expect,
+// Connection options, and every later request on a connection handed to it). llhttp already
+// refuses what RFC 9112 forbids in the syntax (bare LF, obs-fold, controls, CL with TE); this adds
+// what it lets through, so both request paths accept the same requests.
+import type { IncomingMessage } from "node:http";
+import {
+  contentLengthOf,
+  isRefusal,
+  isValidHost,
+  parseTarget,
+  refusal,
+  transferCodingRefusal,
+  type FrontDoorLimits,
+  type Refusal,
+} from "./request-rules";
+
+/** What the request is routed on and sends upstream. */
+export interface CheckedRequest {
+  /** The authority routed on (undefined: an HTTP/1.0 request without Host). */
+  host: string | undefined;
+  /** The normalized origin-form target. */
+  target: string;
+  /** The body is chunked (the upstream request must be framed the same way). */
+  chunked: boolean;
+}
+
+/** The request as the gateway serves it, or why it is refused. */
+export function checkNodeRequest(
+  req: IncomingMessage,
+  limits: FrontDoorLimits,
+): CheckedRequest | Refusal {
+  if (req.httpVersion !== "1.1" && req.httpVersion !== "1.0") {
+    return refusal(505, "unsupported-version");
+  }
+  const http10 = req.httpVersion === "1.0";
+  const fields = fieldFacts(req.rawHeaders);
+  if (isRefusal(fields)) return fields;
+  const framing = framingRefusal(fields, http10);
+  if (framing !== undefined) return framing;
+  if (fields.host === undefined && !http10) return refusal(400, "missing-host");
+  const url = req.url ?? "";
+  if (url.length > limits.maxTargetBytes) return refusal(414, "target-too-long");
+  const target = parseTarget(url);
+  if (isRefusal(target)) return target;
+  return {
+    host: target.authority ?? fields.host,
+    target: target.target,
+    chunked: fields.coding !== undefined,
+  };
+}
+
+/** HTTP/1.0 has no chunked coding: a Transfer-Encoding there is a smuggling attempt. */
+function framingRefusal(fields: FieldFacts, http10: boolean): Refusal | undefined {
+  if (fields.coding === undefined) return undefined;
+  if (http10 || fields.length) return refusal(400, "ambiguous-framing");
+  return transferCodingRefusal(fields.coding);
+}
+
+interface FieldFacts {
+  host: string | undefined;
+  length: boolean;
+  coding: string | undefined;
+}
+
+function fieldFacts(raw: readonly string[]): FieldFacts | Refusal {
+  const facts: FieldFacts = { host: undefined, length: false, coding: undefined };
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    const value = raw[i + 1]!;
+    switch (name.length) {
+      case 4:
+        if (name.toLowerCase() !== "host") break;
+        if (facts.host !== undefined) return refusal(400, "duplicate-host");
+        if (!isValidHost(value)) return refusal(400, "invalid-host");
+        facts.host = value;
+        break;
+      case 14:
+        if (name.toLowerCase() !== "content-length") break;
+        if (contentLengthOf(value) < 0) return refusal(400, "invalid-content-length");
+        facts.length = true;
+        break;
+      case 17:
+        if (name.toLowerCase() !== "transfer-encoding") break;
+        facts.coding = facts.coding === undefined ? value : `${facts.coding}, ${value}`;
+        break;
+    }
+  }
+  return facts;
+}

@@ -1,0 +1,297 @@
+// The front door's rules for what a request may say (RFC 9112, RFC 9110, RFC 3986), as pure
+// functions shared by both request paths: the fast path's own parser (fast/heads.ts) and Node's
+// HTTP server (engine.ts). What they accept is what goes upstream, re-serialized; what they refuse
+// is answered with the status here and the connection closed.
+
+/** A refused request: the status to answer and a short reason (the metric label). */
+export interface Refusal {
+  readonly status: number;
+  readonly reason: RefusalReason;
+}
+
+export type RefusalReason =
+  | "invalid-request-line"
+  | "unsupported-version"
+  | "invalid-target"
+  | "invalid-path"
+  | "target-too-long"
+  | "invalid-field"
+  | "bare-line-feed"
+  | "invalid-host"
+  | "missing-host"
+  | "duplicate-host"
+  | "invalid-content-length"
+  | "unsupported-transfer-coding"
+  | "ambiguous-framing"
+  | "head-too-large"
+  | "head-timeout"
+  | "body-timeout"
+  | "body-too-large"
+  | "invalid-chunked-body";
+
+const refusals = new Map<RefusalReason, Refusal>();
+
+/** The one Refusal object per reason (refusals allocate nothing). */
+export function refusal(status: number, reason: RefusalReason): Refusal {
+  let found = refusals.get(reason);
+  if (found === undefined) {
+    found = { status, reason };
+    refusals.set(reason, found);
+  }
+  return found;
+}
+
+export function isRefusal(value: unknown): value is Refusal {
+  return typeof value === "object" && value !== null && "reason" in value && "status" in value;
+}
+
+/** The front door's limits (settings; nginx's defaults). */
+export interface FrontDoorLimits {
+  /** The whole request head, from its first byte (nginx client_header_timeout: 60 s → 408). */
+  headTimeoutMs: number;
+  /** Between two reads of a request body (nginx client_body_timeout: 60 s → 408). */
+  bodyTimeoutMs: number;
+  /** The request head in bytes, request line included (→ 431). */
+  maxHeadBytes: number;
+  /** The request target in bytes (nginx: a request line over its 8 KiB buffer → 414). */
+  maxTargetBytes: number;
+  /** Forward header names with "_" (nginx underscores_in_headers; off drops them). */
+  underscoresInHeaders: boolean;
+}
+
+export const DEFAULT_FRONT_DOOR: FrontDoorLimits = {
+  headTimeoutMs: 60_000,
+  bodyTimeoutMs: 60_000,
+  maxHeadBytes: 64 * 1024,
+  maxTargetBytes: 8 * 1024,
+  underscoresInHeaders: false,
+};
+
+/** tchar (RFC 9110 5.6.2) by byte. */
+export const IS_TCHAR = new Uint8Array(256);
+for (const c of "!#$%&'*+.^_`|~-") IS_TCHAR[c.charCodeAt(0)] = 1;
+for (let c = 48; c <= 57; c++) IS_TCHAR[c] = 1;
+for (let c = 65; c <= 90; c++) IS_TCHAR[c] = 1;
+for (let c = 97; c <= 122; c++) IS_TCHAR[c] = 1;
+
+/** `text` from `start` to `end` (exclusive) is a non-empty token. */
+export function isToken(text: string, start = 0, end = text.length): boolean {
+  if (end <= start) return false;
+  for (let i = start; i < end; i++) {
+    const c = text.charCodeAt(i);
+    if (c > 255 || IS_TCHAR[c] === 0) return false;
+  }
+  return true;
+}
+
+/** A field value's bytes (RFC 9110 5.5): VCHAR, obs-text, SP and HTAB; no other control. */
+export function isFieldValue(value: string): boolean {
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if ((c < 32 && c !== 9) || c === 127 || c > 255) return false;
+  }
+  return true;
+}
+
+/**
+ * The value of the field line from `start` to `stop` (exclusive), without its OWS; undefined when
+ * the line is not a valid field: no colon, a name that is not a token (whitespace before the
+ * colon, obs-fold's leading space), or a control character in the value (a bare CR or LF too).
+ */
+export function fieldValueAt(text: string, start: number, stop: number): string | undefined {
+  const colon = text.indexOf(":", start);
+  if (colon < 0 || colon >= stop || !isToken(text, start, colon)) return undefined;
+  const value = trimOws(text, colon + 1, stop);
+  return isFieldValue(value) ? value : undefined;
+}
+
+/**
+ * The field value without its leading and trailing whitespace (OWS is SP and HTAB only: JS
+ * `trim()` would also strip U+00A0 and friends, which latin1 text can hold).
+ */
+export function trimOws(text: string, start = 0, end = text.length): string {
+  while (start < end && isOws(text.charCodeAt(start))) start++;
+  while (end > start && isOws(text.charCodeAt(end - 1))) end--;
+  return text.slice(start, end);
+}
+
+const isOws = (c: number) => c === 32 || c === 9;
+
+/** reg-name (DNS-like: letters, digits, "-", ".", "_") or an IPv6 literal, then an optional port. */
+const HOST =
+  /^(?:[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?\.?|\[[0-9A-Fa-f:.]{2,45}\])(?::[0-9]{1,5})?$/;
+
+/** A Host header value (or an absolute-form authority) the gateway can route on. */
+export function isValidHost(value: string): boolean {
+  return value.length <= 261 && HOST.test(value);
+}
+
+/** Content-Length is 1*DIGIT (RFC 9110 8.6): no sign, no list, no whitespace inside. */
+export function contentLengthOf(value: string): number {
+  const length = value.length;
+  if (length === 0 || length > 15) return -1;
+  let n = 0;
+  for (let i = 0; i < length; i++) {
+    const c = value.charCodeAt(i) - 48;
+    if (c < 0 || c > 9) return -1;
+    n = n * 10 + c;
+  }
+  return n;
+}
+
+/**
+ * A request's Transfer-Encoding (all its lines joined): only a lone "chunked" is served, as nginx
+ * does; any other coding is 501 (nginx's answer to an unknown coding).
+ */
+export function transferCodingRefusal(value: string): Refusal | undefined {
+  return value.trim().toLowerCase() === "chunked"
+    ? undefined
+    : refusal(501, "unsupported-transfer-coding");
+}
+
+/** Header names a Connection header may never remove: the gateway's framing and its own fields. */
+export const PROTECTED_FROM_CONNECTION: ReadonlySet<string> = new Set([
+  "host",
+  "content-length",
+  "transfer-encoding",
+  "x-forwarded-for",
+  "x-forwarded-host",
+  "x-forwarded-port",
+  "x-forwarded-proto",
+  "x-real-ip",
+]);
+
+// pchar (RFC 3986 3.3) without pct-encoded: unreserved, sub-delims, ":" and "@".
+const PATH_BYTE = new Uint8Array(128);
+for (const c of "-._~!$&'()*+,;=:@/") PATH_BYTE[c.charCodeAt(0)] = 1;
+for (let c = 48; c <= 57; c++) PATH_BYTE[c] = 1;
+for (let c = 65; c <= 90; c++) PATH_BYTE[c] = 1;
+for (let c = 97; c <= 122; c++) PATH_BYTE[c] = 1;
+/**
+ * The query takes any visible ASCII but "#" (clients send raw "|", "{", quotes… in queries, and
+ * nginx and llhttp take them); it is forwarded as it came and never routed on.
+ */
+const isQueryByte = (c: number) => c > 32 && c < 127 && c !== 35;
+
+const UNRESERVED = /[A-Za-z0-9._~-]/;
+
+function hexValue(c: number): number {
+  if (c >= 48 && c <= 57) return c - 48;
+  if (c >= 65 && c <= 70) return c - 55;
+  if (c >= 97 && c <= 102) return c - 87;
+  return -1;
+}
+
+/**
+ * The origin-form target as it is routed and sent upstream: the path percent-decoded where the
+ * escape stands for an unreserved character (other escapes upper-cased), "//" merged (nginx's
+ * merge_slashes), "." and ".." segments removed (RFC 3986 5.2.4); the query unchanged. A path
+ * that climbs above "/", carries an encoded "/", "\\" or NUL, a raw "\\" or a byte outside pchar
+ * is refused. The common path (nothing to normalize) returns `target` itself.
+ */
+export function normalizeTarget(target: string): string | Refusal {
+  if (target.charCodeAt(0) !== 47 /* / */) return refusal(400, "invalid-target");
+  const query = pathEnd(target);
+  if (query < 0) return refusal(400, "invalid-path");
+  if (!isQuery(target, query + 1)) return refusal(400, "invalid-target");
+  const path = target.slice(0, query);
+  if (!path.includes("%") && !path.includes("/.") && !path.includes("//")) return target;
+  const decoded = decodePath(path);
+  const resolved = decoded === undefined ? undefined : removeDotSegments(decoded);
+  if (resolved === undefined) return refusal(400, "invalid-path");
+  return resolved + target.slice(query);
+}
+
+/** Where the path ends (the "?" or the end); -1 for a byte a path may not hold. */
+function pathEnd(target: string): number {
+  for (let i = 0; i < target.length; i++) {
+    const c = target.charCodeAt(i);
+    if (c === 63 /* ? */) return i;
+    if (c !== 37 /* % */ && (c >= 128 || PATH_BYTE[c] === 0)) return -1;
+  }
+  return target.length;
+}
+
+function isQuery(target: string, from: number): boolean {
+  for (let i = from; i < target.length; i++) if (!isQueryByte(target.charCodeAt(i))) return false;
+  return true;
+}
+
+/** Decodes escapes of unreserved characters; undefined for a malformed or forbidden escape. */
+function decodePath(path: string): string | undefined {
+  let out = "";
+  let from = 0;
+  for (let i = path.indexOf("%"); i >= 0; i = path.indexOf("%", i + 1)) {
+    const high = hexValue(path.charCodeAt(i + 1));
+    const low = hexValue(path.charCodeAt(i + 2));
+    if (high < 0 || low < 0) return undefined;
+    const byte = high * 16 + low;
+    // Encoded "/", "\" and NUL mean different paths to different backends.
+    if (byte === 0x2f || byte === 0x5c || byte === 0) return undefined;
+    const char = String.fromCharCode(byte);
+    out +=
+      path.slice(from, i) + (UNRESERVED.test(char) ? char : path.slice(i, i + 3).toUpperCase());
+    from = i + 3;
+    i += 2;
+  }
+  return out + path.slice(from);
+}
+
+/** RFC 3986 5.2.4 with "//" merged; undefined when ".." would climb above the root. */
+function removeDotSegments(path: string): string | undefined {
+  const segments = path.split("/");
+  const out: string[] = [];
+  // segments[0] is "" (the path starts with "/"); a trailing "." or ".." keeps the slash.
+  for (let i = 1; i < segments.length; i++) {
+    const segment = segments[i]!;
+    const last = i === segments.length - 1;
+    if (segment === ".") {
+      if (last) out.push("");
+    } else if (segment === "..") {
+      if (out.length === 0 || (out.length === 1 && out[0] === "")) return undefined;
+      out.pop();
+      if (last) out.push("");
+    } else if (segment !== "" || last) {
+      out.push(segment);
+    }
+  }
+  return `/${out.join("/")}`;
+}
+
+/** What a request-target says: the origin-form target to route and send, and an authority. */
+export interface ParsedTarget {
+  target: string;
+  /** An absolute-form target's authority, which replaces Host; undefined for origin-form. */
+  authority: string | undefined;
+}
+
+/** An origin-form or absolute-form request-target (others, "*" and authority-form, refused). */
+export function parseTarget(raw: string): ParsedTarget | Refusal {
+  if (raw.charCodeAt(0) !== 47 /* / */) return absoluteTarget(raw);
+  const target = normalizeTarget(raw);
+  return typeof target === "string" ? { target, authority: undefined } : target;
+}
+
+/**
+ * An absolute-form target: the request is routed on its authority, Host is ignored, and the
+ * origin-form target goes upstream. Userinfo ("user@host") is refused: it is how a URI is made to
+ * say one host to one parser and another host to the next.
+ */
+function absoluteTarget(target: string): ParsedTarget | Refusal {
+  const scheme = /^https?:\/\//i.exec(target);
+  if (scheme === null) return refusal(400, "invalid-target");
+  const start = scheme[0].length;
+  let end = start;
+  while (end < target.length) {
+    const c = target.charCodeAt(end);
+    if (c === 47 || c === 63) break;
+    end++;
+  }
+  const authority = target.slice(start, end);
+  if (!isValidHost(authority)) return refusal(400, "invalid-host");
+  const rest = target.slice(end);
+  const origin = rest === "" ? "/" : rest.charCodeAt(0) === 63 ? `/${rest}` : rest;
+  const normalized = normalizeTarget(origin);
+  if (isRefusal(normalized)) return normalized;
+  return { authority, target: normalized };
+}

@@ -65,8 +65,11 @@ table("valueList query", valueList("query"), [
 
 table("parsePattern", parsePattern, [
   ["^v[0-9]+$", "^v[0-9]+$"],
-  ["(", "(Invalid regular expression: /(/: Unterminated group)"],
-  ["", `expected a regular expression in JavaScript syntax, got ""`],
+  ["(", "(error parsing regexp: missing closing ): `(`)"],
+  ["", `expected a regular expression in RE2 syntax (no backreferences or lookaround), got ""`],
+  // V8 would run these by backtracking; the linear-time engine refuses them, naming the construct.
+  ["(a)\\1", "(error parsing regexp: invalid escape sequence: `\\1`)"],
+  ["a(?=b)", "(error parsing regexp: invalid or unsupported Perl syntax: `(?=`)"],
 ]);
 
 table("parseModOperator", parseModOperator, [

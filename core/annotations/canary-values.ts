@@ -1,6 +1,7 @@
 // Parsers for the values of canary annotations: names to match on, Tengine value lists "a||b",
 // ingress-nginx's header pattern, the mod rule, and Tengine's "dyeing" actions.
 import { bad, good, parseList, quote, textProblem, TOKEN, type Parsed } from "./validators";
+import { linearPatternProblem } from "../patterns/linear-regex";
 
 /** Tengine's max-canary-{header,cookie,query}-val-num default. */
 export const MAX_CANARY_VALUES = 20;
@@ -59,19 +60,15 @@ export function valueList(kind: ValueKind) {
 }
 
 /**
- * ingress-nginx's canary-by-header-pattern is PCRE; here it must compile as a JavaScript RegExp
- * (no flags, unanchored, like ngx.re.match). The source is kept, and the consumer compiles it once.
+ * ingress-nginx's canary-by-header-pattern is PCRE; here it must compile in RE2 syntax (no flags,
+ * unanchored, like ngx.re.match), because the gateway runs it on a linear-time engine
+ * (core/patterns/linear-regex.ts). The source is kept, and the consumer compiles it once.
  */
 export function parsePattern(raw: string): Parsed<string> {
-  const expected = "a regular expression in JavaScript syntax";
+  const expected = "a regular expression in RE2 syntax (no backreferences or lookaround)";
   if (raw === "") return bad(expected, raw);
-  try {
-    new RegExp(raw);
-    return good(raw);
-  } catch (error) {
-    // Expected failure of user input: it becomes the denial's detail, never a throw.
-    return bad(expected, raw, error instanceof Error ? error.message : String(error));
-  }
+  const problem = linearPatternProblem(raw);
+  return problem === undefined ? good(raw) : bad(expected, raw, problem);
 }
 
 export function parseModOperator(raw: string): Parsed<ModOperator> {

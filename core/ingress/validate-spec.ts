@@ -3,6 +3,7 @@
 import { hostProblem } from "./hostname";
 import type { FieldError } from "../result";
 import type { HTTPIngressPath, Ingress, IngressBackend, IngressTLS, ServiceBackend } from "./types";
+import { linearPatternProblem } from "../patterns/linear-regex";
 
 const DNS_1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
 const PORT_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -62,12 +63,11 @@ function pathProblems(path: HTTPIngressPath, field: string, options: SpecOptions
   }
   const value = path.path ?? "/";
   if (type === "ImplementationSpecific" && options.useRegex) {
-    try {
-      new RegExp(value);
-    } catch (error) {
+    const problem = linearPatternProblem(`^${value}`, { ignoreCase: true });
+    if (problem !== undefined) {
       errors.push({
         field: `${field}.path`,
-        message: `is not a valid regular expression (use-regex is on): ${(error as Error).message}`,
+        message: `is not a valid regular expression in RE2 syntax (use-regex is on): ${problem}`,
       });
     }
   } else if (!value.startsWith("/")) {

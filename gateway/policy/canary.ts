@@ -10,6 +10,7 @@
 // ready endpoint falls back to main, as Tengine's proxy does.
 import type { CanaryActions, CanaryConfig, CanaryMatch } from "../../core/annotations/canary";
 import { DEFAULT_CANARY_WEIGHT_TOTAL } from "../../core/annotations/canary";
+import { compileLinear } from "../../core/patterns/linear-regex";
 
 /** How value lists and "always"/"never" compare: ingress-nginx exactly, Tengine ignoring case. */
 export type ValueCompare = "exact" | "case-insensitive";
@@ -67,8 +68,8 @@ function matcher(match: CanaryMatch, compare: ValueCompare): CompiledSource["tes
       return value => (value !== undefined && values.has(fold(value)) ? "match" : undefined);
     }
     case "pattern": {
-      // Compiled once per configuration; admission has already proved it compiles.
-      const pattern = new RegExp(match.pattern);
+      // Compiled once per configuration, on the linear-time engine; admission proved it compiles.
+      const pattern = compileLinear(match.pattern);
       return value => (value !== undefined && pattern.test(value) ? "match" : undefined);
     }
     case "mod": {

@@ -3,6 +3,7 @@
 import type { RedirectConfig } from "../../core/annotations/redirect";
 import type { RewriteConfig } from "../../core/annotations/rewrite";
 import type { RobotsConfig } from "../../core/annotations/robots";
+import { compileLinear, type LinearPattern } from "../../core/patterns/linear-regex";
 
 export const ROBOTS_PATH = "/robots.txt";
 export const DENY_ALL_ROBOTS = "User-agent: *\nDisallow: /\n";
@@ -37,17 +38,18 @@ export function httpsLocation(host: string, target: string, httpsPort: number): 
 
 /**
  * ingress-nginx turns a path into a case-insensitive regular expression anchored at the start
- * when use-regex or rewrite-target is set (`location ~* "^<path>"`).
+ * when use-regex or rewrite-target is set (`location ~* "^<path>"`); here on the linear-time
+ * engine, so no path pattern can stall a worker.
  */
-export function pathRegex(path: string): RegExp {
-  return new RegExp(`^${path}`, "i");
+export function pathRegex(path: string): LinearPattern {
+  return compileLinear(`^${path}`, { ignoreCase: true });
 }
 
 /**
  * The rewritten request target: as nginx's `rewrite`, the whole path is replaced by the target
  * with "$1".."$9" taken from the path regex's captures; the query string is kept.
  */
-export function rewriteTarget(config: RewriteConfig, regex: RegExp, target: string): string {
+export function rewriteTarget(config: RewriteConfig, regex: LinearPattern, target: string): string {
   if (config.target === undefined) return target;
   const queryAt = target.indexOf("?");
   const path = queryAt < 0 ? target : target.slice(0, queryAt);

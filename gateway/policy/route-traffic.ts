@@ -37,6 +37,7 @@ import {
   SSL_REDIRECT_STATUS,
 } from "./host-rules";
 import type { RequestFacts } from "./request-values";
+import type { LinearPattern } from "../../core/patterns/linear-regex";
 
 export type Variant = "main" | "canary";
 
@@ -58,7 +59,7 @@ export interface TrafficPolicy {
   /** Whether a plain-HTTP request is redirected (ssl-redirect, force-ssl-redirect). */
   readonly redirectHttp: boolean;
   readonly redirectPort: number;
-  readonly rewrite: { config: RewriteConfig; pattern: RegExp } | undefined;
+  readonly rewrite: { config: RewriteConfig; pattern: LinearPattern } | undefined;
 }
 
 export interface TrafficOptions {

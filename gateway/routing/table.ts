@@ -2,6 +2,7 @@
 // view by compile.ts; a request only does Map lookups and a short scan of one host's prefixes.
 import type { IngressAnnotations } from "../../core/annotations";
 import type { TrafficPolicy } from "../policy/route-traffic";
+import type { LinearPattern } from "../../core/patterns/linear-regex";
 
 export type PathKind = "Exact" | "Prefix";
 
@@ -89,7 +90,7 @@ export interface Route {
 
 /** A route whose path is a regular expression (use-regex, rewrite-target), as ingress-nginx's `location ~*`. */
 export interface RegexRoute {
-  readonly pattern: RegExp;
+  readonly pattern: LinearPattern;
   readonly route: Route;
 }
 

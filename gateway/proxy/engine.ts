@@ -71,6 +71,8 @@ function listen(server: Server, port: number, host: string): Promise<number> {
 function tune(server: Server, limits: FrontDoorLimits): void {
   server.keepAliveTimeout = CLIENT_KEEPALIVE_MS;
   server.headersTimeout = limits.headTimeoutMs;
+  // Node drops fields past its count limit (2000) without a word; the head's size limit bounds it.
+  server.maxHeadersCount = 0;
   // Uploads and downloads may stream for as long as they make progress.
   server.requestTimeout = 0;
 }

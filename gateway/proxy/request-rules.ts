@@ -2,6 +2,7 @@
 // functions shared by both request paths: the fast path's own parser (fast/heads.ts) and Node's
 // HTTP server (engine.ts). What they accept is what goes upstream, re-serialized; what they refuse
 // is answered with the status here and the connection closed.
+import { METHODS } from "node:http";
 
 /** A refused request: the status to answer and a short reason (the metric label). */
 export interface Refusal {
@@ -11,6 +12,7 @@ export interface Refusal {
 
 export type RefusalReason =
   | "invalid-request-line"
+  | "unknown-method"
   | "unsupported-version"
   | "invalid-target"
   | "invalid-path"
@@ -83,6 +85,15 @@ export function isToken(text: string, start = 0, end = text.length): boolean {
   }
   return true;
 }
+
+/**
+ * The methods Node's parser (llhttp) knows: the standard ones, WebDAV's and a few more. Any other
+ * token is refused on both paths alike (llhttp refuses it on Node's path), so no backend built on
+ * the same parser is handed a request it cannot read. nginx passes any upper-case token on.
+ */
+export const KNOWN_METHODS: ReadonlySet<string> = new Set(
+  METHODS.filter(method => method !== "CONNECT"),
+);
 
 /** A field value's bytes (RFC 9110 5.5): VCHAR, obs-text, SP and HTAB; no other control. */
 export function isFieldValue(value: string): boolean {

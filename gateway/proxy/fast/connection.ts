@@ -23,7 +23,7 @@ import { replyText } from "../replies";
 import { isConnectFailure, isIdempotent } from "../retry-rules";
 import { ChunkedScanner } from "./chunked";
 import { DEFAULT_FRONT_DOOR, refusal, type FrontDoorLimits, type Refusal } from "../request-rules";
-import { findHeadEnd } from "./head-end";
+import { findHeadEnd, resumeAt } from "./head-end";
 import { parseRequestHead, parseResponseHead, type Framing, type RequestHead } from "./heads";
 import type { UpstreamConnection, UpstreamOwner, UpstreamPool } from "./upstream";
 
@@ -246,7 +246,7 @@ export class ClientConnection implements UpstreamOwner {
       return;
     }
     if (end < 0) {
-      this.headUnfinished(data.length);
+      this.headUnfinished(resumeAt(data));
       return;
     }
     const head = parseRequestHead(data.toString("latin1", 0, end), limits);
@@ -266,7 +266,7 @@ export class ClientConnection implements UpstreamOwner {
 
   /** A head still coming: it must be whole within the head timeout from its first byte. */
   private headUnfinished(scanned: number): void {
-    this.scanned = Math.max(0, scanned - 3);
+    this.scanned = scanned;
     const now = Date.now();
     if (this.headStarted === 0) this.headStarted = now;
     const left = this.headStarted + this.limits.headTimeoutMs - now;
@@ -599,6 +599,7 @@ export class ClientConnection implements UpstreamOwner {
 
   private finishExchange(upstreamSentExtra: boolean): void {
     this.tally?.finish(this.status);
+    this.responded = false;
     const upstream = this.upstream;
     this.upstream = undefined;
     if (upstream !== undefined) {

@@ -13,6 +13,7 @@ import {
   isRefusal,
   isToken,
   isValidHost,
+  KNOWN_METHODS,
   parseTarget,
   refusal,
   transferCodingRefusal,
@@ -151,6 +152,7 @@ function specialLine(facts: HeadFacts, role: RequestRole, value: string): string
 }
 
 const HTTP11 = "HTTP/1.1";
+const isDigit = (c: number) => c >= 48 && c <= 57;
 
 /** The request line: method, target and version; a Refusal, or "http/1.0" for Node's path. */
 function parseRequestLine(
@@ -162,6 +164,7 @@ function parseRequestLine(
   if (space <= 0 || last === space || !isToken(line, 0, space)) {
     return refusal(400, "invalid-request-line");
   }
+  if (!KNOWN_METHODS.has(line.slice(0, space))) return refusal(400, "unknown-method");
   const version = line.slice(last + 1);
   if (version !== HTTP11) {
     if (version === "HTTP/1.0") return "http/1.0";
@@ -239,6 +242,10 @@ function requestLines(text: string, end: number, facts: HeadFacts): string | Ref
     const name = text.slice(start, text.indexOf(":", start));
     const role = roleOf(REQUEST_ROLES, name);
     if (role !== "keep") {
+      // llhttp refuses whitespace after a length's digits; so does this path, to agree with it.
+      if (role === "length" && !isDigit(text.charCodeAt(stop - 1))) {
+        return refusal(400, "invalid-content-length");
+      }
       const line = specialLine(facts, role, value);
       if (typeof line !== "string") return line;
       lines += line;
@@ -342,8 +349,6 @@ export function parseResponseHead(text: string, bodyless: boolean): ResponseHead
     upstreamCloses: facts.close || (http10 && !facts.keepAlive) || framing === "close",
   };
 }
-
-const isDigit = (c: number) => c >= 48 && c <= 57;
 
 /** The status of "HTTP/1.x NNN[ reason]" (x 0 or 1, no control character in the reason); -1 otherwise. */
 function statusOf(line: string): number {

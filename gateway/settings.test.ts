@@ -65,6 +65,7 @@ describe("gateway settings", () => {
       bodyTimeoutMs: 60_000,
       maxHeadBytes: 65_536,
       maxTargetBytes: 8192,
+      maxFieldBytes: 16_384,
       underscoresInHeaders: false,
     });
     const set = readSettings({
@@ -73,6 +74,7 @@ describe("gateway settings", () => {
       BULWARK_CLIENT_BODY_TIMEOUT_SECONDS: "7",
       BULWARK_MAX_REQUEST_HEAD_BYTES: "4096",
       BULWARK_MAX_REQUEST_TARGET_BYTES: "1024",
+      BULWARK_MAX_FIELD_LINE_BYTES: "2048",
       BULWARK_UNDERSCORES_IN_HEADERS: "on",
     });
     assert.ok(set.ok);
@@ -81,6 +83,7 @@ describe("gateway settings", () => {
       bodyTimeoutMs: 7000,
       maxHeadBytes: 4096,
       maxTargetBytes: 1024,
+      maxFieldBytes: 2048,
       underscoresInHeaders: true,
     });
   });

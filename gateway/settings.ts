@@ -113,6 +113,12 @@ export const settingsSchema = z
       256,
       1024 * 1024,
     ),
+    BULWARK_MAX_FIELD_LINE_BYTES: integer(
+      "BULWARK_MAX_FIELD_LINE_BYTES",
+      16 * 1024,
+      256,
+      1024 * 1024,
+    ),
     BULWARK_UNDERSCORES_IN_HEADERS: flag("BULWARK_UNDERSCORES_IN_HEADERS", false),
     BULWARK_CANARY_MATCH: z
       .enum(["exact", "case-insensitive"], {
@@ -154,6 +160,7 @@ export const settingsSchema = z
       bodyTimeoutMs: env.BULWARK_CLIENT_BODY_TIMEOUT_SECONDS * 1000,
       maxHeadBytes: env.BULWARK_MAX_REQUEST_HEAD_BYTES,
       maxTargetBytes: env.BULWARK_MAX_REQUEST_TARGET_BYTES,
+      maxFieldBytes: env.BULWARK_MAX_FIELD_LINE_BYTES,
       underscoresInHeaders: env.BULWARK_UNDERSCORES_IN_HEADERS,
     },
     logLevel: env.LOG_LEVEL,

@@ -179,6 +179,16 @@ function stricterRule(request: ParsedRequest, bytes: Buffer | undefined): string
   if (text !== undefined && /\r\ncontent-length:[^\r\n]*[0-9][ \t]+\r\n/i.test(text)) {
     return "whitespace after a Content-Length's digits";
   }
+  if (text !== undefined && /\r\ncontent-length:[ ]*\t/i.test(text)) {
+    return "a tab before a Content-Length's digits (nginx refuses it)";
+  }
+  if (
+    request.fields.some(
+      ([name, value]) => name.length + value.length + 2 > DEFAULT_FRONT_DOOR.maxFieldBytes,
+    )
+  ) {
+    return "a field line over 16 KiB (431, ingress-nginx's buffer)";
+  }
   const headBytes = request.fields.reduce(
     (n, [name, value]) => n + name.length + value.length + 4,
     0,

@@ -33,6 +33,7 @@ export function checkNodeRequest(
     return refusal(505, "unsupported-version");
   }
   const http10 = req.httpVersion === "1.0";
+  if (hasLongField(req.rawHeaders, limits.maxFieldBytes)) return refusal(431, "head-too-large");
   const fields = fieldFacts(req.rawHeaders);
   if (isRefusal(fields)) return fields;
   const framing = framingRefusal(fields, http10);
@@ -60,6 +61,14 @@ interface FieldFacts {
   host: string | undefined;
   length: boolean;
   coding: string | undefined;
+}
+
+/** Over the field line limit: the same 431 as on the fast path (Node limits only the whole head). */
+function hasLongField(raw: readonly string[], maxFieldBytes: number): boolean {
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i]!.length + raw[i + 1]!.length + 2 > maxFieldBytes) return true;
+  }
+  return false;
 }
 
 function fieldFacts(raw: readonly string[]): FieldFacts | Refusal {

@@ -57,6 +57,8 @@ export interface FrontDoorLimits {
   maxHeadBytes: number;
   /** The request target in bytes (nginx: a request line over its 8 KiB buffer → 414). */
   maxTargetBytes: number;
+  /** One field line in bytes (ingress-nginx's large-client-header-buffers 4 16k → 431). */
+  maxFieldBytes: number;
   /** Forward header names with "_" (nginx underscores_in_headers; off drops them). */
   underscoresInHeaders: boolean;
 }
@@ -66,6 +68,7 @@ export const DEFAULT_FRONT_DOOR: FrontDoorLimits = {
   bodyTimeoutMs: 60_000,
   maxHeadBytes: 64 * 1024,
   maxTargetBytes: 8 * 1024,
+  maxFieldBytes: 16 * 1024,
   underscoresInHeaders: false,
 };
 

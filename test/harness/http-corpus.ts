@@ -186,7 +186,8 @@ function framingAttacks(add: Add): void {
     ["an empty value", "", "refuse"],
     ["a space inside", "3 3", "refuse"],
     ["leading zeros", "003", "serve"],
-    ["leading OWS", "  \t3", "serve"],
+    ["leading spaces", "   3", "serve"],
+    ["a leading tab", "\t3", "refuse"],
     ["trailing OWS", "3 ", "refuse"],
     ["an overflow", "99999999999999999999", "refuse"],
   ];
@@ -458,6 +459,7 @@ function sizeAttacks(add: Add): void {
   );
   add("size", "a 100 KB value", get("/", [`X-Big: ${"b".repeat(100_000)}`]), "refuse");
   add("size", "a 10 KB value", get("/", [`X-Big: ${"b".repeat(10_000)}`]), "serve");
+  add("size", "a 20 KB value", get("/", [`X-Big: ${"b".repeat(20_000)}`]), "refuse");
   add(
     "early-answer",
     "a body after a request the gateway answers itself",

@@ -129,6 +129,8 @@ export class RecordingBackend {
       this.received.push(chunks);
       const relay = connect(recorder.port, "127.0.0.1");
       this.relays.push(relay);
+      // The recorder keys streams by port, and ports are reused: take this one's stream now.
+      relay.once("connect", () => this.claim(relay.localPort));
       socket.on("data", (data: Buffer) => {
         chunks.push(data);
         relay.write(data);
@@ -149,16 +151,22 @@ export class RecordingBackend {
     return backend;
   }
 
+  private readonly streams: ParsedStream[] = [];
+
+  private claim(port: number | undefined, tries = 0): void {
+    const stream = this.recorder.parsed(port);
+    if (stream !== undefined) this.streams.push(stream);
+    else if (tries < 100) setImmediate(() => this.claim(port, tries + 1));
+  }
+
   /** Every request the backend's parser read, over all connections, in the order read. */
   requests(): ParsedRequest[] {
-    return this.relays
-      .flatMap(relay => this.recorder.parsed(relay.localPort)?.requests ?? [])
-      .sort((a, b) => a.seq - b.seq);
+    return this.streams.flatMap(stream => stream.requests).sort((a, b) => a.seq - b.seq);
   }
 
   /** The backend parser's errors (a gateway that forwarded bytes a strict parser refuses). */
   errors(): string[] {
-    return this.relays.flatMap(relay => this.recorder.parsed(relay.localPort)?.error ?? []);
+    return this.streams.flatMap(stream => stream.error ?? []);
   }
 
   close(): Promise<void> {

@@ -86,6 +86,7 @@ interface HeadFacts {
   /** An absolute-form target's authority: the Host line sent upstream says it instead. */
   readonly authority: string | undefined;
   readonly underscores: boolean;
+  readonly maxFieldBytes: number;
   host: string | undefined;
   length: number;
   coding: string | undefined;
@@ -96,6 +97,17 @@ interface HeadFacts {
 }
 
 const INVALID_FIELD = refusal(400, "invalid-field");
+const FIELD_TOO_LARGE = refusal(431, "head-too-large");
+
+/**
+ * A Content-Length line with nothing but spaces around its digits: llhttp refuses whitespace after
+ * the digits and nginx a tab before them, so this path refuses both, to agree with each.
+ */
+function isPlainLength(text: string, start: number, stop: number): boolean {
+  if (!isDigit(text.charCodeAt(stop - 1))) return false;
+  const tab = text.indexOf("\t", start);
+  return tab < 0 || tab >= stop;
+}
 
 /** Connection tokens: "close" closes; options other than keep-alive/close need Node's path. */
 function noteConnection(value: string, facts: HeadFacts): void {
@@ -201,6 +213,7 @@ export function parseRequestHead(
   const facts: HeadFacts = {
     authority: target.authority,
     underscores: limits.underscoresInHeaders,
+    maxFieldBytes: limits.maxFieldBytes,
     host: undefined,
     length: -1,
     coding: undefined,
@@ -237,13 +250,13 @@ function requestLines(text: string, end: number, facts: HeadFacts): string | Ref
     const start = end + 2;
     end = text.indexOf("\r\n", start);
     const stop = end < 0 ? text.length : end;
+    if (stop - start > facts.maxFieldBytes) return FIELD_TOO_LARGE;
     const value = fieldValueAt(text, start, stop);
     if (value === undefined) return INVALID_FIELD;
     const name = text.slice(start, text.indexOf(":", start));
     const role = roleOf(REQUEST_ROLES, name);
     if (role !== "keep") {
-      // llhttp refuses whitespace after a length's digits; so does this path, to agree with it.
-      if (role === "length" && !isDigit(text.charCodeAt(stop - 1))) {
+      if (role === "length" && !isPlainLength(text, start, stop)) {
         return refusal(400, "invalid-content-length");
       }
       const line = specialLine(facts, role, value);

@@ -9,10 +9,10 @@ import type { IngressLike } from "./objects";
 
 const VERSION = "nginx.ingress.kubernetes.io/version";
 
-// Golden vectors from Tengine's documentation (../shared/testdata/checksum/, seen from the root).
+// Golden vectors from Tengine's documentation, kept in the repository (test/fixtures/checksum/).
 const vectorSchema = z.object({ checksum: z.string(), ids: z.array(z.string()) });
 function vector(file: string): z.infer<typeof vectorSchema> {
-  const path = resolve(__dirname, "../../../shared/testdata/checksum", file);
+  const path = resolve(__dirname, "../../test/fixtures/checksum", file);
   return vectorSchema.parse(JSON.parse(readFileSync(path, "utf8")));
 }
 

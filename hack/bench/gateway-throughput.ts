@@ -15,7 +15,7 @@
 import { execFile, execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import type { V1EndpointSlice, V1Ingress } from "@kubernetes/client-node";
 import { startDataPlane } from "../../gateway/data-plane";
@@ -39,6 +39,8 @@ interface Options {
   skipMemory: boolean;
   /** Run on the Node.js that runs this script instead of the image's. */
   thisNode: boolean;
+  /** Another checkout whose data plane is measured too, in the same rounds (before/after a change). */
+  baseline: string | undefined;
 }
 
 function parseOptions(argv: string[]): Options {
@@ -57,6 +59,7 @@ function parseOptions(argv: string[]): Options {
     memoryOnly: argv.includes("--memory-only"),
     skipMemory: argv.includes("--skip-memory"),
     thisNode: argv.includes("--this-node"),
+    baseline: argv.includes("--baseline") ? argv[argv.indexOf("--baseline") + 1] : undefined,
   };
 }
 
@@ -213,13 +216,25 @@ const GATEWAY_VARIANTS: GatewayVariant[] = [
   },
 ];
 
+type StartDataPlane = typeof startDataPlane;
+
+/** `--baseline DIR`: that checkout's startDataPlane, loaded beside this one's. */
+function baselineStart(dir: string): StartDataPlane {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a module chosen at run time
+  const loaded = require(join(resolve(dir), "gateway/data-plane")) as {
+    startDataPlane: StartDataPlane;
+  };
+  return loaded.startDataPlane;
+}
+
 async function benchGateway(
   backendPort: number,
   options: Options,
   variant: GatewayVariant,
+  start: StartDataPlane = startDataPlane,
 ): Promise<WrkResult> {
   const port = await freePort();
-  const plane = await startDataPlane({
+  const plane = await start({
     httpPort: port,
     host: "127.0.0.1",
     workers: options.workers,
@@ -233,6 +248,21 @@ async function benchGateway(
     return await wrk(port, options);
   } finally {
     await plane.close({ drainMs: 500 });
+  }
+}
+
+/** Every gateway variant once, each followed by the baseline checkout's when there is one. */
+async function gatewayRound(
+  backendPort: number,
+  options: Options,
+  baseline: StartDataPlane | undefined,
+  add: (name: string, result: WrkResult) => void,
+): Promise<void> {
+  for (const variant of GATEWAY_VARIANTS) {
+    const name = `gateway ${variant.name} (${options.workers}w)`;
+    add(name, await benchGateway(backendPort, options, variant));
+    if (baseline === undefined) continue;
+    add(`baseline: ${name}`, await benchGateway(backendPort, options, variant, baseline));
   }
 }
 
@@ -313,14 +343,12 @@ async function throughput(options: Options): Promise<void> {
     await wrk(nginxPort, { ...options, duration: 2 });
     // Interleaved rounds, so load from elsewhere on a shared machine hits every variant alike.
     const rounds = new Map<string, WrkResult[]>();
+    const baseline = options.baseline === undefined ? undefined : baselineStart(options.baseline);
     const add = (name: string, result: WrkResult) =>
       rounds.set(name, [...(rounds.get(name) ?? []), result]);
     for (let round = 0; round < options.rounds; round++) {
       add("nginx (reverse proxy)", await wrk(nginxPort, options));
-      for (const variant of GATEWAY_VARIANTS) {
-        const name = `gateway ${variant.name} (${options.workers}w)`;
-        add(name, await benchGateway(backendPort, options, variant));
-      }
+      await gatewayRound(backendPort, options, baseline, add);
     }
     const results: [string, WrkResult][] = [...rounds].map(([name, runs]) => [name, median(runs)]);
     results.push(["@fastify/http-proxy (1 process)", await benchFastify(backendPort, options)]);

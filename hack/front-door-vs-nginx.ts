@@ -13,8 +13,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startDataPlane } from "../gateway/data-plane";
-import { endpointSlice, ingress, view } from "../gateway/routing/fixtures";
+import { CasePlane } from "../test/harness/case-plane";
 import { httpCorpus, type CorpusCase } from "../test/harness/http-corpus";
 import {
   LlhttpRecorder,
@@ -114,30 +113,16 @@ async function main(): Promise<void> {
   const nginxBackend = await RecordingBackend.start(recorder);
   const nginxPort = await freePort();
   const nginx = await startNginx(dir, nginxPort, nginxBackend.port);
-  const plane = await startDataPlane({ httpPort: 0, host: "127.0.0.1", defaultCertificates: [] });
+  const plane = await CasePlane.start(recorder);
   const counts: Record<Verdict, number> = { same: 0, stricter: 0, looser: 0, other: 0 };
   const rows: string[][] = [];
   try {
-    let version = 1;
     for (const [index, c] of corpus.entries()) {
       if (process.stderr.isTTY) process.stderr.write(`\r${index + 1}/${corpus.length}`);
-      const backend = await RecordingBackend.start(recorder);
-      await plane.apply(
-        view(
-          version++,
-          [ingress({ name: "all", rules: [{ paths: [{ path: "/", service: "echo" }] }] })],
-          [
-            endpointSlice({
-              service: "echo",
-              ports: [{ port: backend.port }],
-              endpoints: [{ address: "127.0.0.1" }],
-            }),
-          ],
-        ),
-      );
+      const backend = await plane.nextBackend();
       const expected = (await recorder.parse(c.bytes)).requests.length;
       const fromNginx = await through(nginxPort, nginxBackend, c, expected);
-      const fromBulwark = await through(plane.httpPort, backend, c, expected);
+      const fromBulwark = await through(plane.port, backend, c, expected);
       await backend.close();
       const v = verdict(fromNginx, fromBulwark);
       counts[v]++;
@@ -156,7 +141,7 @@ async function main(): Promise<void> {
   } finally {
     if (process.stderr.isTTY) process.stderr.write("\n");
     nginx.kill("SIGQUIT");
-    await plane.close({ drainMs: 100 });
+    await plane.close();
     await nginxBackend.close();
     await recorder.close();
   }

@@ -13,13 +13,11 @@ import { httpCorpus, type CorpusCase } from "../../test/harness/http-corpus";
 import {
   LlhttpRecorder,
   readResponses,
-  RecordingBackend,
   sendRaw,
   type ParsedRequest,
   type ParsedStream,
 } from "../../test/harness/llhttp-recorder";
-import { startDataPlane, type DataPlane } from "../data-plane";
-import { endpointSlice, ingress, view } from "../routing/fixtures";
+import { CasePlane } from "../../test/harness/case-plane";
 import {
   DEFAULT_FRONT_DOOR,
   isRefusal,
@@ -211,32 +209,17 @@ function stricterRule(request: ParsedRequest, bytes: Buffer | undefined): string
 
 describe("the front door, differentially against llhttp", () => {
   const corpus = httpCorpus();
-  let plane: DataPlane;
+  let plane: CasePlane;
   let recorder: LlhttpRecorder;
   const outcomes: Outcome[] = [];
 
   before(async () => {
     recorder = await LlhttpRecorder.start();
-    plane = await startDataPlane({ httpPort: 0, host: "127.0.0.1", defaultCertificates: [] });
-    let version = 1;
+    plane = await CasePlane.start(recorder);
     for (const c of corpus) {
-      // A backend of its own per case: no pooled connection carries one case's bytes into the next.
-      const backend = await RecordingBackend.start(recorder);
-      await plane.apply(
-        view(
-          version++,
-          [ingress({ name: "all", rules: [{ paths: [{ path: "/", service: "echo" }] }] })],
-          [
-            endpointSlice({
-              service: "echo",
-              ports: [{ port: backend.port }],
-              endpoints: [{ address: "127.0.0.1" }],
-            }),
-          ],
-        ),
-      );
+      const backend = await plane.nextBackend();
       const reference = await recorder.parse(c.bytes);
-      const client = await sendRaw(plane.httpPort, c.bytes, reference.requests.length);
+      const client = await sendRaw(plane.port, c.bytes, reference.requests.length);
       // Bytes the gateway might still send after answering (a smuggled request) arrive in this time.
       await new Promise(resolve => setTimeout(resolve, 20));
       outcomes.push({
@@ -251,7 +234,7 @@ describe("the front door, differentially against llhttp", () => {
     }
   });
   after(async () => {
-    await plane.close({ drainMs: 100 });
+    await plane.close();
     await recorder.close();
   });
 

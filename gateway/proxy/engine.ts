@@ -101,7 +101,7 @@ export class Engine {
   /** Metrics and access log of this process; undefined when both are off. */
   readonly observers: TrafficObservers | undefined;
   private readonly compileOptions: CompileOptions;
-  readonly limits: FrontDoorLimits;
+  private readonly limits: FrontDoorLimits;
   /** Recompiles only the hosts a view changes (routing/incremental.ts). */
   private readonly routes = new IncrementalRoutes({
     compile: view => compileRoutes(view, this.compileOptions),
@@ -210,9 +210,9 @@ export class Engine {
       this.onUpgrade(req, socket, head, proto),
     );
     server.on("clientError", (error: Error & { code?: string }, socket: Duplex) => {
-      const status = clientErrorStatus(error.code);
-      this.refused(nodeRefusal(status), clientIp((socket as Socket).remoteAddress));
-      if (socket.writable) replyOnSocket(socket, status);
+      const refused = nodeRefusal(error.code);
+      this.refused(refused, clientIp((socket as Socket).remoteAddress));
+      if (socket.writable) replyOnSocket(socket, refused.status);
       else socket.destroy();
     });
   }
@@ -361,17 +361,11 @@ function planFor(
   return planRequest(main, main.traffic, facts);
 }
 
-/** Node's parser errors as answers: a head too large is 431 (as on the fast path), the rest 400. */
-function clientErrorStatus(code: string | undefined): number {
-  if (code === "HPE_HEADER_OVERFLOW") return 431;
-  if (code === "ERR_HTTP_REQUEST_TIMEOUT") return 408;
-  return 400;
-}
-
-function nodeRefusal(status: number): Refusal {
-  if (status === 431) return refusal(431, "head-too-large");
-  if (status === 408) return refusal(408, "head-timeout");
-  return refusal(400, "invalid-field");
+/** Node's parser errors as refusals: a head too large is 431 (as on the fast path), the rest 400. */
+function nodeRefusal(code: string | undefined): Refusal {
+  if (code === "HPE_HEADER_OVERFLOW") return refusal("head-too-large");
+  if (code === "ERR_HTTP_REQUEST_TIMEOUT") return refusal("head-timeout");
+  return refusal("invalid-field");
 }
 
 /** Tells the tally which backend serves and why; returns that route. */

@@ -6,10 +6,10 @@ import type { IncomingMessage } from "node:http";
 import {
   contentLengthOf,
   isRefusal,
-  isValidHost,
   parseTarget,
   refusal,
-  transferCodingRefusal,
+  framingRefusal,
+  hostRefusal,
   type FrontDoorLimits,
   type Refusal,
 } from "./request-rules";
@@ -30,17 +30,17 @@ export function checkNodeRequest(
   limits: FrontDoorLimits,
 ): CheckedRequest | Refusal {
   if (req.httpVersion !== "1.1" && req.httpVersion !== "1.0") {
-    return refusal(505, "unsupported-version");
+    return refusal("unsupported-version");
   }
   const http10 = req.httpVersion === "1.0";
-  if (hasLongField(req.rawHeaders, limits.maxFieldBytes)) return refusal(431, "head-too-large");
+  if (hasLongField(req.rawHeaders, limits.maxFieldBytes)) return refusal("head-too-large");
   const fields = fieldFacts(req.rawHeaders);
   if (isRefusal(fields)) return fields;
-  const framing = framingRefusal(fields, http10);
+  const framing = framingRefusal(fields.coding, fields.length, http10);
   if (framing !== undefined) return framing;
-  if (fields.host === undefined && !http10) return refusal(400, "missing-host");
+  if (fields.host === undefined && !http10) return refusal("missing-host");
   const url = req.url ?? "";
-  if (url.length > limits.maxTargetBytes) return refusal(414, "target-too-long");
+  if (url.length > limits.maxTargetBytes) return refusal("target-too-long");
   const target = parseTarget(url);
   if (isRefusal(target)) return target;
   return {
@@ -48,13 +48,6 @@ export function checkNodeRequest(
     target: target.target,
     chunked: fields.coding !== undefined,
   };
-}
-
-/** HTTP/1.0 has no chunked coding: a Transfer-Encoding there is a smuggling attempt. */
-function framingRefusal(fields: FieldFacts, http10: boolean): Refusal | undefined {
-  if (fields.coding === undefined) return undefined;
-  if (http10 || fields.length) return refusal(400, "ambiguous-framing");
-  return transferCodingRefusal(fields.coding);
 }
 
 interface FieldFacts {
@@ -77,15 +70,16 @@ function fieldFacts(raw: readonly string[]): FieldFacts | Refusal {
     const name = raw[i]!;
     const value = raw[i + 1]!;
     switch (name.length) {
-      case 4:
+      case 4: {
         if (name.toLowerCase() !== "host") break;
-        if (facts.host !== undefined) return refusal(400, "duplicate-host");
-        if (!isValidHost(value)) return refusal(400, "invalid-host");
+        const refused = hostRefusal(facts.host, value);
+        if (refused !== undefined) return refused;
         facts.host = value;
         break;
+      }
       case 14:
         if (name.toLowerCase() !== "content-length") break;
-        if (contentLengthOf(value) < 0) return refusal(400, "invalid-content-length");
+        if (contentLengthOf(value) < 0) return refusal("invalid-content-length");
         facts.length = true;
         break;
       case 17:

@@ -10,37 +10,41 @@ export interface Refusal {
   readonly reason: RefusalReason;
 }
 
-export type RefusalReason =
-  | "invalid-request-line"
-  | "unknown-method"
-  | "unsupported-version"
-  | "invalid-target"
-  | "invalid-path"
-  | "target-too-long"
-  | "invalid-field"
-  | "bare-line-feed"
-  | "invalid-host"
-  | "missing-host"
-  | "duplicate-host"
-  | "invalid-content-length"
-  | "unsupported-transfer-coding"
-  | "ambiguous-framing"
-  | "head-too-large"
-  | "head-timeout"
-  | "body-timeout"
-  | "body-too-large"
-  | "invalid-chunked-body";
+/** Every reason a request is refused, with the status it is answered. */
+const STATUS_OF = {
+  "invalid-request-line": 400,
+  "unknown-method": 400,
+  "unsupported-version": 505,
+  "invalid-target": 400,
+  "invalid-path": 400,
+  "target-too-long": 414,
+  "invalid-field": 400,
+  "bare-line-feed": 400,
+  "invalid-host": 400,
+  "missing-host": 400,
+  "duplicate-host": 400,
+  "invalid-content-length": 400,
+  "unsupported-transfer-coding": 501,
+  "ambiguous-framing": 400,
+  "head-too-large": 431,
+  "head-timeout": 408,
+  "body-timeout": 408,
+  "body-too-large": 413,
+  "invalid-chunked-body": 400,
+} as const;
 
-const refusals = new Map<RefusalReason, Refusal>();
+export type RefusalReason = keyof typeof STATUS_OF;
+
+const REFUSALS = new Map<RefusalReason, Refusal>(
+  Object.entries(STATUS_OF).map(([reason, status]) => [
+    reason as RefusalReason,
+    { status, reason: reason as RefusalReason },
+  ]),
+);
 
 /** The one Refusal object per reason (refusals allocate nothing). */
-export function refusal(status: number, reason: RefusalReason): Refusal {
-  let found = refusals.get(reason);
-  if (found === undefined) {
-    found = { status, reason };
-    refusals.set(reason, found);
-  }
-  return found;
+export function refusal(reason: RefusalReason): Refusal {
+  return REFUSALS.get(reason)!;
 }
 
 export function isRefusal(value: unknown): value is Refusal {
@@ -154,13 +158,27 @@ export function contentLengthOf(value: string): number {
 }
 
 /**
- * A request's Transfer-Encoding (all its lines joined): only a lone "chunked" is served, as nginx
+ * A request's framing, given its Transfer-Encoding (all its lines joined) and whether it has a
+ * Content-Length: a length beside a coding is how one request is read as two (RFC 9112 6.1), and
+ * HTTP/1.0 has no chunked coding, so both are 400; only a lone "chunked" is served, as nginx
  * does; any other coding is 501 (nginx's answer to an unknown coding).
  */
-export function transferCodingRefusal(value: string): Refusal | undefined {
-  return value.trim().toLowerCase() === "chunked"
+export function framingRefusal(
+  coding: string | undefined,
+  hasLength: boolean,
+  http10: boolean,
+): Refusal | undefined {
+  if (coding === undefined) return undefined;
+  if (hasLength || http10) return refusal("ambiguous-framing");
+  return coding.trim().toLowerCase() === "chunked"
     ? undefined
-    : refusal(501, "unsupported-transfer-coding");
+    : refusal("unsupported-transfer-coding");
+}
+
+/** A Host field's value, after `previous` (the one before it, if any): refused, or undefined. */
+export function hostRefusal(previous: string | undefined, value: string): Refusal | undefined {
+  if (previous !== undefined) return refusal("duplicate-host");
+  return isValidHost(value) ? undefined : refusal("invalid-host");
 }
 
 /** Header names a Connection header may never remove: the gateway's framing and its own fields. */
@@ -204,15 +222,15 @@ function hexValue(c: number): number {
  * is refused. The common path (nothing to normalize) returns `target` itself.
  */
 export function normalizeTarget(target: string): string | Refusal {
-  if (target.charCodeAt(0) !== 47 /* / */) return refusal(400, "invalid-target");
+  if (target.charCodeAt(0) !== 47 /* / */) return refusal("invalid-target");
   const query = pathEnd(target);
-  if (query < 0) return refusal(400, "invalid-path");
-  if (!isQuery(target, query + 1)) return refusal(400, "invalid-target");
+  if (query < 0) return refusal("invalid-path");
+  if (!isQuery(target, query + 1)) return refusal("invalid-target");
   const path = target.slice(0, query);
   if (!path.includes("%") && !path.includes("/.") && !path.includes("//")) return target;
   const decoded = decodePath(path);
   const resolved = decoded === undefined ? undefined : removeDotSegments(decoded);
-  if (resolved === undefined) return refusal(400, "invalid-path");
+  if (resolved === undefined) return refusal("invalid-path");
   return resolved + target.slice(query);
 }
 
@@ -293,7 +311,7 @@ export function parseTarget(raw: string): ParsedTarget | Refusal {
  */
 function absoluteTarget(target: string): ParsedTarget | Refusal {
   const scheme = /^https?:\/\//i.exec(target);
-  if (scheme === null) return refusal(400, "invalid-target");
+  if (scheme === null) return refusal("invalid-target");
   const start = scheme[0].length;
   let end = start;
   while (end < target.length) {
@@ -302,7 +320,7 @@ function absoluteTarget(target: string): ParsedTarget | Refusal {
     end++;
   }
   const authority = target.slice(start, end);
-  if (!isValidHost(authority)) return refusal(400, "invalid-host");
+  if (!isValidHost(authority)) return refusal("invalid-host");
   const rest = target.slice(end);
   const origin = rest === "" ? "/" : rest.charCodeAt(0) === 63 ? `/${rest}` : rest;
   const normalized = normalizeTarget(origin);

@@ -22,7 +22,7 @@ import type { ProxyCounters } from "../forward";
 import { replyText } from "../replies";
 import { isConnectFailure, isIdempotent } from "../retry-rules";
 import { ChunkedScanner } from "./chunked";
-import { DEFAULT_FRONT_DOOR, refusal, type FrontDoorLimits, type Refusal } from "../request-rules";
+import { isRefusal, refusal, type FrontDoorLimits, type Refusal } from "../request-rules";
 import { findHeadEnd, resumeAt } from "./head-end";
 import { parseRequestHead, parseResponseHead, type Framing, type RequestHead } from "./heads";
 import type { UpstreamConnection, UpstreamOwner, UpstreamPool } from "./upstream";
@@ -51,12 +51,12 @@ const MAX_RESPONSE_HEAD = 64 * 1024;
 /** Closing with request body still due: read and drop it for up to 30 s, 5 s between reads (nginx lingering_time, lingering_timeout). */
 const LINGER_MS = 30_000;
 const LINGER_IDLE_MS = 5_000;
-const HEAD_TIMEOUT = refusal(408, "head-timeout");
-const BODY_TIMEOUT = refusal(408, "body-timeout");
-const HEAD_TOO_LARGE = refusal(431, "head-too-large");
-const BARE_LF = refusal(400, "bare-line-feed");
-const BAD_CHUNKS = refusal(400, "invalid-chunked-body");
-const BODY_TOO_LARGE = refusal(413, "body-too-large");
+const HEAD_TIMEOUT = refusal("head-timeout");
+const BODY_TIMEOUT = refusal("body-timeout");
+const HEAD_TOO_LARGE = refusal("head-too-large");
+const BARE_LF = refusal("bare-line-feed");
+const BAD_CHUNKS = refusal("invalid-chunked-body");
+const BODY_TOO_LARGE = refusal("body-too-large");
 /** Response body bytes up to this, arrived with the head, are copied behind it into one write. */
 const INLINE_BODY = 16 * 1024;
 function isTimeout(error: (Error & { code?: string }) | undefined): boolean {
@@ -75,7 +75,7 @@ export class ClientConnection implements UpstreamOwner {
   private buffered: Buffer | undefined = undefined;
   /** A growing copy of an unfinished head, so a head sent in many pieces is copied O(n) in all. */
   private store: Buffer | undefined = undefined;
-  /** Bytes of `buffered` already scanned for the end of the head. */
+  /** Where to resume scanning `buffered` for the head's end: the start of its unfinished line. */
   private scanned = 0;
   /** When the unfinished head's first byte arrived (0: no unfinished head). */
   private headStarted = 0;
@@ -117,7 +117,7 @@ export class ClientConnection implements UpstreamOwner {
     proto: string,
   ) {
     this.https = proto === "https";
-    this.limits = context.limits ?? DEFAULT_FRONT_DOOR;
+    this.limits = context.limits;
     this.tally = context.observer === undefined ? undefined : new ExchangeTally(context.observer);
     const address = socket.remoteAddress ?? "";
     this.ip = address.startsWith("::ffff:") ? address.slice(7) : address;
@@ -255,7 +255,7 @@ export class ClientConnection implements UpstreamOwner {
       this.handOver();
       return;
     }
-    if (!("lines" in head)) {
+    if (isRefusal(head)) {
       this.refuse(head);
       return;
     }
@@ -265,8 +265,8 @@ export class ClientConnection implements UpstreamOwner {
   }
 
   /** A head still coming: it must be whole within the head timeout from its first byte. */
-  private headUnfinished(scanned: number): void {
-    this.scanned = scanned;
+  private headUnfinished(resumeFrom: number): void {
+    this.scanned = resumeFrom;
     const now = Date.now();
     if (this.headStarted === 0) this.headStarted = now;
     const left = this.headStarted + this.limits.headTimeoutMs - now;

@@ -12,11 +12,11 @@ import {
   isFieldValue,
   isRefusal,
   isToken,
-  isValidHost,
   KNOWN_METHODS,
   parseTarget,
   refusal,
-  transferCodingRefusal,
+  framingRefusal,
+  hostRefusal,
   type FrontDoorLimits,
   type Refusal,
 } from "../request-rules";
@@ -96,8 +96,8 @@ interface HeadFacts {
   forwardedFor: string | undefined;
 }
 
-const INVALID_FIELD = refusal(400, "invalid-field");
-const FIELD_TOO_LARGE = refusal(431, "head-too-large");
+const INVALID_FIELD = refusal("invalid-field");
+const FIELD_TOO_LARGE = refusal("head-too-large");
 
 /**
  * A Content-Length line with nothing but spaces around its digits: llhttp refuses whitespace after
@@ -119,16 +119,15 @@ function noteConnection(value: string, facts: HeadFacts): void {
 }
 
 function noteHost(facts: HeadFacts, value: string): Refusal | undefined {
-  if (facts.host !== undefined) return refusal(400, "duplicate-host");
-  if (!isValidHost(value)) return refusal(400, "invalid-host");
-  facts.host = value;
-  return undefined;
+  const refused = hostRefusal(facts.host, value);
+  if (refused === undefined) facts.host = value;
+  return refused;
 }
 
 /** Two lengths, even equal ones, are refused, as nginx and Node's parser refuse them. */
 function noteLength(facts: HeadFacts, value: string): Refusal | undefined {
   const length = contentLengthOf(value);
-  if (length < 0 || facts.length >= 0) return refusal(400, "invalid-content-length");
+  if (length < 0 || facts.length >= 0) return refusal("invalid-content-length");
   facts.length = length;
   return undefined;
 }
@@ -174,26 +173,24 @@ function parseRequestLine(
   const space = line.indexOf(" ");
   const last = line.lastIndexOf(" ");
   if (space <= 0 || last === space || !isToken(line, 0, space)) {
-    return refusal(400, "invalid-request-line");
+    return refusal("invalid-request-line");
   }
-  if (!KNOWN_METHODS.has(line.slice(0, space))) return refusal(400, "unknown-method");
+  if (!KNOWN_METHODS.has(line.slice(0, space))) return refusal("unknown-method");
   const version = line.slice(last + 1);
   if (version !== HTTP11) {
     if (version === "HTTP/1.0") return "http/1.0";
     return /^HTTP\/[0-9]\.[0-9]$/.test(version)
-      ? refusal(505, "unsupported-version")
-      : refusal(400, "invalid-request-line");
+      ? refusal("unsupported-version")
+      : refusal("invalid-request-line");
   }
-  if (last - space - 1 > limits.maxTargetBytes) return refusal(414, "target-too-long");
+  if (last - space - 1 > limits.maxTargetBytes) return refusal("target-too-long");
   return [line.slice(0, space), line.slice(space + 1, last)];
 }
 
 /** The body's length from the facts (-1: chunked), or a Refusal for framing that is not clear. */
 function bodyLength(facts: HeadFacts): number | Refusal {
   if (facts.coding === undefined) return facts.length < 0 ? 0 : facts.length;
-  // A length beside a coding is how one request is read as two (RFC 9112 6.1).
-  if (facts.length >= 0) return refusal(400, "ambiguous-framing");
-  return transferCodingRefusal(facts.coding) ?? -1;
+  return framingRefusal(facts.coding, facts.length >= 0, false) ?? -1;
 }
 
 /**
@@ -223,7 +220,7 @@ export function parseRequestHead(
   };
   const lines = requestLines(text, end, facts);
   if (typeof lines !== "string") return lines;
-  if (facts.host === undefined) return refusal(400, "missing-host");
+  if (facts.host === undefined) return refusal("missing-host");
   const contentLength = bodyLength(facts);
   if (typeof contentLength !== "number") return contentLength;
   if (facts.fallback) return undefined;
@@ -257,7 +254,7 @@ function requestLines(text: string, end: number, facts: HeadFacts): string | Ref
     const role = roleOf(REQUEST_ROLES, name);
     if (role !== "keep") {
       if (role === "length" && !isPlainLength(text, start, stop)) {
-        return refusal(400, "invalid-content-length");
+        return refusal("invalid-content-length");
       }
       const line = specialLine(facts, role, value);
       if (typeof line !== "string") return line;

@@ -59,7 +59,7 @@ describe("parseCors, valid", () => {
 
 describe("parseCors, malformed", () => {
   const cases: [string, string, string][] = [
-    ["enable-cors", "1", `expected "true" or "false", got "1"`],
+    ["enable-cors", "on", `expected "true" or "false", got "on"`],
     ["cors-allow-origin", "", `(entry 1 is empty)`],
     ["cors-allow-origin", "https://a.com,", `(entry 2 is empty)`],
     [

@@ -16,30 +16,45 @@ import type { Result } from "../result";
 const fields = {
   enabled: {
     annotation: "enable-cors",
+    type: "boolean",
+    default: "false",
     doc: "Answer CORS preflights and add CORS headers (default false).",
   },
   allowOrigin: {
     annotation: "cors-allow-origin",
+    type: "origin list",
+    default: "*",
     doc: 'Allowed origins: "*" or "scheme://host[:port]" list, "," separated; "*." for one subdomain level.',
   },
   allowMethods: {
     annotation: "cors-allow-methods",
+    type: "method list",
+    default: "GET, PUT, POST, DELETE, PATCH, OPTIONS",
     doc: 'Access-Control-Allow-Methods, "," separated (default "GET, PUT, POST, DELETE, PATCH, OPTIONS").',
   },
   allowHeaders: {
     annotation: "cors-allow-headers",
+    type: "header list",
+    default:
+      "DNT,X-CustomHeader,Keep-Alive,User-Agent,X-Requested-With,If-Modified-Since,Cache-Control,Content-Type,Authorization",
     doc: 'Access-Control-Allow-Headers, "," separated (default: ingress-nginx\'s list, DNT … Authorization).',
   },
   exposeHeaders: {
     annotation: "cors-expose-headers",
+    type: "header list",
+    default: "",
     doc: 'Access-Control-Expose-Headers, "," separated; "*" allowed (default none).',
   },
   allowCredentials: {
     annotation: "cors-allow-credentials",
+    type: "boolean",
+    default: "true",
     doc: "Send Access-Control-Allow-Credentials: true (default true).",
   },
   maxAgeSeconds: {
     annotation: "cors-max-age",
+    type: "integer (seconds)",
+    default: "1728000",
     doc: "Access-Control-Max-Age: seconds a preflight may be cached (default 1728000).",
   },
 } as const;

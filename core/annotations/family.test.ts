@@ -7,8 +7,8 @@ import type { Result } from "../result";
 
 // A two-field family with one rule between fields, to exercise the runner alone.
 const fields = {
-  on: { annotation: "test-on", doc: "on" },
-  count: { annotation: "test-count", doc: "count" },
+  on: { annotation: "test-on", type: "boolean", default: "false", doc: "on" },
+  count: { annotation: "test-count", type: "integer", default: "", doc: "count" },
 } as const;
 const schema = z
   .object({

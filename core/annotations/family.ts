@@ -16,10 +16,16 @@ export type FamilyName =
   | "secret-rollout"
   | "version";
 
-/** One annotation of a family: its name under the prefix and a one-line doc. */
+/** One annotation of a family: its name under the prefix, what it takes, and a one-line doc. */
 export interface AnnotationField {
   annotation: string;
+  /** The kind of value, in words ("boolean", "integer (seconds)", "header list"). */
+  type: string;
+  /** What applies when the annotation is absent, in words; "" when nothing does. */
+  default: string;
   doc: string;
+  /** The Bulwark release that first read it; absent: the first release. */
+  since?: string;
 }
 
 /**

@@ -117,9 +117,9 @@ describe("parseSecretAnnotations", () => {
 
   it("given a malformed secret-rollout, returns an error naming its key", () => {
     const key = annotationKey("secret-rollout");
-    assert.deepEqual(parseSecretAnnotations({ [key]: "1" }), {
+    assert.deepEqual(parseSecretAnnotations({ [key]: "yes" }), {
       ok: false,
-      errors: [{ field: annotationPath(key), message: `expected "true" or "false", got "1"` }],
+      errors: [{ field: annotationPath(key), message: `expected "true" or "false", got "yes"` }],
       warnings: [],
     });
   });

@@ -5,7 +5,7 @@ import { parseCanary, type CanaryConfig } from "./canary";
 import { parseCors, type CorsConfig } from "./cors";
 import { parseProxy, type ProxyConfig } from "./proxy";
 import { parseRedirect, type RedirectConfig } from "./redirect";
-import { unknownAnnotationWarnings } from "./registry";
+import { ignoredAnnotationWarnings } from "./catalog";
 import { parseRewrite, type RewriteConfig } from "./rewrite";
 import { parseRobots, type RobotsConfig } from "./robots";
 import { parseIngressRollout, parseSecretRollout, type RolloutConfig } from "./rollout";
@@ -60,7 +60,7 @@ export function parseIngressAnnotations(annotations: Annotations): Result<Ingres
     rollout: all.take(parseIngressRollout(annotations)),
     version: all.take(parseVersion(annotations)),
   };
-  all.warnings.push(...unknownAnnotationWarnings(annotations, "Ingress"));
+  all.warnings.push(...ignoredAnnotationWarnings(annotations, "Ingress"));
   return all.result(value);
 }
 
@@ -70,7 +70,7 @@ export function parseSecretAnnotations(annotations: Annotations): Result<SecretA
     rollout: all.take(parseSecretRollout(annotations)),
     version: all.take(parseVersion(annotations)),
   };
-  all.warnings.push(...unknownAnnotationWarnings(annotations, "Secret"));
+  all.warnings.push(...ignoredAnnotationWarnings(annotations, "Secret"));
   return all.result(value);
 }
 

@@ -9,22 +9,32 @@ import type { Result } from "../result";
 const fields = {
   connectTimeoutSeconds: {
     annotation: "proxy-connect-timeout",
+    type: "integer (seconds)",
+    default: "5",
     doc: "Timeout to connect to the backend, in whole seconds without a unit (default 5).",
   },
   readTimeoutSeconds: {
     annotation: "proxy-read-timeout",
+    type: "integer (seconds)",
+    default: "60",
     doc: "Timeout between two reads from the backend, in whole seconds without a unit (default 60).",
   },
   sendTimeoutSeconds: {
     annotation: "proxy-send-timeout",
+    type: "integer (seconds)",
+    default: "60",
     doc: "Timeout between two writes to the backend, in whole seconds without a unit (default 60).",
   },
   bodySize: {
     annotation: "proxy-body-size",
+    type: "size",
+    default: "1m",
     doc: 'Largest request body, nginx size syntax ("8m", "512k"); "0" for no limit (default 1m).',
   },
   nextUpstreamTries: {
     annotation: "proxy-next-upstream-tries",
+    type: "integer",
+    default: "3",
     doc: "How many backends a request may be tried on; 0 for no limit (default 3).",
   },
 } as const;

@@ -23,12 +23,12 @@ describe("parseRedirect", () => {
     ],
     [
       "both malformed",
-      { [SSL]: "on", [FORCE]: "TRUE" },
+      { [SSL]: "on", [FORCE]: "TRUE " },
       {
         ok: false,
         errors: [
           { field: annotationPath(SSL), message: `expected "true" or "false", got "on"` },
-          { field: annotationPath(FORCE), message: `expected "true" or "false", got "TRUE"` },
+          { field: annotationPath(FORCE), message: `expected "true" or "false", got "TRUE "` },
         ],
         warnings: [],
       },

@@ -8,10 +8,14 @@ import type { Result } from "../result";
 const fields = {
   sslRedirect: {
     annotation: "ssl-redirect",
+    type: "boolean",
+    default: "true when the host has a certificate",
     doc: "Redirect HTTP to HTTPS (default: true when the ingress has TLS, else false).",
   },
   forceSslRedirect: {
     annotation: "force-ssl-redirect",
+    type: "boolean",
+    default: "false",
     doc: "Redirect HTTP to HTTPS even when the ingress has no TLS of its own (default false).",
   },
 } as const;

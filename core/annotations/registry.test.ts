@@ -1,11 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import {
-  ANNOTATION_REGISTRY,
-  lookupAnnotation,
-  unknownAnnotationWarnings,
-  type AnnotatedKind,
-} from "./registry";
+import { ANNOTATION_REGISTRY, lookupAnnotation, type AnnotatedKind } from "./registry";
 import { annotationKey } from "./validators";
 import { NGINX_ANNOTATION_PREFIX } from "../names";
 
@@ -51,45 +46,6 @@ describe("ANNOTATION_REGISTRY", () => {
       const info = lookupAnnotation(annotationKey(name));
       assert.equal(info?.family, family);
       assert.deepEqual(info?.kinds, kinds);
-    });
-  }
-});
-
-describe("unknownAnnotationWarnings", () => {
-  const cases: [string, Record<string, string> | undefined, AnnotatedKind, string[]][] = [
-    ["no annotations", undefined, "Ingress", []],
-    [
-      "known keys and foreign keys",
-      { [annotationKey("canary")]: "x", "kubectl.kubernetes.io/x": "y", foo: "z" },
-      "Ingress",
-      [],
-    ],
-    [
-      "an unknown key under the prefix",
-      { [annotationKey("server-snippet")]: "x" },
-      "Ingress",
-      [`unknown annotation "${annotationKey("server-snippet")}", ignored`],
-    ],
-    [
-      "a Secret annotation on an Ingress",
-      { [annotationKey("secret-rollout")]: "true" },
-      "Ingress",
-      [
-        `annotation "${annotationKey("secret-rollout")}" is read on Secrets only, ignored on this Ingress`,
-      ],
-    ],
-    [
-      "an Ingress annotation on a Secret",
-      { [annotationKey("enable-cors")]: "true", [annotationKey("version")]: "1" },
-      "Secret",
-      [
-        `annotation "${annotationKey("enable-cors")}" is read on Ingresses only, ignored on this Secret`,
-      ],
-    ],
-  ];
-  for (const [title, annotations, kind, expected] of cases) {
-    it(`given ${title}, returns ${expected.length} warning(s)`, () => {
-      assert.deepEqual(unknownAnnotationWarnings(annotations, kind), expected);
     });
   }
 });

@@ -4,14 +4,13 @@
 import { canaryFamily } from "./canary";
 import { corsFamily } from "./cors";
 import { annotationKey } from "./validators";
-import type { Family } from "./family";
+import type { AnnotationField, Family } from "./family";
 import { proxyFamily } from "./proxy";
 import { redirectFamily } from "./redirect";
 import { rewriteFamily } from "./rewrite";
 import { robotsFamily } from "./robots";
 import { ingressRolloutFamily, secretRolloutFamily } from "./rollout";
 import { versionFamily } from "./version";
-import { NGINX_ANNOTATION_PREFIX } from "../names";
 
 export type AnnotatedKind = "Ingress" | "Secret";
 
@@ -23,6 +22,7 @@ export interface AnnotationInfo {
   family: Family<unknown>["name"];
   kinds: AnnotatedKind[];
   doc: string;
+  field: AnnotationField;
 }
 
 type FamilyTable = Pick<Family<unknown>, "name" | "fields">;
@@ -44,11 +44,11 @@ function buildRegistry(): Map<string, AnnotationInfo> {
   const registry = new Map<string, AnnotationInfo>();
   const add = (families: readonly FamilyTable[], kind: AnnotatedKind): void => {
     for (const family of families) {
-      for (const { annotation, doc } of Object.values(family.fields)) {
-        const key = annotationKey(annotation);
+      for (const field of Object.values(family.fields)) {
+        const key = annotationKey(field.annotation);
         const known = registry.get(key);
         if (known) known.kinds.push(kind);
-        else registry.set(key, { key, family: family.name, kinds: [kind], doc });
+        else registry.set(key, { key, family: family.name, kinds: [kind], doc: field.doc, field });
       }
     }
   };
@@ -66,24 +66,10 @@ export function lookupAnnotation(key: string): AnnotationInfo | undefined {
   return REGISTRY.get(key);
 }
 
-/**
- * Warnings for keys under our prefix that nothing reads on this kind of object. Unknown keys are
- * not errors: ingress-nginx has many annotations Bulwark does not implement, and denying them would
- * block migrations. Keys outside the prefix are not ours to judge.
- */
-export function unknownAnnotationWarnings(
-  annotations: Readonly<Record<string, string>> | undefined,
-  kind: AnnotatedKind,
-): string[] {
-  const warnings: string[] = [];
-  for (const key of Object.keys(annotations ?? {})) {
-    if (!key.startsWith(NGINX_ANNOTATION_PREFIX)) continue;
-    const info = REGISTRY.get(key);
-    if (info === undefined) warnings.push(`unknown annotation "${key}", ignored`);
-    else if (!info.kinds.includes(kind)) {
-      const kinds = info.kinds.map(k => PLURAL[k]).join(" and ");
-      warnings.push(`annotation "${key}" is read on ${kinds} only, ignored on this ${kind}`);
-    }
-  }
-  return warnings;
+/** A warning for a key Bulwark reads on other kinds of object only; undefined otherwise. */
+export function wrongKindWarning(key: string, kind: AnnotatedKind): string | undefined {
+  const info = REGISTRY.get(key);
+  if (info === undefined || info.kinds.includes(kind)) return undefined;
+  const kinds = info.kinds.map(k => PLURAL[k]).join(" and ");
+  return `annotation "${key}" is read on ${kinds} only, ignored on this ${kind}`;
 }

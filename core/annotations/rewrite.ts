@@ -9,10 +9,14 @@ import type { Result } from "../result";
 const fields = {
   target: {
     annotation: "rewrite-target",
+    type: "URI",
+    default: "",
     doc: 'Path the request is rewritten to; "$1".."$9" insert the path regex\'s capture groups.',
   },
   useRegex: {
     annotation: "use-regex",
+    type: "boolean",
+    default: "false",
     doc: "Treat the ingress's paths as case-insensitive regular expressions (implied by rewrite-target).",
   },
 } as const;

@@ -7,6 +7,8 @@ import type { Result } from "../result";
 const fields = {
   disableRobots: {
     annotation: "disable-robots",
+    type: "boolean",
+    default: "false",
     doc: 'Serve "User-agent: * / Disallow: /" at /robots.txt instead of proxying it (Tengine; default false).',
   },
 } as const;

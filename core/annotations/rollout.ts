@@ -24,18 +24,26 @@ function rolloutFields(word: RolloutWord): Record<RolloutField, AnnotationField>
   return {
     enabled: {
       annotation: `${word}-rollout`,
+      type: "boolean",
+      default: "false",
       doc: `Roll this ${object} out in batches of gateway pods, by ${word}-rollout-index-id.`,
     },
     currentRevision: {
       annotation: `${word}-rollout-current-revision`,
+      type: "string",
+      default: "",
       doc: "Revision being replaced; for the rollout orchestrator, never compared.",
     },
     updateRevision: {
       annotation: `${word}-rollout-update-revision`,
+      type: "string",
+      default: "",
       doc: "Revision being rolled out; for the rollout orchestrator, never compared.",
     },
     indexId: {
       annotation: `${word}-rollout-index-id`,
+      type: "integer",
+      default: "0",
       doc: "Pods with ordinal below this apply the update; -1 means all (done); default 0, none.",
     },
   };

@@ -15,13 +15,18 @@ import {
   type Parsed,
 } from "./validators";
 
-describe("parseBool", () => {
+const BOOL = `"true" or "false"`;
+
+describe("parseBool (strconv.ParseBool)", () => {
   const cases: [string, Parsed<boolean>][] = [
     ["true", good(true)],
     ["false", good(false)],
-    ["True", bad(`"true" or "false"`, "True")],
-    ["1", bad(`"true" or "false"`, "1")],
-    ["", bad(`"true" or "false"`, "")],
+    ["True", good(true)],
+    ["1", good(true)],
+    ["F", good(false)],
+    ["yes", bad(BOOL, "yes")],
+    [" true", bad(BOOL, " true")],
+    ["", bad(BOOL, "")],
   ];
   for (const [raw, expected] of cases) {
     it(`given ${quote(raw)}, returns ${JSON.stringify(expected)}`, () => {
@@ -41,7 +46,7 @@ describe("parseIntIn 0..100", () => {
     ["-1", wrong("-1")],
     ["abc", wrong("abc")],
     ["1.5", wrong("1.5")],
-    ["+5", wrong("+5")],
+    ["+5", good(5)],
     [" 5", wrong(" 5")],
     ["1e2", wrong("1e2")],
     ["", wrong("")],

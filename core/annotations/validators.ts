@@ -2,6 +2,7 @@
 // each parser accepts one spelling and, when the value is wrong, says what it expected and what it
 // got. Nothing here falls back to a default (ingress-nginx does, and hides mistakes).
 import { z } from "zod";
+import { parseGoBool, parseGoInt } from "../go-strconv";
 import { NGINX_ANNOTATION_PREFIX } from "../names";
 
 /** A parsed value, or the full message of a denial. */
@@ -29,20 +30,22 @@ export function annotationKey(name: string): string {
   return `${NGINX_ANNOTATION_PREFIX}${name}`;
 }
 
-/** Only "true" and "false": strconv.ParseBool's "1", "T" and "True" are typos more often than not. */
+// The spellings to write; strconv.ParseBool's other ten ("1", "T", "True"…) are read too.
+const BOOL_EXPECTED = `"true" or "false"`;
+
+/** A boolean as ingress-nginx reads it, with Go's strconv.ParseBool: twelve spellings, no spaces. */
 export function parseBool(raw: string): Parsed<boolean> {
-  if (raw === "true") return good(true);
-  if (raw === "false") return good(false);
-  return bad(`"true" or "false"`, raw);
+  const value = parseGoBool(raw);
+  return value === undefined ? bad(BOOL_EXPECTED, raw) : good(value);
 }
 
-const INTEGER = /^-?[0-9]+$/;
-
-/** A decimal integer in [min, max]; no sign "+", no unit, no surrounding space. */
+/**
+ * An integer in [min, max], as ingress-nginx reads it with Go's strconv.Atoi: an optional sign and
+ * decimal digits ("007", "+5"), no unit, no surrounding space.
+ */
 export function parseIntIn(raw: string, min: number, max: number, unit = ""): Parsed<number> {
-  const n = INTEGER.test(raw) ? Number(raw) : NaN;
-  // "-0" is 0, not JavaScript's -0.
-  if (Number.isSafeInteger(n) && n >= min && n <= max) return good(n === 0 ? 0 : n);
+  const n = Number(parseGoInt(raw) ?? NaN);
+  if (Number.isSafeInteger(n) && n >= min && n <= max) return good(n);
   return bad(`an integer${unit} between ${min} and ${max}`, raw);
 }
 

@@ -7,6 +7,8 @@ import type { Result } from "../result";
 const fields = {
   version: {
     annotation: "version",
+    type: "integer",
+    default: "",
     doc: "Object version for the tengine-mode checksum ID <N>-<V>; 0 or absent leaves the object out.",
   },
 } as const;

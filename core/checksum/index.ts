@@ -7,8 +7,8 @@ export { canonicalJson } from "./canonical-json";
 /** UTF-8 byte order, the order that IDs are sorted in. */
 export { compareUtf8, sortUtf8 } from "./byte-order";
 /** Tengine-Ingress's IDs, and Go's strconv.Atoi that they rest on. */
+export { parseGoInt } from "../go-strconv";
 export {
-  parseGoInt,
   tengineIngressId,
   tengineIngressIdResult,
   tengineSecretId,

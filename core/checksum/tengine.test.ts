@@ -1,45 +1,8 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import {
-  parseGoInt,
-  tengineIngressId,
-  tengineIngressIdResult,
-  tengineSecretIdResult,
-} from "./tengine";
+import { tengineIngressId, tengineIngressIdResult, tengineSecretIdResult } from "./tengine";
 
 const VERSION = "nginx.ingress.kubernetes.io/version";
-
-describe("parseGoInt", () => {
-  const cases: [string, string | undefined][] = [
-    ["0", "0"],
-    ["123992", "123992"],
-    ["007", "7"],
-    ["+5", "5"],
-    ["-5", "-5"],
-    ["-0", "0"],
-    ["000000000000000000000042", "42"],
-    ["9223372036854775807", "9223372036854775807"],
-    ["-9223372036854775808", "-9223372036854775808"],
-    ["9223372036854775808", undefined],
-    ["-9223372036854775809", undefined],
-    ["", undefined],
-    ["+", undefined],
-    ["-", undefined],
-    ["1_000", undefined],
-    [" 1", undefined],
-    ["1 ", undefined],
-    ["0x10", undefined],
-    ["1.0", undefined],
-    ["1e3", undefined],
-    ["v1", undefined],
-    ["١٢", undefined],
-  ];
-  for (const [text, expected] of cases) {
-    it(`given "${text}", returns ${expected === undefined ? "undefined" : `"${expected}"`}`, () => {
-      assert.equal(parseGoInt(text), expected);
-    });
-  }
-});
 
 describe("tengineIngressId", () => {
   const ingress = (name: string | undefined, annotations?: Record<string, string>) => ({

@@ -5,6 +5,7 @@
 // N is the integer after the last "-" of metadata.name, V the integer version annotation; both
 // are parsed as Go's strconv.Atoi parses and printed as Go's %d prints (so "007" gives 7).
 import { fail, ok, type FieldError, type Result } from "../result";
+import { parseGoInt } from "../go-strconv";
 import { leafCertificateSha1 } from "./certificate";
 import {
   TLS_CERT_KEY,
@@ -15,22 +16,6 @@ import {
   type ObjectMetaLike,
   type SecretLike,
 } from "./objects";
-
-const ATOI_SYNTAX = /^[+-]?[0-9]+$/;
-const INT64_MIN = -(2n ** 63n);
-const INT64_MAX = 2n ** 63n - 1n;
-
-/**
- * Go's `strconv.Atoi` on a 64-bit platform, printed back as `%d` would: an optional sign and
- * decimal digits only, within int64. Returns undefined where Atoi returns an error.
- */
-export function parseGoInt(text: string): string | undefined {
-  if (!ATOI_SYNTAX.test(text)) return undefined;
-  // Up to 15 digits is always a safe integer; Number also turns "-0" into 0, printed "0".
-  if (text.length <= 15) return String(Number(text));
-  const value = BigInt(text);
-  return value < INT64_MIN || value > INT64_MAX ? undefined : value.toString();
-}
 
 /** `"<N>-<V>"`, or why Tengine leaves the object out of the checksum (it still serves). */
 export function tengineNameAndVersion(metadata: ObjectMetaLike | undefined): Result<string> {

@@ -1,0 +1,129 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import {
+  ANNOTATION_CATALOG,
+  catalogEntry,
+  ignoredAnnotationWarnings,
+  securityRefusals,
+  unsupportedSecurityAnnotations,
+} from "./catalog";
+import { ANNOTATION_REGISTRY, type AnnotatedKind } from "./registry";
+import { annotationKey } from "./validators";
+
+const DOCUMENTED = readFileSync(
+  join(__dirname, "..", "..", "test", "fixtures", "ingress-nginx", "documented-annotations.txt"),
+  "utf8",
+)
+  .split("\n")
+  .filter(line => line !== "" && !line.startsWith("#"));
+
+describe("the annotation catalog", () => {
+  it(`marks every one of the ${DOCUMENTED.length} keys ingress-nginx documents`, () => {
+    const missing = DOCUMENTED.filter(name => catalogEntry(annotationKey(name)) === undefined);
+    assert.deepEqual(missing, []);
+  });
+
+  it("lists every key the families read as supported, and nothing else as supported", () => {
+    const supported = ANNOTATION_CATALOG.filter(e => e.support === "supported").map(e => e.key);
+    assert.deepEqual(supported.sort(), ANNOTATION_REGISTRY.map(info => info.key).sort());
+  });
+
+  it("names the security controls the issue found failing open", () => {
+    for (const name of [
+      "whitelist-source-range",
+      "denylist-source-range",
+      "auth-url",
+      "auth-type",
+      "auth-tls-secret",
+      "auth-tls-verify-client",
+      "limit-rps",
+      "limit-connections",
+      "ssl-passthrough",
+      "configuration-snippet",
+    ]) {
+      assert.equal(catalogEntry(annotationKey(name))?.support, "unsupported-security", name);
+    }
+  });
+
+  it("gives every entry a type", () => {
+    assert.deepEqual(
+      ANNOTATION_CATALOG.filter(e => e.type === "").map(e => e.key),
+      [],
+    );
+  });
+});
+
+describe("unsupportedSecurityAnnotations / securityRefusals", () => {
+  const annotations = {
+    [annotationKey("limit-rps")]: "10",
+    [annotationKey("enable-cors")]: "true",
+    [annotationKey("affinity")]: "cookie",
+    "example.com/auth-url": "x",
+  };
+  it("returns the security controls only, by full key", () => {
+    assert.deepEqual(unsupportedSecurityAnnotations(annotations), [annotationKey("limit-rps")]);
+  });
+  it("says why each one is refused", () => {
+    assert.deepEqual(securityRefusals(annotations), [
+      `${annotationKey("limit-rps")} is a security control Bulwark does not implement (rate and connection limits that protect the backend; served without them, one client could exhaust it)`,
+    ]);
+  });
+  it("returns nothing for no annotations", () => {
+    assert.deepEqual(unsupportedSecurityAnnotations(undefined), []);
+  });
+});
+
+describe("ignoredAnnotationWarnings", () => {
+  const cases: [string, Record<string, string> | undefined, AnnotatedKind, string[]][] = [
+    ["no annotations", undefined, "Ingress", []],
+    [
+      "known keys and foreign keys",
+      { [annotationKey("canary")]: "x", "kubectl.kubernetes.io/x": "y", foo: "z" },
+      "Ingress",
+      [],
+    ],
+    [
+      "an unknown key under the prefix",
+      { [annotationKey("no-such-thing")]: "x" },
+      "Ingress",
+      [`unknown annotation "${annotationKey("no-such-thing")}", ignored`],
+    ],
+    [
+      "a harmless key Bulwark does not implement",
+      { [annotationKey("affinity")]: "cookie" },
+      "Ingress",
+      [
+        `annotation "${annotationKey("affinity")}" is not implemented by Bulwark, ignored: session affinity and load-balancing choice; Bulwark balances round-robin over ready endpoints`,
+      ],
+    ],
+    [
+      "a security control (refused, not warned about)",
+      { [annotationKey("auth-url")]: "http://a" },
+      "Ingress",
+      [],
+    ],
+    [
+      "a Secret annotation on an Ingress",
+      { [annotationKey("secret-rollout")]: "true" },
+      "Ingress",
+      [
+        `annotation "${annotationKey("secret-rollout")}" is read on Secrets only, ignored on this Ingress`,
+      ],
+    ],
+    [
+      "an Ingress annotation on a Secret",
+      { [annotationKey("enable-cors")]: "true", [annotationKey("version")]: "1" },
+      "Secret",
+      [
+        `annotation "${annotationKey("enable-cors")}" is read on Ingresses only, ignored on this Secret`,
+      ],
+    ],
+  ];
+  for (const [title, annotations, kind, expected] of cases) {
+    it(`given ${title}, returns ${expected.length} warning(s)`, () => {
+      assert.deepEqual(ignoredAnnotationWarnings(annotations, kind), expected);
+    });
+  }
+});

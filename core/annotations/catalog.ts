@@ -1,0 +1,314 @@
+// Every annotation under nginx.ingress.kubernetes.io/ that Bulwark knows of: the ones its families
+// read (registry.ts), and every other key ingress-nginx documents (plus Tengine-Ingress's few),
+// each marked harmless to ignore or a security control. Ignoring a security control would serve
+// a route more openly than ingress-nginx did, so an Ingress carrying one is denied at admission
+// (or warned about, in migration mode) and refused by the gateway: fail closed.
+import { NGINX_ANNOTATION_PREFIX } from "../names";
+import { ANNOTATION_REGISTRY, wrongKindWarning, type AnnotatedKind } from "./registry";
+import { annotationKey } from "./validators";
+
+export type Support = "supported" | "unsupported-harmless" | "unsupported-security";
+
+/** The first Bulwark release; a field without `since` has been read since then. */
+export const FIRST_RELEASE = "0.1.0";
+
+export interface CatalogEntry {
+  /** The full key. */
+  key: string;
+  type: string;
+  /** What applies when absent ("" when nothing does); unsupported keys: ingress-nginx's. */
+  default: string;
+  support: Support;
+  /** The release that first read it; undefined for unsupported keys. */
+  since: string | undefined;
+  /** What it does (supported) or why ignoring it is harmless or not (unsupported). */
+  doc: string;
+}
+
+interface UnsupportedGroup {
+  support: Exclude<Support, "supported">;
+  why: string;
+  /** name → type, as ingress-nginx's annotation table gives it. */
+  keys: Readonly<Record<string, string>>;
+}
+
+// Types from ingress-nginx's annotations.md table ("string" where it gives none).
+const UNSUPPORTED: readonly UnsupportedGroup[] = [
+  {
+    support: "unsupported-security",
+    why: "authentication (basic, digest or an external auth service); served without it, the route would be open to anyone",
+    keys: {
+      "auth-type": '"basic" or "digest"',
+      "auth-secret": "string",
+      "auth-secret-type": "string",
+      "auth-realm": "string",
+      "auth-url": "string",
+      "auth-method": "string",
+      "auth-signin": "string",
+      "auth-signin-redirect-param": "string",
+      "auth-response-headers": "string",
+      "auth-request-redirect": "string",
+      "auth-always-set-cookie": "boolean",
+      "auth-cache-key": "string",
+      "auth-cache-duration": "string",
+      "auth-keepalive": "number",
+      "auth-keepalive-share-vars": '"true" or "false"',
+      "auth-keepalive-requests": "number",
+      "auth-keepalive-timeout": "number",
+      "auth-proxy-set-headers": "string",
+      "auth-snippet": "string",
+      "enable-global-auth": '"true" or "false"',
+      satisfy: "string",
+    },
+  },
+  {
+    support: "unsupported-security",
+    why: "client certificate authentication (mutual TLS); served without it, any client would be let in",
+    keys: {
+      "auth-tls-secret": "string",
+      "auth-tls-verify-depth": "number",
+      "auth-tls-verify-client": "string",
+      "auth-tls-error-page": "string",
+      "auth-tls-pass-certificate-to-upstream": '"true" or "false"',
+      "auth-tls-match-cn": "string",
+    },
+  },
+  {
+    support: "unsupported-security",
+    why: "source address allow/deny lists; served without them, every address would reach the route",
+    keys: { "whitelist-source-range": "CIDR", "denylist-source-range": "CIDR" },
+  },
+  {
+    support: "unsupported-security",
+    why: "rate and connection limits that protect the backend; served without them, one client could exhaust it",
+    keys: {
+      "limit-connections": "number",
+      "limit-rps": "number",
+      "limit-rpm": "number",
+      "limit-burst-multiplier": "number",
+      "limit-rate": "number",
+      "limit-rate-after": "number",
+      "limit-whitelist": "CIDR",
+    },
+  },
+  {
+    support: "unsupported-security",
+    why: "raw nginx configuration, often deny rules or headers; Bulwark cannot run it and cannot know what it protected",
+    keys: {
+      "configuration-snippet": "string",
+      "server-snippet": "string",
+      "stream-snippet": "string",
+      "modsecurity-snippet": "string",
+    },
+  },
+  {
+    support: "unsupported-security",
+    why: "the ModSecurity web application firewall; served without it, requests it would block reach the backend",
+    keys: {
+      "enable-modsecurity": "bool",
+      "enable-owasp-core-rules": "bool",
+      "modsecurity-transaction-id": "string",
+    },
+  },
+  {
+    support: "unsupported-security",
+    why: "TLS towards the backend, or TLS passed through to it; served without it, traffic would go to the backend in the clear or be terminated by the wrong party",
+    keys: {
+      "backend-protocol": "string",
+      "ssl-passthrough": '"true" or "false"',
+      "proxy-ssl-secret": "string",
+      "proxy-ssl-ciphers": "string",
+      "proxy-ssl-name": "string",
+      "proxy-ssl-protocols": "string",
+      "proxy-ssl-verify": "string",
+      "proxy-ssl-verify-depth": "number",
+      "proxy-ssl-server-name": "string",
+    },
+  },
+  {
+    support: "unsupported-security",
+    why: "restricts the TLS versions or ciphers clients may use; served without it, weaker ones would be accepted",
+    keys: {
+      "ssl-ciphers": "string",
+      "ssl-prefer-server-ciphers": '"true" or "false"',
+      "ssl-protocols": "string (Tengine-Ingress)",
+    },
+  },
+  {
+    support: "unsupported-security",
+    why: "response headers, often security headers (HSTS, CSP); served without them, browsers would lose those protections",
+    keys: { "custom-headers": "string" },
+  },
+  {
+    support: "unsupported-security",
+    why: "sends every request elsewhere; served without it, the backend it kept hidden would be exposed",
+    keys: {
+      "permanent-redirect": "string",
+      "permanent-redirect-code": "number",
+      "temporal-redirect": "string",
+      "temporal-redirect-code": "number",
+    },
+  },
+  {
+    support: "unsupported-harmless",
+    why: "session affinity and load-balancing choice; Bulwark balances round-robin over ready endpoints",
+    keys: {
+      affinity: "cookie",
+      "affinity-mode": '"balanced" or "persistent"',
+      "affinity-canary-behavior": '"sticky" or "legacy"',
+      "session-cookie-change-on-failure": '"true" or "false"',
+      "session-cookie-conditional-samesite-none": '"true" or "false"',
+      "session-cookie-domain": "string",
+      "session-cookie-expires": "string",
+      "session-cookie-max-age": "string",
+      "session-cookie-name": "string",
+      "session-cookie-path": "string",
+      "session-cookie-samesite": "string",
+      "session-cookie-secure": "string",
+      "load-balance": "string",
+      "upstream-hash-by": "string",
+      "upstream-hash-by-subset": '"true" or "false"',
+      "upstream-hash-by-subset-size": "number",
+      "service-upstream": '"true" or "false"',
+    },
+  },
+  {
+    support: "unsupported-harmless",
+    why: "buffering and upstream protocol tuning; Bulwark streams requests and responses",
+    keys: {
+      "client-body-buffer-size": "string",
+      "proxy-buffering": "string",
+      "proxy-buffers-number": "number",
+      "proxy-buffer-size": "string",
+      "proxy-busy-buffers-size": "string",
+      "proxy-max-temp-file-size": "string",
+      "proxy-request-buffering": "string",
+      "proxy-http-version": '"1.0" or "1.1"',
+      "proxy-next-upstream": "string",
+      "proxy-next-upstream-timeout": "number",
+      "connection-proxy-header": "string",
+      "http2-push-preload": '"true" or "false"',
+    },
+  },
+  {
+    support: "unsupported-harmless",
+    why: "rewrites of what the backend sends or is sent, or extra routing conveniences; ignoring them changes function, never exposure",
+    keys: {
+      "app-root": "string",
+      "from-to-www-redirect": '"true" or "false"',
+      "preserve-trailing-slash": '"true" or "false"',
+      "proxy-cookie-domain": "string",
+      "proxy-cookie-path": "string",
+      "proxy-redirect-from": "string",
+      "proxy-redirect-to": "string",
+      "upstream-vhost": "string",
+      "x-forwarded-prefix": "string",
+      "server-alias": "string",
+      "default-backend": "string",
+      "custom-http-errors": "[]int",
+    },
+  },
+  {
+    support: "unsupported-harmless",
+    why: "request mirroring; not sending copies exposes nothing",
+    keys: { "mirror-request-body": "string", "mirror-target": "string", "mirror-host": "string" },
+  },
+  {
+    support: "unsupported-harmless",
+    why: "logging and tracing switches; Bulwark always writes its access log",
+    keys: {
+      "enable-access-log": '"true" or "false"',
+      "enable-rewrite-log": '"true" or "false"',
+      "enable-opentelemetry": '"true" or "false"',
+      "opentelemetry-trust-incoming-span": '"true" or "false"',
+    },
+  },
+];
+
+function buildCatalog(): Map<string, CatalogEntry> {
+  const catalog = new Map<string, CatalogEntry>();
+  for (const info of ANNOTATION_REGISTRY) {
+    const { type, doc } = info.field;
+    const entry = { key: info.key, type, default: info.field.default, doc };
+    catalog.set(info.key, {
+      ...entry,
+      support: "supported",
+      since: info.field.since ?? FIRST_RELEASE,
+    });
+  }
+  for (const group of UNSUPPORTED) {
+    for (const [name, type] of Object.entries(group.keys)) {
+      const key = annotationKey(name);
+      if (catalog.has(key))
+        throw new Error(`${key} is both supported and in the unsupported table`);
+      catalog.set(key, {
+        key,
+        type,
+        default: "",
+        support: group.support,
+        since: undefined,
+        doc: group.why,
+      });
+    }
+  }
+  return catalog;
+}
+
+const CATALOG = buildCatalog();
+
+/** Every known key, sorted. */
+export const ANNOTATION_CATALOG: readonly CatalogEntry[] = [...CATALOG.values()].sort((a, b) =>
+  a.key < b.key ? -1 : a.key > b.key ? 1 : 0,
+);
+
+export function catalogEntry(key: string): CatalogEntry | undefined {
+  return CATALOG.get(key);
+}
+
+/** The keys of security controls Bulwark does not implement, in the order they appear. */
+export function unsupportedSecurityAnnotations(
+  annotations: Readonly<Record<string, string>> | undefined,
+): string[] {
+  const keys: string[] = [];
+  for (const key of Object.keys(annotations ?? {})) {
+    if (CATALOG.get(key)?.support === "unsupported-security") keys.push(key);
+  }
+  return keys;
+}
+
+/** "<key> (<why>)" for each unsupported security annotation: the reason a route is not served. */
+export function securityRefusals(
+  annotations: Readonly<Record<string, string>> | undefined,
+): string[] {
+  return unsupportedSecurityAnnotations(annotations).map(
+    key =>
+      `${key} is a security control Bulwark does not implement (${CATALOG.get(key)?.doc ?? ""})`,
+  );
+}
+
+/**
+ * Warnings for keys under our prefix that nothing reads on this kind of object: unknown keys,
+ * harmless ones Bulwark does not implement, keys of another kind. Not errors: denying them would
+ * block migrations. Security controls are not warned about here (see securityRefusals); keys
+ * outside the prefix are not ours to judge.
+ */
+export function ignoredAnnotationWarnings(
+  annotations: Readonly<Record<string, string>> | undefined,
+  kind: AnnotatedKind,
+): string[] {
+  const warnings: string[] = [];
+  for (const key of Object.keys(annotations ?? {})) {
+    if (!key.startsWith(NGINX_ANNOTATION_PREFIX)) continue;
+    const entry = CATALOG.get(key);
+    const warning =
+      entry === undefined
+        ? `unknown annotation "${key}", ignored`
+        : entry.support === "supported"
+          ? wrongKindWarning(key, kind)
+          : entry.support === "unsupported-harmless" || kind !== "Ingress"
+            ? `annotation "${key}" is not implemented by Bulwark, ignored: ${entry.doc}`
+            : undefined;
+    if (warning !== undefined) warnings.push(warning);
+  }
+  return warnings;
+}

@@ -4,8 +4,9 @@ import { randomBytes } from "node:crypto";
 import { dump } from "js-yaml";
 import { K8s, kind as k } from "kubernetes-fluent-client";
 import { computeChecksum, type ChecksumMode, type ComputedChecksum } from "../core/checksum";
-import { CHECKSUM_GROUP } from "../core/names";
-import { countsForChecksum } from "../core/ingress/selection";
+import { CHECKSUM_GROUP, INGRESS_CLASS } from "../core/names";
+import { isDefaultClass } from "../core/ingress/class";
+import { countsForChecksum, type ServingScope } from "../core/ingress/selection";
 import type { Ingress, Secret } from "../core/ingress/types";
 import {
   CHECKSUM_VERSION,
@@ -24,6 +25,15 @@ export interface ChecksumOptions {
   mode: ChecksumMode;
 }
 
+function notCounted(kind: ChecksumKind, object: Ingress | Secret, scope: ServingScope): string {
+  const namespace = object.metadata?.namespace ?? "";
+  if (scope.excludedNamespaces.has(namespace)) return `in excluded namespace ${namespace}`;
+  if (kind === "secret") return "not of type kubernetes.io/tls";
+  return scope.classIsDefault
+    ? "of another IngressClass"
+    : "not of IngressClass bulwark (and bulwark is not the default class: --default-class)";
+}
+
 /** Kubernetes folds `stringData` into `data` on write; a publisher reading YAML must do the same. */
 function asStored(object: SourcedObject["object"]): Ingress | Secret {
   const stringData = object.stringData as Record<string, string> | undefined;
@@ -39,19 +49,16 @@ function asStored(object: SourcedObject["object"]): Ingress | Secret {
 function checkSecret(sourced: SourcedObject, secret: Secret): void {
   const decode = (key: string): string =>
     Buffer.from(secret.data?.[key] ?? "", "base64").toString("utf8");
-  const facts = inspectTlsPair(decode("tls.crt"), decode("tls.key"), new Date(0));
-  // The date is irrelevant here: expiry is admission's business, readability is ours.
-  const unreadable = facts.ok
-    ? []
-    : facts.errors.filter(e => !/expired|not valid before/.test(e.message));
-  if (unreadable.length > 0)
-    throw new InputError(`${describeObject(sourced)}: ${formatErrors(unreadable)}`);
+  // No date: expiry is admission's business, readability is ours.
+  const facts = inspectTlsPair(decode("tls.crt"), decode("tls.key"), undefined);
+  if (!facts.ok) throw new InputError(`${describeObject(sourced)}: ${formatErrors(facts.errors)}`);
 }
 
 /** The objects of `kind` in the files; anything else is an error naming the file and the object. */
 export function objectsFromFiles(
   paths: string[],
   kind: ChecksumKind,
+  scope: ServingScope,
 ): { objects: (Ingress | Secret)[]; ignored: string[] } {
   const objects: (Ingress | Secret)[] = [];
   const ignored: string[] = [];
@@ -64,10 +71,8 @@ export function objectsFromFiles(
     if (!sourced.object.metadata?.name)
       throw new InputError(`${describeObject(sourced)}: has no metadata.name`);
     const object = asStored(sourced.object);
-    if (!countsForChecksum(kind, object)) {
-      ignored.push(
-        `${describeObject(sourced)}: ${kind === "ingress" ? "not of IngressClass bulwark" : "not of type kubernetes.io/tls"}`,
-      );
+    if (!countsForChecksum(kind, object, scope)) {
+      ignored.push(`${describeObject(sourced)}: ${notCounted(kind, object, scope)}`);
       continue;
     }
     if (kind === "secret") checkSecret(sourced, object as Secret);
@@ -117,18 +122,37 @@ export function render(
   );
 }
 
-/** Reads the cluster, creates a new checksum object, deletes the older ones of that kind in the namespace. */
+/** Whether the cluster's IngressClass bulwark is its default (a missing class is not). */
+async function classIsDefault(): Promise<boolean> {
+  try {
+    return isDefaultClass(await K8s(k.IngressClass).Get(INGRESS_CLASS));
+  } catch (error) {
+    if ((error as { status?: number }).status === 404) return false;
+    throw error;
+  }
+}
+
+/**
+ * Reads the cluster, creates a new checksum object, deletes the older ones of that kind in the
+ * namespace. Whether class-less Ingresses count is read from the IngressClass, as the guard does.
+ */
 export async function publish(
-  options: ChecksumOptions & { namespace: string },
+  options: ChecksumOptions & { namespace: string; excludedNamespaces: ReadonlySet<string> },
   say: (line: string) => void,
 ): Promise<void> {
+  const scope = {
+    classIsDefault: await classIsDefault(),
+    excludedNamespaces: options.excludedNamespaces,
+  };
   const listed =
     options.kind === "ingress" ? await K8s(k.Ingress).Get() : await K8s(k.Secret).Get();
   const objects = (listed.items as (Ingress | Secret)[]).filter(o =>
-    countsForChecksum(options.kind, o),
+    countsForChecksum(options.kind, o, scope),
   );
+  const excluded = [...scope.excludedNamespaces].join(", ") || "none";
   say(
-    `read ${objects.length} ${OBJECT_KIND[options.kind]} objects that count (of ${listed.items.length} listed)`,
+    `read ${objects.length} ${OBJECT_KIND[options.kind]} objects that count (of ${listed.items.length} listed; ` +
+      `IngressClass ${INGRESS_CLASS} ${scope.classIsDefault ? "is" : "is not"} the default; excluded namespaces: ${excluded})`,
   );
   const result = compute(objects, options);
   for (const skipped of result.skipped) say(`  left out ${skipped.key}: ${skipped.reason}`);

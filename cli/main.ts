@@ -4,6 +4,7 @@ import packageJson from "../package.json";
 import { compute, objectsFromFiles, publish, render, type ChecksumOptions } from "./checksum";
 import { uninstallCommand } from "./uninstall";
 import { InputError } from "./read-objects";
+import { parseExcludedNamespaces, type ServingScope } from "../core/ingress/selection";
 import { PermissionCommandError, permissionCommand } from "./permission";
 
 const VERSION = packageJson.version;
@@ -11,10 +12,13 @@ const VERSION = packageJson.version;
 const HELP = `bulwark ${VERSION}
 
 Usage:
-  bulwark checksum compute --kind ingress|secret [--mode tengine|content] [-o json|yaml] [-n NAMESPACE] -f FILE_OR_DIR...
+  bulwark checksum compute --kind ingress|secret [--mode tengine|content] [-o json|yaml] [-n NAMESPACE]
+                           [--default-class] [--excluded-namespaces LIST] -f FILE_OR_DIR...
       Prints {checksum, ids} for the objects in the files (-o yaml: a ready-to-apply checksum object).
-  bulwark checksum publish --kind ingress|secret -n NAMESPACE [--mode tengine|content]
-      Reads the cluster (KUBECONFIG), creates a new checksum object and deletes the older ones.
+      --default-class: IngressClass bulwark is the cluster's default, so Ingresses naming no class count.
+  bulwark checksum publish --kind ingress|secret -n NAMESPACE [--mode tengine|content] [--excluded-namespaces LIST]
+      Reads the cluster (KUBECONFIG), creates a new checksum object and deletes the older ones; whether
+      class-less Ingresses count is read from the IngressClass.
 
   bulwark uninstall [--dry-run] [--keep-crds]
       Removes Bulwark from the cluster: strips the pod-permission finalizer from every pod, then
@@ -30,6 +34,8 @@ Usage:
       openssl; the CA is kept in Secret <secret>-ca and reused, so injected pods keep trusting it.
 
 --mode defaults to content (Bulwark's); tengine reproduces Tengine-Ingress's IDs.
+--excluded-namespaces (comma-separated, "" for none) defaults to kube-system,pepr-system: the namespaces
+the webhooks skip, which the gateway does not serve either (its BULWARK_EXCLUDED_NAMESPACES).
 `;
 
 class UsageError extends Error {}
@@ -70,6 +76,8 @@ export async function main(
       san: { type: "string", multiple: true },
       "dry-run": { type: "boolean" },
       "keep-crds": { type: "boolean" },
+      "default-class": { type: "boolean" },
+      "excluded-namespaces": { type: "string" },
     },
   });
   if (values.version) return (out(`${VERSION}\n`), 0);
@@ -82,26 +90,43 @@ export async function main(
   }
   const kind = oneOf("kind", values.kind, ["ingress", "secret"] as const);
   const mode = oneOf("mode", values.mode, ["tengine", "content"] as const, "content");
-  if (command === "publish") {
-    if (!values.namespace)
-      throw new UsageError("-n NAMESPACE is required: where the checksum object is created");
-    await publish({ kind, mode, namespace: values.namespace }, line => out(`${line}\n`));
-    return 0;
-  }
-  return computeCommand(values, { kind, mode }, out, err);
+  const excludedNamespaces = excludedNamespacesOf(values["excluded-namespaces"]);
+  if (command === "publish") return publishCommand(values, { kind, mode, excludedNamespaces }, out);
+  const scope = { classIsDefault: values["default-class"] === true, excludedNamespaces };
+  return computeCommand(values, { kind, mode, scope }, out, err);
+}
+
+async function publishCommand(
+  values: { namespace?: string; "default-class"?: boolean },
+  options: ChecksumOptions & { excludedNamespaces: ReadonlySet<string> },
+  out: (s: string) => void,
+): Promise<number> {
+  if (!values.namespace)
+    throw new UsageError("-n NAMESPACE is required: where the checksum object is created");
+  if (values["default-class"])
+    throw new UsageError("--default-class is for compute: publish reads the IngressClass");
+  await publish({ ...options, namespace: values.namespace }, line => out(`${line}\n`));
+  return 0;
+}
+
+/** The flag, else the gateway's own setting when it is in the environment, else the default. */
+function excludedNamespacesOf(raw: string | undefined): Set<string> {
+  const parsed = parseExcludedNamespaces(raw ?? process.env.BULWARK_EXCLUDED_NAMESPACES);
+  if (!parsed.ok) throw new UsageError(`--excluded-namespaces: ${parsed.errors[0]?.message ?? ""}`);
+  return parsed.value;
 }
 
 type Values = { output?: string; namespace?: string; file?: string[] };
 
 function computeCommand(
   values: Values,
-  options: ChecksumOptions,
+  options: ChecksumOptions & { scope: ServingScope },
   out: (s: string) => void,
   err: (s: string) => void,
 ): number {
   if (!values.file?.length) throw new UsageError("-f FILE_OR_DIR is required");
   const output = oneOf("output", values.output, ["json", "yaml"] as const, "json");
-  const { objects, ignored } = objectsFromFiles(values.file, options.kind);
+  const { objects, ignored } = objectsFromFiles(values.file, options.kind, options.scope);
   for (const line of ignored) err(`ignored ${line}\n`);
   const result = compute(objects, options);
   for (const skipped of result.skipped) err(`left out ${skipped.key}: ${skipped.reason}\n`);

@@ -42,6 +42,8 @@ export interface ControllerOptions {
   ordinal: number;
   stateDir: string;
   checksum: Record<GuardedKind, boolean>;
+  /** Namespaces whose Ingresses and Secrets are neither served nor counted (the webhooks skip them). */
+  excludedNamespaces: ReadonlySet<string>;
   dataPlane: Pick<DataPlane, "apply" | "status">;
   metrics: GatewayMetrics;
   log: LogFn;
@@ -81,7 +83,7 @@ const DIRTY_OF: Partial<Record<ResourceKind, GuardedKind>> = {
 const MAX_LISTED = 20;
 
 export class GatewayController {
-  readonly guard = new ConsistencyState();
+  readonly guard: ConsistencyState;
   readonly #options: ControllerOptions;
   readonly #writer: CoalescingWriter;
   #source: Source | undefined;
@@ -98,6 +100,10 @@ export class GatewayController {
 
   constructor(options: ControllerOptions) {
     this.#options = options;
+    this.guard = new ConsistencyState({
+      classIsDefault: false,
+      excludedNamespaces: options.excludedNamespaces,
+    });
     this.#writer = new CoalescingWriter(options.stateDir, error =>
       options.log("error", "could not save the last good view", {
         err: String(error),
@@ -146,6 +152,7 @@ export class GatewayController {
   }
 
   onChange(change: Change): void {
+    if (change.kind === "ingressClass") this.#rescope();
     this.#observe(change);
     const guarded = DIRTY_OF[change.kind];
     if (guarded) this.#dirty.add(guarded);
@@ -182,6 +189,20 @@ export class GatewayController {
     if (!checksumKind) return;
     if (object) this.guard.observeChecksum(checksumKind, object as unknown as ChecksumObject);
     else this.guard.forgetChecksum(checksumKind, key);
+  }
+
+  /** The scope from the cached IngressClass; a change re-decides which objects count. */
+  #rescope(): void {
+    const source = this.#source;
+    if (!source) return;
+    const ingressClass = source.cache.map("ingressClass").get(INGRESS_CLASS) as
+      | V1IngressClass
+      | undefined;
+    const scope = {
+      classIsDefault: isDefaultClass(ingressClass),
+      excludedNamespaces: this.#options.excludedNamespaces,
+    };
+    for (const kind of this.guard.setScope(scope)) this.#dirty.add(kind);
   }
 
   #schedule(): void {
@@ -246,7 +267,7 @@ export class GatewayController {
         ? (cache.map("service").values() as Iterable<V1Service>)
         : undefined,
       classClaimed: ingressClass?.spec?.controller === INGRESS_CONTROLLER,
-      classIsDefault: isDefaultClass(ingressClass),
+      scope: this.guard.scope,
       guard: { ingress: this.#guardState("ingress"), secret: this.#guardState("secret") },
       previous: this.#served?.state,
     };
@@ -255,6 +276,7 @@ export class GatewayController {
   async #compose(): Promise<void> {
     const source = this.#source;
     if (!source || this.#stopped || !this.#composable(source)) return;
+    this.#rescope();
     const started = this.#firstChangeAt ?? performance.now();
     this.#firstChangeAt = undefined;
     const dirty = this.#dirty;

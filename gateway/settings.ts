@@ -2,6 +2,7 @@
 // variables' names, so a bad value is reported by the name the operator set.
 import { z } from "zod";
 import { podOrdinalFromName } from "../core/annotations/rollout";
+import { parseExcludedNamespaces } from "../core/ingress/selection";
 
 function integer(name: string, fallback: number, min: number, max: number) {
   return z
@@ -80,6 +81,17 @@ export const settingsSchema = z
     BULWARK_SECRET_CHECKSUM: flag("BULWARK_SECRET_CHECKSUM", false),
     BULWARK_WATCH_NAMESPACES: namespaces("BULWARK_WATCH_NAMESPACES"),
     BULWARK_CHECKSUM_NAMESPACES: namespaces("BULWARK_CHECKSUM_NAMESPACES"),
+    // Unset: the namespaces the webhooks skip, since nothing there was ever admitted.
+    BULWARK_EXCLUDED_NAMESPACES: z
+      .string()
+      .optional()
+      .transform((text, ctx) => {
+        const parsed = parseExcludedNamespaces(text);
+        if (parsed.ok) return parsed.value;
+        const message = `BULWARK_EXCLUDED_NAMESPACES: ${parsed.errors[0]?.message ?? "invalid"}`;
+        ctx.addIssue({ code: "custom", message });
+        return z.NEVER;
+      }),
     BULWARK_DRAIN_SECONDS: integer("BULWARK_DRAIN_SECONDS", 10, 0, 600),
     BULWARK_TRAFFIC_METRICS: flag("BULWARK_TRAFFIC_METRICS", true),
     BULWARK_ACCESS_LOG: flag("BULWARK_ACCESS_LOG", true),
@@ -144,6 +156,7 @@ export const settingsSchema = z
     workers: env.BULWARK_WORKERS,
     checksum: { ingress: env.BULWARK_INGRESS_CHECKSUM, secret: env.BULWARK_SECRET_CHECKSUM },
     watchNamespaces: env.BULWARK_WATCH_NAMESPACES,
+    excludedNamespaces: env.BULWARK_EXCLUDED_NAMESPACES as ReadonlySet<string>,
     /** Defaults to the watched namespaces. */
     checksumNamespaces:
       env.BULWARK_CHECKSUM_NAMESPACES.length > 0

@@ -2,7 +2,7 @@
 // and the published checksum objects. No I/O: the reconciler feeds it events and lists, and
 // reads an Observation per checksum object.
 import { ChecksumTracker, objectKey, type ChecksumMode } from "../../core/checksum";
-import { countsForChecksum } from "../../core/ingress/selection";
+import { countsForChecksum, DEFAULT_SCOPE, type ServingScope } from "../../core/ingress/selection";
 import type { Ingress, Secret } from "../../core/ingress/types";
 import { checksumSpecSchema, type ChecksumKind } from "./checksum-crd";
 import type { ChecksumObject } from "./checksum-kinds";
@@ -25,6 +25,8 @@ class KindState {
   readonly trackers: Record<ChecksumMode, ChecksumTracker<"Ingress" | "Secret">>;
   /** key -> resourceVersion of what the trackers hold: an unchanged object is never rehashed. */
   readonly versions = new Map<string, string>();
+  /** Every object seen, counted or not: a change of scope re-decides them all. */
+  readonly seen = new Map<string, Watched>();
   readonly published = new Map<string, Published>();
 
   constructor(kind: ChecksumKind) {
@@ -50,11 +52,46 @@ export class ConsistencyState {
     ingress: new KindState("ingress"),
     secret: new KindState("secret"),
   };
+  #scope: ServingScope;
+
+  constructor(scope: ServingScope = DEFAULT_SCOPE) {
+    this.#scope = scope;
+  }
+
+  get scope(): ServingScope {
+    return this.#scope;
+  }
+
+  /**
+   * Takes a new scope (the class became or stopped being the default, say) and re-decides every
+   * object seen; returns the kinds whose counted set changed.
+   */
+  setScope(scope: ServingScope): ChecksumKind[] {
+    const same =
+      scope.classIsDefault === this.#scope.classIsDefault &&
+      scope.excludedNamespaces.size === this.#scope.excludedNamespaces.size &&
+      [...scope.excludedNamespaces].every(ns => this.#scope.excludedNamespaces.has(ns));
+    if (same) return [];
+    this.#scope = scope;
+    const changed: ChecksumKind[] = [];
+    for (const kind of ["ingress", "secret"] as const) {
+      let any = false;
+      for (const object of [...this.#kinds[kind].seen.values()])
+        any = this.#count(kind, object) || any;
+      if (any) changed.push(kind);
+    }
+    return changed;
+  }
 
   /** Takes an object's current version; returns whether anything changed. */
   observeObject(kind: ChecksumKind, object: Watched): boolean {
+    this.#kinds[kind].seen.set(objectKey(object), object);
+    return this.#count(kind, object);
+  }
+
+  #count(kind: ChecksumKind, object: Watched): boolean {
     const key = objectKey(object);
-    if (!countsForChecksum(kind, object)) return this.forgetObject(kind, key);
+    if (!countsForChecksum(kind, object, this.#scope)) return this.#uncount(kind, key);
     const state = this.#kinds[kind];
     const version = object.metadata?.resourceVersion ?? "";
     if (version !== "" && state.versions.get(key) === version) return false;
@@ -64,6 +101,11 @@ export class ConsistencyState {
   }
 
   forgetObject(kind: ChecksumKind, key: string): boolean {
+    this.#kinds[kind].seen.delete(key);
+    return this.#uncount(kind, key);
+  }
+
+  #uncount(kind: ChecksumKind, key: string): boolean {
     const state = this.#kinds[kind];
     if (!state.versions.delete(key)) return false;
     for (const mode of MODES) state.trackers[mode].remove(key);
@@ -103,8 +145,7 @@ export class ConsistencyState {
   replaceAll(kind: ChecksumKind, objects: Watched[], checksums: ChecksumObject[]): void {
     const state = this.#kinds[kind];
     const listed = new Set(objects.map(o => objectKey(o)));
-    for (const key of [...state.versions.keys()])
-      if (!listed.has(key)) this.forgetObject(kind, key);
+    for (const key of [...state.seen.keys()]) if (!listed.has(key)) this.forgetObject(kind, key);
     for (const object of objects) this.observeObject(kind, object);
     const published = new Set(checksums.map(o => objectKey(o)));
     for (const key of [...state.published.keys()])

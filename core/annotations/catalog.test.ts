@@ -6,7 +6,7 @@ import {
   ANNOTATION_CATALOG,
   catalogEntry,
   ignoredAnnotationWarnings,
-  securityRefusals,
+  securityControlProblem,
   unsupportedSecurityAnnotations,
 } from "./catalog";
 import { ANNOTATION_REGISTRY, type AnnotatedKind } from "./registry";
@@ -55,7 +55,7 @@ describe("the annotation catalog", () => {
   });
 });
 
-describe("unsupportedSecurityAnnotations / securityRefusals", () => {
+describe("unsupportedSecurityAnnotations / securityControlProblem", () => {
   const annotations = {
     [annotationKey("limit-rps")]: "10",
     [annotationKey("enable-cors")]: "true",
@@ -66,9 +66,10 @@ describe("unsupportedSecurityAnnotations / securityRefusals", () => {
     assert.deepEqual(unsupportedSecurityAnnotations(annotations), [annotationKey("limit-rps")]);
   });
   it("says why each one is refused", () => {
-    assert.deepEqual(securityRefusals(annotations), [
-      `${annotationKey("limit-rps")} is a security control Bulwark does not implement (rate and connection limits that protect the backend; served without them, one client could exhaust it)`,
-    ]);
+    assert.equal(
+      securityControlProblem(annotationKey("limit-rps")),
+      "is a security control Bulwark does not implement (rate and connection limits that protect the backend; served without them, one client could exhaust it)",
+    );
   });
   it("returns nothing for no annotations", () => {
     assert.deepEqual(unsupportedSecurityAnnotations(undefined), []);

@@ -276,14 +276,9 @@ export function unsupportedSecurityAnnotations(
   return keys;
 }
 
-/** "<key> (<why>)" for each unsupported security annotation: the reason a route is not served. */
-export function securityRefusals(
-  annotations: Readonly<Record<string, string>> | undefined,
-): string[] {
-  return unsupportedSecurityAnnotations(annotations).map(
-    key =>
-      `${key} is a security control Bulwark does not implement (${CATALOG.get(key)?.doc ?? ""})`,
-  );
+/** Why an unsupported security annotation stops an Ingress from being served. */
+export function securityControlProblem(key: string): string {
+  return `is a security control Bulwark does not implement (${CATALOG.get(key)?.doc ?? "unknown"})`;
 }
 
 /**

@@ -82,7 +82,13 @@ export {
   type AnnotatedKind,
   type AnnotationInfo,
 } from "./registry";
-export { canaryFamily, canarySchema, DEFAULT_CANARY_WEIGHT_TOTAL, parseCanary } from "./canary";
+export {
+  canaryFamily,
+  canarySchema,
+  DEFAULT_CANARY_WEIGHT_TOTAL,
+  isCanaryIngress,
+  parseCanary,
+} from "./canary";
 export type {
   CanaryActions,
   CanaryConfig,

@@ -1,58 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { isDefaultClass, isOurIngress, servesIngress } from "./class";
-import type { Ingress } from "./types";
-
-function ingress(className?: string, legacy?: string): Ingress {
-  return {
-    metadata: {
-      name: "a",
-      annotations: legacy === undefined ? {} : { "kubernetes.io/ingress.class": legacy },
-    },
-    spec: className === undefined ? {} : { ingressClassName: className },
-  };
-}
-
-describe("servesIngress", () => {
-  const rows: { title: string; ingress: Ingress; isDefault: boolean; want: boolean }[] = [
-    { title: "our class by field", ingress: ingress("bulwark"), isDefault: false, want: true },
-    { title: "another class by field", ingress: ingress("nginx"), isDefault: true, want: false },
-    {
-      title: "our class by the legacy annotation",
-      ingress: ingress(undefined, "bulwark"),
-      isDefault: false,
-      want: true,
-    },
-    {
-      title: "another class by the legacy annotation, even when ours is the default",
-      ingress: ingress(undefined, "nginx"),
-      isDefault: true,
-      want: false,
-    },
-    {
-      title: "the field over the legacy annotation",
-      ingress: ingress("nginx", "bulwark"),
-      isDefault: true,
-      want: false,
-    },
-    { title: "no class, ours the default", ingress: ingress(), isDefault: true, want: true },
-    { title: "no class, ours not the default", ingress: ingress(), isDefault: false, want: false },
-    {
-      title: "an empty class field, ours the default",
-      ingress: ingress(""),
-      isDefault: true,
-      want: true,
-    },
-  ];
-  for (const row of rows) {
-    it(`given ${row.title}, returns ${row.want}`, () =>
-      assert.equal(servesIngress(row.ingress, row.isDefault), row.want));
-  }
-
-  it("leaves the checksummed set (isOurIngress) without classless Ingresses", () => {
-    assert.equal(isOurIngress(ingress()), false);
-  });
-});
+import { isDefaultClass } from "./class";
 
 describe("isDefaultClass", () => {
   const withAnnotation = (value: string) => ({

@@ -27,12 +27,3 @@ export function namesNoClass(ingress: Ingress): boolean {
     ingress.metadata?.annotations?.[LEGACY_CLASS_ANNOTATION] === undefined
   );
 }
-
-/**
- * What the gateway serves: its own Ingresses (isOurIngress) and, while its class is the cluster's
- * default, Ingresses that name no class (as Kubernetes' default-class rule and ingress-nginx do;
- * the API server only fills the class in on create, so older ones stay unnamed).
- */
-export function servesIngress(ingress: Ingress, ourClassIsDefault: boolean): boolean {
-  return isOurIngress(ingress) || (ourClassIsDefault && namesNoClass(ingress));
-}

@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { Ingress } from "./types";
-import { reviewIngress } from "./review-ingress";
+import { reviewIngress, servingRefusal } from "./review-ingress";
 
 function ingress(annotations: Record<string, string>, path = "/"): Ingress {
   return {
@@ -61,5 +61,49 @@ describe("reviewIngress", () => {
     );
     assert.deepEqual(review.errors, []);
     assert.match(review.warnings.join(), /made-up/);
+  });
+});
+
+describe("reviewIngress: security controls Bulwark does not implement", () => {
+  const LIMIT = "nginx.ingress.kubernetes.io/whitelist-source-range";
+  it("given whitelist-source-range, denies naming the key", () => {
+    const review = reviewIngress(ingress({ [LIMIT]: "10.0.0.0/8" }), () => undefined);
+    assert.deepEqual(
+      review.errors.map(e => e.field),
+      [`metadata.annotations["${LIMIT}"]`],
+    );
+    assert.match(review.errors[0]?.message ?? "", /security control Bulwark does not implement/);
+  });
+
+  it("given the migration mode, admits with a warning that the gateway will not serve it", () => {
+    const review = reviewIngress(ingress({ [LIMIT]: "10.0.0.0/8" }), () => undefined, "warn");
+    assert.deepEqual(review.errors, []);
+    assert.match(review.warnings.join(), /whitelist-source-range .* the gateway will not serve/);
+  });
+
+  it("refuses to serve it in both modes (servingRefusal ignores the admission mode)", () => {
+    assert.match(
+      servingRefusal(ingress({ [LIMIT]: "10.0.0.0/8" }), () => undefined) ?? "",
+      /whitelist-source-range/,
+    );
+    assert.equal(
+      servingRefusal(ingress({}), () => undefined),
+      undefined,
+    );
+  });
+});
+
+describe("reviewIngress: canaries", () => {
+  it("warns that a canary's non-canary annotations are ignored in favour of its main's", () => {
+    const review = reviewIngress(
+      ingress({
+        "nginx.ingress.kubernetes.io/canary": "True",
+        "nginx.ingress.kubernetes.io/canary-weight": "10",
+        "nginx.ingress.kubernetes.io/proxy-read-timeout": "5",
+      }),
+      () => undefined,
+    );
+    assert.deepEqual(review.errors, []);
+    assert.match(review.warnings.join(), /canary's proxy annotations are ignored/);
   });
 });

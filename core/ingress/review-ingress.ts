@@ -1,23 +1,83 @@
 // Admission of an Ingress of Bulwark's class: its annotations (the same parse the gateway uses),
-// its spec, and the certificates of the Secrets it names.
-import { parseIngressAnnotations } from "../annotations";
-import type { FieldError } from "../result";
+// its spec, the certificates of the Secrets it names, and the security controls it asks for that
+// Bulwark does not implement. The gateway runs the same review before it serves an Ingress.
+import { annotationPath, isCanaryIngress, parseIngressAnnotations } from "../annotations";
+import { securityControlProblem, unsupportedSecurityAnnotations } from "../annotations/catalog";
+import type { IngressAnnotations } from "../annotations";
+import { formatErrors, type FieldError } from "../result";
 import type { Ingress } from "./types";
 import { validateIngressSpec } from "./validate-spec";
 import { validateIngressTls, type SecretLookup } from "./validate-tls";
+
+/**
+ * What an unsupported security annotation does at admission: "deny" (the default), or "warn"
+ * while migrating; the gateway refuses to serve such a route either way.
+ */
+export type SecurityAnnotationMode = "deny" | "warn";
 
 export interface IngressReview {
   errors: FieldError[];
   warnings: string[];
 }
 
-export function reviewIngress(ingress: Ingress, secrets: SecretLookup): IngressReview {
+// The families a canary does not read: ingress-nginx ignores them on a canary and applies the
+// main Ingress's instead (its annotations doc, "Canary").
+const INHERITED_FAMILIES = ["cors", "robots", "redirect", "proxy", "rewrite"] as const;
+
+function canaryWarnings(ingress: Ingress, annotations: IngressAnnotations | undefined): string[] {
+  if (!isCanaryIngress(ingress.metadata?.annotations) || annotations === undefined) return [];
+  const ignored = INHERITED_FAMILIES.filter(family => annotations[family] !== undefined);
+  if (ignored.length === 0) return [];
+  return [
+    `this canary's ${ignored.join(", ")} annotations are ignored: a canary takes its main Ingress's (as in ingress-nginx)`,
+  ];
+}
+
+function securityFindings(ingress: Ingress, mode: SecurityAnnotationMode): IngressReview {
+  const keys = unsupportedSecurityAnnotations(ingress.metadata?.annotations);
+  if (mode === "warn") {
+    const warnings = keys.map(
+      key =>
+        `${key} ${securityControlProblem(key)}: admitted for migration, but the gateway will not serve this Ingress while it is set`,
+    );
+    return { errors: [], warnings };
+  }
+  const errors = keys.map(key => ({
+    field: annotationPath(key),
+    message: securityControlProblem(key),
+  }));
+  return { errors, warnings: [] };
+}
+
+export function reviewIngress(
+  ingress: Ingress,
+  secrets: SecretLookup,
+  mode: SecurityAnnotationMode = "deny",
+): IngressReview {
   const annotations = parseIngressAnnotations(ingress.metadata?.annotations);
-  const useRegex = annotations.ok ? annotations.value.rewrite?.regexPaths === true : false;
-  const spec = validateIngressSpec(ingress, { useRegex });
+  const parsed = annotations.ok ? annotations.value : undefined;
+  const spec = validateIngressSpec(ingress, { useRegex: parsed?.rewrite?.regexPaths === true });
   const tls = validateIngressTls(ingress, secrets);
+  const security = securityFindings(ingress, mode);
   return {
-    errors: [...(annotations.ok ? [] : annotations.errors), ...spec.errors, ...tls.errors],
-    warnings: [...annotations.warnings, ...spec.warnings, ...tls.warnings],
+    errors: [
+      ...(annotations.ok ? [] : annotations.errors),
+      ...security.errors,
+      ...spec.errors,
+      ...tls.errors,
+    ],
+    warnings: [
+      ...annotations.warnings,
+      ...security.warnings,
+      ...canaryWarnings(ingress, parsed),
+      ...spec.warnings,
+      ...tls.warnings,
+    ],
   };
+}
+
+/** Why the gateway must not serve an Ingress (undefined: it may), from the admission review. */
+export function servingRefusal(ingress: Ingress, secrets: SecretLookup): string | undefined {
+  const review = reviewIngress(ingress, secrets, "deny");
+  return review.errors.length === 0 ? undefined : formatErrors(review.errors);
 }

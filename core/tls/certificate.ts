@@ -68,11 +68,23 @@ function dnsNamesOf(certificate: X509Certificate): string[] {
     .map(entry => entry.slice(4).toLowerCase());
 }
 
-/** Parses and checks a certificate/key pair: readable, matching, RSA or ECDSA, valid at `now`. */
+function validityProblems(now: Date, notBefore: Date, notAfter: Date): FieldError[] {
+  if (now > notAfter)
+    return [{ field: CERT_FIELD, message: `expired on ${notAfter.toISOString()}` }];
+  if (now < notBefore)
+    return [{ field: CERT_FIELD, message: `is not valid before ${notBefore.toISOString()}` }];
+  return [];
+}
+
+/**
+ * Parses and checks a certificate/key pair: readable, matching, RSA or ECDSA, valid at `now`.
+ * `now` undefined leaves the validity period out: the gateway serves a certificate that has
+ * expired since admission rather than take its hosts down (availability; clients judge it).
+ */
 export function inspectTlsPair(
   certPem: string,
   keyPem: string,
-  now: Date,
+  now: Date | undefined,
 ): Result<CertificateFacts> {
   const chain = parseChain(certPem);
   const key = parseKey(keyPem);
@@ -95,10 +107,7 @@ export function inspectTlsPair(
   }
   const notBefore = new Date(leaf.validFrom);
   const notAfter = new Date(leaf.validTo);
-  if (now > notAfter)
-    errors.push({ field: CERT_FIELD, message: `expired on ${notAfter.toISOString()}` });
-  if (now < notBefore)
-    errors.push({ field: CERT_FIELD, message: `is not valid before ${notBefore.toISOString()}` });
+  if (now !== undefined) errors.push(...validityProblems(now, notBefore, notAfter));
   if (errors.length > 0 || !keyType) return fail(errors);
 
   return ok({

@@ -1,3 +1,4 @@
+import { DEFAULT_SCOPE } from "../../core/ingress/selection";
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { V1EndpointSlice, V1Ingress, V1Secret, V1Service } from "@kubernetes/client-node";
@@ -94,6 +95,7 @@ function input(
     endpointSlices: [],
     services: [],
     classClaimed: true,
+    scope: DEFAULT_SCOPE,
     guard: { ingress: "off", secret: "off" },
     previous: undefined,
     ...rest,
@@ -382,13 +384,13 @@ describe("composeView: default IngressClass", () => {
   const ings = [ingress("a-1", "10"), classless(), legacy("bulwark"), legacy("nginx")];
 
   it("given our class is the default, serves Ingresses naming no class too", () => {
-    const result = composeView(input({ ings, classIsDefault: true }));
+    const result = composeView(input({ ings, scope: { ...DEFAULT_SCOPE, classIsDefault: true } }));
     assert.deepEqual(served(result.state), ["a-1@10", "plain-3@1", "legacy-bulwark-4@1"]);
     assert.equal(result.ingress.candidates, 3);
   });
 
   it("given our class is not the default, serves only Ingresses naming it", () => {
-    const result = composeView(input({ ings, classIsDefault: false }));
+    const result = composeView(input({ ings, scope: DEFAULT_SCOPE }));
     assert.deepEqual(served(result.state), ["a-1@10", "legacy-bulwark-4@1"]);
   });
 });

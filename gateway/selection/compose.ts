@@ -3,7 +3,7 @@
 // EndpointSlices and TLS pairs the served Ingresses need. Pure: the controller feeds it the cache
 // and the last good state, and applies/persists what comes out.
 import type { V1EndpointSlice, V1Ingress, V1Secret, V1Service } from "@kubernetes/client-node";
-import { servesIngress } from "../../core/ingress/class";
+import { selectsIngress, type ServingScope } from "../../core/ingress/selection";
 import type { Ingress } from "../../core/ingress/types";
 import type { GatewayView, TlsPair } from "../view";
 import { rolloutChoice, type RolloutWord } from "./rollout";
@@ -32,8 +32,8 @@ export interface ComposeInput {
   services: Iterable<V1Service> | undefined;
   /** The IngressClass `bulwark` exists with controller bulwark.dev/gateway. */
   classClaimed: boolean;
-  /** That class is the cluster's default: Ingresses naming no class are ours too. */
-  classIsDefault?: boolean;
+  /** Which Ingresses are Bulwark's (default class, excluded namespaces): the guard's own. */
+  scope: ServingScope;
   guard: Record<GuardedKind, GuardState>;
   previous: ServedState | undefined;
 }
@@ -116,8 +116,7 @@ function rollOut<L, S>(
 
 function composeIngresses(input: ComposeInput): { outcome: KindOutcome; served?: V1Ingress[] } {
   const previous = input.previous?.view.ingresses;
-  const isDefault = input.classIsDefault === true;
-  const ours = [...input.ingresses].filter(i => servesIngress(i as Ingress, isDefault));
+  const ours = [...input.ingresses].filter(i => selectsIngress(i as Ingress, input.scope));
   const base = { candidates: ours.length, held: {} };
   const refusal: Refusal | undefined = !input.classClaimed
     ? "class"

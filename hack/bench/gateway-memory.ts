@@ -99,6 +99,7 @@ async function measure(hosts: number, controlSide: boolean): Promise<void> {
       endpointSlices: slices,
       services: [],
       classClaimed: true,
+      scope: guard.scope,
       guard: { ingress: "off", secret: "off" },
       previous: undefined,
     });

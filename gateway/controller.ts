@@ -30,6 +30,7 @@ import {
 import type { Change, ResourceKind } from "./source/cache";
 import type { ApiServerStatus, Source } from "./source/source";
 import { CoalescingWriter, readLastGood } from "./state/last-good";
+import { ServingVerdicts } from "./selection/verdicts";
 
 export type LogFn = (
   level: "debug" | "info" | "warn" | "error",
@@ -97,6 +98,7 @@ export class GatewayController {
   #stopped = false;
   #last: Composition | undefined;
   readonly #reports: Record<GuardedKind, GuardReport>;
+  readonly #verdicts = new ServingVerdicts();
 
   constructor(options: ControllerOptions) {
     this.#options = options;
@@ -270,6 +272,7 @@ export class GatewayController {
       scope: this.guard.scope,
       guard: { ingress: this.#guardState("ingress"), secret: this.#guardState("secret") },
       previous: this.#served?.state,
+      verdicts: this.#verdicts,
     };
   }
 
@@ -312,6 +315,7 @@ export class GatewayController {
       problems: [...problems, ...applied.problems],
     };
     metrics.viewVersion.set(meta.version);
+    metrics.ingressesRefused.set(Object.keys(state.view.refused ?? {}).length);
     metrics.viewsApplied.inc();
     metrics.lastGoodTimestamp.set(Date.parse(meta.goodAt) / 1000);
     if (meta.from === "api")
@@ -320,6 +324,7 @@ export class GatewayController {
       version: meta.version,
       from: meta.from,
       ingresses: state.view.ingresses.length,
+      refused: Object.keys(state.view.refused ?? {}).length,
       tlsPairs: state.view.tlsPairs.length,
       endpointSlices: state.view.endpointSlices.length,
       services: state.view.services?.length ?? 0,

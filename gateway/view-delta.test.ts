@@ -205,3 +205,18 @@ describe("view deltas to worker replicas", () => {
     assert.ok(sent < 200, `${sent} Ingresses sent for 199 changes, not whole views`);
   });
 });
+
+describe("view deltas carry the refusals", () => {
+  it("given a refusal added then lifted, the replica's view has it, then not", () => {
+    const a = ingress("a", "a.test");
+    const first: GatewayView = { version: 1, ingresses: [a], tlsPairs: [], endpointSlices: [] };
+    const second: GatewayView = { ...first, version: 2, refused: { "shop/a": "bad" } };
+    const third: GatewayView = { ...first, version: 3, refused: {} };
+    const replica = new ViewReplica();
+    replica.apply(wholeView(first));
+    const refused = replica.apply(diffView(first, second));
+    assert.deepEqual(typeof refused === "object" && refused.refused, { "shop/a": "bad" });
+    const lifted = replica.apply(diffView(second, third));
+    assert.deepEqual(typeof lifted === "object" && lifted.refused, {});
+  });
+});

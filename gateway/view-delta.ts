@@ -28,6 +28,8 @@ export interface ViewDelta {
   endpointSlices: CollectionDelta<V1EndpointSlice>;
   /** Undefined when the view has no services list. */
   services: CollectionDelta<V1Service> | undefined;
+  /** The view's refusals, whole: few, and a changed one must reach every worker. */
+  refused: Record<string, string> | undefined;
 }
 
 interface Named {
@@ -85,6 +87,7 @@ export function wholeView(view: GatewayView): ViewDelta {
     tlsPairs: { put: view.tlsPairs },
     endpointSlices: { put: view.endpointSlices },
     services: view.services === undefined ? undefined : { put: view.services },
+    refused: view.refused,
   };
 }
 
@@ -110,6 +113,7 @@ export function diffView(before: GatewayView | undefined, after: GatewayView): V
     tlsPairs,
     endpointSlices: slices,
     services,
+    refused: after.refused,
   };
 }
 
@@ -161,8 +165,7 @@ export class ViewReplica {
         endpointSlices: delta.endpointSlices.put,
       };
       if (delta.services !== undefined) next.services = delta.services.put;
-      this.view = next;
-      return next;
+      return this.#take(next, delta);
     }
     const next: GatewayView = {
       version: delta.version,
@@ -173,6 +176,11 @@ export class ViewReplica {
     if (delta.services !== undefined) {
       next.services = applyCollection(current.services ?? [], delta.services, objectKey);
     }
+    return this.#take(next, delta);
+  }
+
+  #take(next: GatewayView, delta: ViewDelta): GatewayView {
+    if (delta.refused !== undefined) next.refused = delta.refused;
     this.view = next;
     return next;
   }

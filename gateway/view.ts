@@ -18,6 +18,11 @@ export interface GatewayView {
   version: number;
   /** The Ingresses to serve, after class selection, the checksum guard and batched rollout. */
   ingresses: V1Ingress[];
+  /**
+   * Ingresses among them that fail Bulwark's review (namespace/name → why): their routes answer
+   * 503 where they stand, a canary among them is not served. Absent: none (older saved views).
+   */
+  refused?: Record<string, string>;
   /** The Secrets those Ingresses name in `spec.tls`, keyed by namespace/name inside. */
   tlsPairs: TlsPair[];
   /** EndpointSlices of the Services those Ingresses name (label kubernetes.io/service-name). */

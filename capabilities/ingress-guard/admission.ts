@@ -1,12 +1,19 @@
 // Admission glue: read what the decision needs from the cluster, decide in core/, answer.
 import { Log, type a, type PeprValidateRequest } from "pepr";
-import { isOurIngress } from "../../core/ingress/class";
+import { namesNoClass } from "../../core/ingress/class";
+import { selectsIngress } from "../../core/ingress/selection";
 import { reviewIngress } from "../../core/ingress/review-ingress";
 import { reviewTlsSecret } from "../../core/ingress/review-secret";
 import { TLS_SECRET_TYPE } from "../../core/ingress/selection";
 import type { Ingress, Secret } from "../../core/ingress/types";
 import { formatErrors, type FieldError } from "../../core/result";
 import { ingressesUsingSecret, secretNamesOf, tlsSecretLookup } from "./cluster-reads";
+import {
+  currentScope,
+  excludedNamespaces,
+  readClassIsDefault,
+  securityAnnotationMode,
+} from "./scope";
 
 type ValidateActionResponse = ReturnType<PeprValidateRequest<a.Ingress>["Approve"]>;
 
@@ -31,10 +38,15 @@ export async function validateIngress(
   req: PeprValidateRequest<a.Ingress>,
 ): Promise<ValidateActionResponse> {
   const ingress: Ingress = req.Raw;
-  if (!isOurIngress(ingress)) return req.Approve();
+  // The class is read only for an Ingress naming none: the rest decide without a request.
+  const scope = {
+    classIsDefault: namesNoClass(ingress) && (await readClassIsDefault()),
+    excludedNamespaces: excludedNamespaces(),
+  };
+  if (!selectsIngress(ingress, scope)) return req.Approve();
   const namespace = req.Request.namespace ?? ingress.metadata?.namespace ?? "default";
   const secrets = await tlsSecretLookup(namespace, secretNamesOf([ingress]), new Date());
-  const review = reviewIngress(ingress, secrets);
+  const review = reviewIngress(ingress, secrets, securityAnnotationMode());
   return answer(req, "Ingress", review.errors, review.warnings);
 }
 
@@ -45,7 +57,7 @@ export async function validateTlsSecret(
   const secret: Secret = req.Raw;
   if (secret.type !== TLS_SECRET_TYPE || !secret.metadata?.name) return req.Approve();
   const namespace = req.Request.namespace ?? secret.metadata.namespace ?? "default";
-  const users = await ingressesUsingSecret(namespace, secret.metadata.name);
+  const users = await ingressesUsingSecret(namespace, secret.metadata.name, await currentScope());
   if (users.length === 0) return req.Approve();
   const others = await tlsSecretLookup(
     namespace,

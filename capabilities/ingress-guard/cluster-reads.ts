@@ -2,7 +2,7 @@
 import { K8s, kind } from "pepr";
 import type { Result } from "../../core/result";
 import { inspectTlsPair, type CertificateFacts } from "../../core/tls/certificate";
-import { isOurIngress } from "../../core/ingress/class";
+import { selectsIngress, type ServingScope } from "../../core/ingress/selection";
 import type { Ingress } from "../../core/ingress/types";
 import type { SecretLookup } from "../../core/ingress/validate-tls";
 import { isNotFound } from "../../kube/runtime";
@@ -11,11 +11,14 @@ function decode(value: string | undefined): string {
   return value === undefined ? "" : Buffer.from(value, "base64").toString("utf8");
 }
 
-/** Facts about each named Secret as stored (base64 data); undefined for a Secret that does not exist. */
+/**
+ * Facts about each named Secret as stored (base64 data); undefined for a Secret that does not
+ * exist. `now` undefined: the validity period is not checked (serving, not admission).
+ */
 export async function tlsSecretLookup(
   namespace: string,
   names: string[],
-  now: Date,
+  now: Date | undefined,
 ): Promise<SecretLookup> {
   const facts = new Map<string, Result<CertificateFacts> | undefined>();
   await Promise.all(
@@ -39,11 +42,13 @@ export async function tlsSecretLookup(
 export async function ingressesUsingSecret(
   namespace: string,
   secretName: string,
+  scope: ServingScope,
 ): Promise<Ingress[]> {
   const list = await K8s(kind.Ingress).InNamespace(namespace).Get();
   return (list.items as Ingress[]).filter(
     ingress =>
-      isOurIngress(ingress) && (ingress.spec?.tls ?? []).some(tls => tls.secretName === secretName),
+      selectsIngress(ingress, scope) &&
+      (ingress.spec?.tls ?? []).some(tls => tls.secretName === secretName),
   );
 }
 

@@ -15,12 +15,19 @@ import { CHECKSUM_GROUP } from "../../core/names";
 import { checksumModel, type ChecksumObject } from "./checksum-kinds";
 import { ConsistencyState } from "./consistency-state";
 import { guardMetrics } from "./metrics";
+import { excludedNamespaces, readClassIsDefault } from "./scope";
+import { isDefaultClass } from "../../core/ingress/class";
+import { INGRESS_CLASS } from "../../core/names";
+
+type IngressClassLike = { metadata?: { name?: string; annotations?: Record<string, string> } };
 import { desiredStatus, isConsistent } from "./status";
 
 const KINDS: ChecksumKind[] = ["ingress", "secret"];
 const COMPONENT = "ingress-guard";
 
 export interface GuardOptions {
+  /** Told of every Ingress listed by a resync or a change of scope. */
+  onIngresses?: (ingresses: Ingress[]) => Promise<void>;
   /** Quiet time before statuses are written, so a burst of events costs one pass. */
   debounceMs: number;
   /** Full re-list period: repairs anything a missed watch event left wrong. */
@@ -29,7 +36,10 @@ export interface GuardOptions {
 }
 
 export class ConsistencyGuard {
-  readonly state = new ConsistencyState();
+  readonly state = new ConsistencyState({
+    classIsDefault: false,
+    excludedNamespaces: excludedNamespaces(),
+  });
   readonly #options: GuardOptions;
   readonly #dirty = new Set<ChecksumKind>();
   /** The status last written (or read) per checksum object, to patch only on change. */
@@ -56,6 +66,15 @@ export class ConsistencyGuard {
     if (changed) this.#markDirty(kind);
   }
 
+  /** IngressClass bulwark changed: whether it is the default decides which Ingresses count. */
+  onIngressClass(ingressClass: IngressClassLike, deleted: boolean): void {
+    if (ingressClass.metadata?.name !== INGRESS_CLASS) return;
+    const classIsDefault = !deleted && isDefaultClass(ingressClass);
+    const changed = this.state.setScope({ ...this.state.scope, classIsDefault });
+    for (const kind of changed) this.#markDirty(kind);
+    if (changed.includes("ingress")) void this.#resync();
+  }
+
   onChecksum(kind: ChecksumKind, object: ChecksumObject, deleted: boolean): void {
     const key = objectKey(object);
     if (deleted) {
@@ -70,8 +89,11 @@ export class ConsistencyGuard {
 
   async #resync(): Promise<void> {
     try {
+      const classIsDefault = await readClassIsDefault();
+      this.state.setScope({ ...this.state.scope, classIsDefault });
       for (const kind of KINDS) {
         const objects = kind === "ingress" ? await K8s(k.Ingress).Get() : await K8s(k.Secret).Get();
+        if (kind === "ingress") await this.#options.onIngresses?.(objects.items as Ingress[]);
         const checksums = await K8s(checksumModel[kind]).Get();
         this.state.replaceAll(kind, objects.items as (Ingress | Secret)[], checksums.items);
         Log.debug(

@@ -3,6 +3,7 @@ import { serveMetrics } from "../../kube/metrics-server";
 import { validateIngress, validateTlsSecret } from "./admission";
 import { IngressCheckSum, SecretCheckSum } from "./checksum-kinds";
 import { ConsistencyGuard } from "./consistency";
+import { ServingNotices } from "./serving-notices";
 import { isWatcherProcess } from "../../kube/runtime";
 
 export const IngressGuard = new Capability({
@@ -15,22 +16,42 @@ const { When } = IngressGuard;
 When(a.Ingress).IsCreatedOrUpdated().Validate(validateIngress);
 When(a.Secret).IsCreatedOrUpdated().Validate(validateTlsSecret);
 
-const guard = new ConsistencyGuard({
+const notices: ServingNotices = new ServingNotices(() => guard.state.scope);
+const guard: ConsistencyGuard = new ConsistencyGuard({
   resyncMs: Number(process.env.BULWARK_GUARD_RESYNC_SECONDS ?? 300) * 1000,
+  onIngresses: (ingresses): Promise<void> => notices.onList(ingresses),
 });
 
 When(a.Ingress)
   .IsCreatedOrUpdated()
-  .Watch(o => guard.onObject("ingress", o, false));
+  .Watch(async o => {
+    guard.onObject("ingress", o, false);
+    await notices.onIngress(o, false);
+  });
 When(a.Ingress)
   .IsDeleted()
-  .Watch(o => guard.onObject("ingress", o, true));
+  .Watch(async o => {
+    guard.onObject("ingress", o, true);
+    await notices.onIngress(o, true);
+  });
 When(a.Secret)
   .IsCreatedOrUpdated()
-  .Watch(o => guard.onObject("secret", o, false));
+  .Watch(async o => {
+    guard.onObject("secret", o, false);
+    await notices.onSecret(o.metadata?.namespace ?? "", o.metadata?.name ?? "");
+  });
 When(a.Secret)
   .IsDeleted()
-  .Watch(o => guard.onObject("secret", o, true));
+  .Watch(async o => {
+    guard.onObject("secret", o, true);
+    await notices.onSecret(o.metadata?.namespace ?? "", o.metadata?.name ?? "");
+  });
+When(a.IngressClass)
+  .IsCreatedOrUpdated()
+  .Watch(o => guard.onIngressClass(o, false));
+When(a.IngressClass)
+  .IsDeleted()
+  .Watch(o => guard.onIngressClass(o, true));
 When(IngressCheckSum)
   .IsCreatedOrUpdated()
   .Watch(o => guard.onChecksum("ingress", o, false));

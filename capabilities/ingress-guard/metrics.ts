@@ -14,6 +14,11 @@ export const guardMetrics = {
     labelNames: ["kind"],
     registers: [registry],
   }),
+  refusedIngresses: new Gauge({
+    name: "bulwark_ingresses_refused",
+    help: "Bulwark's Ingresses that fail its review, so the gateway does not serve them (an Event on each says why)",
+    registers: [registry],
+  }),
   verifyDuration: new Histogram({
     name: "bulwark_checksum_verify_duration_seconds",
     help: "Time to verify the checksum objects of one kind against the cluster",

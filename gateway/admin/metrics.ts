@@ -63,6 +63,11 @@ export function gatewayMetrics() {
       labelNames,
       registers: [registry],
     }),
+    ingressesRefused: new Gauge({
+      name: "bulwark_gateway_ingresses_refused",
+      help: "Ingresses in the served view that fail Bulwark's review: their routes answer 503 (canaries: not served)",
+      registers: [registry],
+    }),
   };
 }
 

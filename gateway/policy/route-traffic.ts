@@ -50,6 +50,8 @@ interface CanaryTarget {
 }
 
 export interface TrafficPolicy {
+  /** Why the route's Ingress is not served: every request gets a 503 and nothing else applies. */
+  readonly refusal: string | undefined;
   readonly group: CanaryGroup | undefined;
   readonly targets: ReadonlyMap<string, CanaryTarget>;
   /** Which canaries have a ready endpoint in this table, and the random source. */
@@ -120,6 +122,7 @@ export function compileTraffic(
   hostHasTls: boolean,
   options: TrafficOptions,
 ): TrafficPolicy | undefined {
+  if (main.refusal !== undefined) return refusedPolicy(main.refusal, options);
   const cors = corsOf(main.annotations);
   const robots = robotsOf(main.annotations);
   const redirectHttp = needsSslRedirect(main.annotations?.redirect, hostHasTls, false);
@@ -129,6 +132,7 @@ export function compileTraffic(
   // Built once per table, so a decision allocates no context of its own.
   const canaryContext = { available: (id: string) => ready.has(id), random: Math.random };
   return {
+    refusal: undefined,
     group,
     targets,
     canaryContext,
@@ -139,6 +143,29 @@ export function compileTraffic(
     rewrite,
   };
 }
+
+const NO_CANARY_CONTEXT: CanaryContext = { available: () => false, random: Math.random };
+
+function refusedPolicy(refusal: string, options: TrafficOptions): TrafficPolicy {
+  return {
+    refusal,
+    group: undefined,
+    targets: new Map(),
+    canaryContext: NO_CANARY_CONTEXT,
+    cors: undefined,
+    robots: undefined,
+    redirectHttp: false,
+    redirectPort: options.redirectPort,
+    rewrite: undefined,
+  };
+}
+
+/** The answer on a refused route: a 503 that says where to look, never the reason (it may be internal). */
+export const REFUSED_ANSWER: OwnAnswer = Object.freeze({
+  status: 503,
+  headers: [["Content-Type", "text/plain; charset=utf-8"] as const],
+  body: "503 Service Unavailable: this route's Ingress is not served (see its Events)\n",
+});
 
 /** What to do with one request on a route that has a policy. */
 export type Plan =
@@ -161,6 +188,9 @@ function pathOf(target: string): string {
 
 /** ssl-redirect, robots and the CORS preflight (allowed origins only): answers that never reach a backend. */
 function ownAnswer(main: Route, policy: TrafficPolicy, facts: RequestFacts): Plan | undefined {
+  if (policy.refusal !== undefined) {
+    return { kind: "answer", answer: REFUSED_ANSWER, decision: `refused: ${policy.refusal}` };
+  }
   if (policy.redirectHttp && !facts.https) {
     const location = httpsLocation(facts.host ?? main.host, facts.target, policy.redirectPort);
     const answer = {

@@ -290,8 +290,17 @@ describe("compileRoutes: annotations and bad rules", () => {
       }),
       ingress({
         name: "canary",
-        annotations: { [`${P}canary`]: "true", [`${P}canary-weight`]: "10" },
+        annotations: {
+          [`${P}canary`]: "true",
+          [`${P}canary-weight`]: "10",
+          // Ignored on a canary: the main's 7 s applies.
+          [`${P}proxy-read-timeout`]: "1",
+        },
         rules: [{ host: "t.test", paths: [{ path: "/", service: "canary" }] }],
+      }),
+      ingress({
+        name: "plain",
+        rules: [{ host: "plain.test", paths: [{ path: "/", service: "p" }] }],
       }),
       ingress({
         name: "bad-host",
@@ -311,13 +320,15 @@ describe("compileRoutes: annotations and bad rules", () => {
     assert.equal(policy.bodyLimit, 1024);
     assert.equal(policy.tries, 3);
   });
-  it("given invalid annotations, serves with defaults and reports the annotation", () => {
+  it("given invalid annotations, keeps the route in place answering 503, never served weakened", () => {
     const route = findRoute(compiled.table, "bad.test", "/")!;
-    assert.equal(route.policy.readTimeoutMs, 60000);
+    assert.match(route.refusal ?? "", /proxy-read-timeout/);
+    assert.equal(route.backend.endpoints.length, 0);
+    assert.match(route.traffic?.refusal ?? "", /proxy-read-timeout/);
     assert.ok(
       compiled.problems.some(
         p =>
-          p.startsWith("default/bad-annotation: metadata.annotations") &&
+          p.startsWith("default/bad-annotation: metadata: not served (503)") &&
           p.includes("proxy-read-timeout"),
       ),
     );
@@ -337,7 +348,12 @@ describe("compileRoutes: annotations and bad rules", () => {
     assert.ok(!compiled.problems.some(p => p.startsWith("default/canary:")));
   });
   it("given a route without traffic annotations, compiles no policy for it", () => {
-    assert.equal(findRoute(compiled.table, "bad.test", "/")?.traffic, undefined);
+    assert.equal(findRoute(compiled.table, "plain.test", "/")?.traffic, undefined);
+  });
+  it("given a canary, applies its main's proxy settings to it (ingress-nginx: inherited)", () => {
+    const route = findRoute(compiled.table, "t.test", "/")!;
+    assert.equal(route.canaries[0]?.policy.readTimeoutMs, 7000);
+    assert.equal(route.canaries[0]?.policy.bodyLimit, 1024);
   });
   it("given a bad host or path, reports the field", () => {
     assert.ok(compiled.problems.some(p => p.startsWith("default/bad-host: spec.rules[0].host")));
@@ -347,8 +363,8 @@ describe("compileRoutes: annotations and bad rules", () => {
   });
   it("counts hosts and routes", () => {
     // ok.test stays a known host (its only path was bad): it answers 404, not the rules without host.
-    assert.equal(compiled.table.stats.hosts, 3);
-    assert.equal(compiled.table.stats.routes, 2);
+    assert.equal(compiled.table.stats.hosts, 4);
+    assert.equal(compiled.table.stats.routes, 3);
   });
 });
 
@@ -473,5 +489,74 @@ describe("compileRoutes: traffic policy", () => {
     );
     assert.equal(findRoute(compiled.table, "s.test", "/")?.traffic?.redirectHttp, true);
     assert.equal(findRoute(compiled.table, "o.test", "/")?.traffic, undefined);
+  });
+});
+
+describe("compileRoutes: what is not served", () => {
+  // Oldest first: each broken one is older than the main it could have shadowed.
+  const at = (minute: number) => `2026-01-01T00:${String(minute).padStart(2, "0")}:00Z`;
+  const compiled = compileRoutes({
+    ...view(1, [
+      ingress({
+        name: "broken-canary",
+        created: at(1),
+        // "True" is a canary (ParseBool); the weight does not parse.
+        annotations: { [`${P}canary`]: "True", [`${P}canary-weight`]: "lots" },
+        rules: [{ host: "c.test", paths: [{ path: "/", service: "canary" }] }],
+      }),
+      ingress({
+        name: "odd-canary",
+        created: at(2),
+        // Not one of ParseBool's spellings: still never a main.
+        annotations: { [`${P}canary`]: "yes" },
+        rules: [{ host: "c.test", paths: [{ path: "/", service: "canary" }] }],
+      }),
+      ingress({
+        name: "main",
+        created: at(3),
+        rules: [
+          { host: "c.test", paths: [{ path: "/", service: "main" }] },
+          { host: "s.test", paths: [{ path: "/", service: "main" }] },
+        ],
+      }),
+      ingress({
+        name: "walled",
+        created: at(0),
+        annotations: { [`${P}whitelist-source-range`]: "10.0.0.0/8" },
+        rules: [{ host: "s.test", paths: [{ path: "/admin", service: "admin" }] }],
+      }),
+      ingress({
+        name: "unreviewed",
+        created: at(0),
+        rules: [{ host: "r.test", paths: [{ path: "/", service: "r" }] }],
+      }),
+    ]),
+    refused: { "default/unreviewed": "spec.tls[0].secretName: Secret x cannot be served" },
+  });
+
+  it("given a canary whose annotations fail to parse, serves it as nothing, not as a main", () => {
+    const route = findRoute(compiled.table, "c.test", "/")!;
+    assert.equal(route.ingress, "default/main");
+    assert.equal(route.refusal, undefined);
+    assert.deepEqual(route.canaries, []);
+    assert.ok(
+      compiled.problems.some(p =>
+        p.startsWith("default/broken-canary: metadata: canary not served"),
+      ),
+    );
+    assert.ok(
+      compiled.problems.some(p => p.startsWith("default/odd-canary: metadata: canary not served")),
+    );
+  });
+
+  it("given an unsupported security annotation, answers 503 on its path; the shorter prefix does not catch it", () => {
+    const admin = findRoute(compiled.table, "s.test", "/admin/users")!;
+    assert.equal(admin.ingress, "default/walled");
+    assert.match(admin.refusal ?? "", /whitelist-source-range.*security control/);
+    assert.equal(findRoute(compiled.table, "s.test", "/shop")?.ingress, "default/main");
+  });
+
+  it("given the control side's refusal, answers 503 where the Ingress stands", () => {
+    assert.match(findRoute(compiled.table, "r.test", "/")?.refusal ?? "", /cannot be served/);
   });
 });

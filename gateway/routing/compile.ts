@@ -8,12 +8,17 @@ import type {
   V1IngressRule,
 } from "@kubernetes/client-node";
 import {
+  annotationPath,
   INGRESS_NGINX_PROXY_DEFAULTS,
+  isCanaryIngress,
   parseIngressAnnotations,
-  parseProxy,
   type IngressAnnotations,
   type ProxyConfig,
 } from "../../core/annotations";
+import {
+  securityControlProblem,
+  unsupportedSecurityAnnotations,
+} from "../../core/annotations/catalog";
 import { hostProblem } from "../../core/ingress/hostname";
 import { NGINX_ANNOTATION_PREFIX } from "../../core/names";
 import { formatErrors } from "../../core/result";
@@ -25,7 +30,15 @@ import {
 } from "../policy/route-traffic";
 import type { GatewayView } from "../view";
 import { EndpointIndex } from "./endpoints";
-import type { HostRoutes, PathKind, RegexRoute, Route, RoutePolicy, RouteTable } from "./table";
+import {
+  Backend,
+  type HostRoutes,
+  type PathKind,
+  type RegexRoute,
+  type Route,
+  type RoutePolicy,
+  type RouteTable,
+} from "./table";
 
 export interface CompileOptions {
   /** Canary ingresses per host/path beyond which the newer ones are left out (Tengine's max-canary-ing-num). */
@@ -118,6 +131,8 @@ class HostBuilder {
 interface IngressContext {
   id: string;
   namespace: string;
+  /** Why the Ingress is not served (its routes answer 503 where they stand); undefined: served. */
+  refusal: string | undefined;
   policy: RoutePolicy;
   annotations: IngressAnnotations | undefined;
   /** Hosts the ingress has TLS for ("*" when a TLS entry names none: every host of the ingress). */
@@ -140,14 +155,20 @@ class Compiler {
   constructor(
     private readonly endpoints: EndpointIndex,
     private readonly options: CompileOptions,
+    private readonly refused: Readonly<Record<string, string>> = {},
   ) {}
 
   addIngress(ingress: V1Ingress): void {
     const context = this.contextOf(ingress);
-    if (context.annotations?.canary?.enabled === true) {
-      this.canaryIngresses.push({ context, ingress });
+    // Decided on the canary annotation alone: a canary that fails its review is served as
+    // nothing, never as a main that would take the path from the real one.
+    if (isCanaryIngress(ingress.metadata?.annotations)) {
+      if (context.refusal === undefined) this.canaryIngresses.push({ context, ingress });
+      else this.problem(context, "metadata", `canary not served: ${context.refusal}`);
       return;
     }
+    if (context.refusal !== undefined)
+      this.problem(context, "metadata", `not served (503): ${context.refusal}`);
     const spec = ingress.spec;
     const fallback =
       spec?.defaultBackend === undefined
@@ -249,7 +270,9 @@ class Compiler {
       );
       return;
     }
-    (main.canaries as Route[]).push(canary);
+    // ingress-nginx: a canary's other annotations are ignored, its main's apply (timeouts,
+    // body size, retries); only where it sends the request is its own.
+    (main.canaries as Route[]).push({ ...canary, policy: main.policy });
   }
 
   /** The route a main ingress made for this host, path and type, if any. */
@@ -289,14 +312,17 @@ class Compiler {
 
   private contextOf(ingress: V1Ingress): IngressContext {
     const id = idOf(ingress);
+    const annotations = ingress.metadata?.annotations;
     const context: IngressContext = {
       id,
       namespace: ingress.metadata?.namespace ?? "",
+      // The control side's review (selection/verdicts.ts); the checks below also hold for a
+      // view without one, such as a saved view from an older version.
+      refusal: this.refused[id] ?? securityRefusal(annotations),
       policy: DEFAULT_POLICY,
       annotations: undefined,
       tlsHosts: tlsHostsOf(ingress),
     };
-    const annotations = ingress.metadata?.annotations;
     if (annotations === undefined || !hasOurAnnotation(annotations)) return context;
     const parsed = parseIngressAnnotations(annotations);
     if (parsed.ok) {
@@ -304,9 +330,7 @@ class Compiler {
       context.policy = policyOf(parsed.value.proxy);
       return context;
     }
-    this.problem(context, "metadata.annotations", formatErrors(parsed.errors));
-    const proxy = parseProxy(annotations);
-    if (proxy.ok) context.policy = policyOf(proxy.value);
+    context.refusal ??= `metadata.annotations: ${formatErrors(parsed.errors)}`;
     return context;
   }
 
@@ -397,33 +421,54 @@ class Compiler {
     backend: V1IngressBackend | undefined,
     field: string,
   ): Route | undefined {
+    const where = { host, path, kind };
+    // A refused route holds its place and answers 503: no backend, no annotations read.
+    if (context.refusal !== undefined) {
+      const refused = new Backend(`${context.id} (refused)`, []);
+      return routeAt(
+        where,
+        { ...context, policy: DEFAULT_POLICY, annotations: undefined },
+        refused,
+      );
+    }
     const service = backend?.service;
     if (service?.name === undefined || service.port === undefined) {
       this.problem(context, field, "only Service backends with a port are served");
       return undefined;
     }
-    const port = service.port;
-    return {
-      ingress: context.id,
-      host,
-      path,
-      kind,
-      match: kind === "Exact" ? path : trimTrailingSlashes(path),
-      backend: this.endpoints.backend({
-        namespace: context.namespace,
-        service: service.name,
-        port,
-      }),
-      policy: context.policy,
-      annotations: context.annotations,
-      canaries: [],
-      traffic: undefined,
-    };
+    const ref = { namespace: context.namespace, service: service.name, port: service.port };
+    return routeAt(where, context, this.endpoints.backend(ref));
   }
 
   private problem(context: IngressContext, field: string, message: string): void {
     this.problems.push(`${context.id}: ${field}: ${message}`);
   }
+}
+
+function routeAt(
+  { host, path, kind }: { host: string; path: string; kind: PathKind },
+  context: IngressContext,
+  backend: Backend,
+): Route {
+  return {
+    ingress: context.id,
+    host,
+    path,
+    kind,
+    match: kind === "Exact" ? path : trimTrailingSlashes(path),
+    backend,
+    policy: context.policy,
+    annotations: context.annotations,
+    canaries: [],
+    refusal: context.refusal,
+    traffic: undefined,
+  };
+}
+
+function securityRefusal(annotations: Record<string, string> | undefined): string | undefined {
+  const keys = unsupportedSecurityAnnotations(annotations);
+  if (keys.length === 0) return undefined;
+  return keys.map(key => `${annotationPath(key)}: ${securityControlProblem(key)}`).join("; ");
 }
 
 function tlsHostsOf(ingress: V1Ingress): ReadonlySet<string> {
@@ -471,7 +516,8 @@ export function compileRoutes(
   view: GatewayView,
   options: CompileOptions = DEFAULT_COMPILE_OPTIONS,
 ): CompiledRoutes {
-  const compiler = new Compiler(new EndpointIndex(view.endpointSlices, view.services), options);
+  const endpoints = new EndpointIndex(view.endpointSlices, view.services);
+  const compiler = new Compiler(endpoints, options, view.refused);
   for (const ingress of sortIngresses(view.ingresses)) compiler.addIngress(ingress);
   compiler.attachCanaries();
   compiler.compileTraffic();

@@ -192,6 +192,20 @@ describe("IncrementalRoutes at scale", () => {
     );
   });
 
+  it("given an Ingress refused (its Secret went bad), recompiles it alone, then serves it again", () => {
+    const incremental = new IncrementalRoutes();
+    const base = many(100, 1);
+    incremental.compile(view(1, base, blue));
+    const refused = { "default/site-7": "spec.tls[0].secretName: Secret s cannot be served" };
+    const table = incremental.compile({ ...view(2, base, blue), refused }).table;
+    assert.equal(incremental.lastRecompiled, 1);
+    assert.match(findRoute(table, "site-7.example.com", "/")?.refusal ?? "", /cannot be served/);
+    assert.equal(findRoute(table, "site-8.example.com", "/")?.refusal, undefined);
+    const again = incremental.compile(view(3, base, blue)).table;
+    assert.equal(incremental.lastRecompiled, 1);
+    assert.equal(findRoute(again, "site-7.example.com", "/")?.refusal, undefined);
+  });
+
   it("given a change touching more than the share, compiles in full", () => {
     const incremental = new IncrementalRoutes({ maxShare: 0.25 });
     incremental.compile(view(1, many(8, 1), blue));

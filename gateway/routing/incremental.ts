@@ -124,6 +124,8 @@ export class Index {
   readonly byHost = new Map<string, Set<string>>();
   readonly byService = new Map<string, Set<string>>();
   services = new Map<string, string>();
+  /** The view's refusals (selection/verdicts.ts): a changed one recompiles that Ingress's hosts. */
+  refused = new Map<string, string>();
   readonly #known = new WeakMap<V1Ingress, IndexedIngress>();
   #generation = 0;
 
@@ -142,7 +144,15 @@ export class Index {
       for (const host of gone.hosts) hosts.add(host);
     }
     this.#updateServices(view, hosts);
+    this.#updateRefusals(view, hosts);
     return hosts;
+  }
+
+  #updateRefusals(view: GatewayView, hosts: Set<string>): void {
+    const refused = new Map(Object.entries(view.refused ?? {}));
+    for (const id of changedKeys(this.refused, refused))
+      for (const host of this.ingresses.get(id)?.hosts ?? []) hosts.add(host);
+    this.refused = refused;
   }
 
   #updateServices(view: GatewayView, hosts: Set<string>): void {
@@ -223,6 +233,7 @@ export function subView(view: GatewayView, index: Index, ids: ReadonlySet<string
   return {
     version: view.version,
     ingresses,
+    refused: view.refused,
     tlsPairs: view.tlsPairs,
     endpointSlices: view.endpointSlices.filter(s =>
       named(s.metadata?.namespace, s.metadata?.labels?.[SERVICE_NAME_LABEL]),

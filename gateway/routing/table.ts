@@ -81,6 +81,8 @@ export interface Route {
    * `canary: "true"`), at most the configured cap; `traffic` decides between them.
    */
   readonly canaries: readonly Route[];
+  /** Why its Ingress is not served: the route holds its place and answers 503. */
+  readonly refusal: string | undefined;
   /**
    * The compiled traffic policy (canary, CORS, robots, ssl-redirect, rewrite); undefined when the
    * route has none, so its requests skip the policy. Set once while the table is compiled.

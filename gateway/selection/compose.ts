@@ -7,6 +7,7 @@ import { selectsIngress, type ServingScope } from "../../core/ingress/selection"
 import type { Ingress } from "../../core/ingress/types";
 import type { GatewayView, TlsPair } from "../view";
 import { rolloutChoice, type RolloutWord } from "./rollout";
+import { ServingVerdicts } from "./verdicts";
 
 export type GuardedKind = "ingress" | "secret";
 
@@ -36,6 +37,8 @@ export interface ComposeInput {
   scope: ServingScope;
   guard: Record<GuardedKind, GuardState>;
   previous: ServedState | undefined;
+  /** The review of each Ingress served (memoized per object); a fresh one when absent. */
+  verdicts?: ServingVerdicts;
 }
 
 export type Refusal = "mismatch" | "no-checksum" | "empty" | "class";
@@ -114,7 +117,25 @@ function rollOut<L, S>(
   return { served, held };
 }
 
-function composeIngresses(input: ComposeInput): { outcome: KindOutcome; served?: V1Ingress[] } {
+interface ComposedIngresses {
+  outcome: KindOutcome;
+  served?: V1Ingress[];
+  /** namespace/name → why, for the served Ingresses that fail the review. */
+  refused?: Record<string, string>;
+}
+
+/** The served Ingresses that fail the admission review, and why. */
+function refusedOf(input: ComposeInput, served: readonly V1Ingress[]): Record<string, string> {
+  const verdicts = input.verdicts ?? new ServingVerdicts();
+  const refused: Record<string, string> = {};
+  for (const ingress of served) {
+    const refusal = verdicts.refusal(ingress, input.secrets);
+    if (refusal !== undefined) refused[keyOf(ingress)] = refusal;
+  }
+  return refused;
+}
+
+function composeIngresses(input: ComposeInput): ComposedIngresses {
   const previous = input.previous?.view.ingresses;
   const ours = [...input.ingresses].filter(i => selectsIngress(i as Ingress, input.scope));
   const base = { candidates: ours.length, held: {} };
@@ -122,8 +143,9 @@ function composeIngresses(input: ComposeInput): { outcome: KindOutcome; served?:
     ? "class"
     : refusalOf(input.guard.ingress);
   const wasServing = (previous?.length ?? 0) > 0;
+  const kept = { served: previous, refused: input.previous?.view.refused };
   if (refusal || (ours.length === 0 && wasServing)) {
-    return { outcome: { ...base, accepted: false, refusal: refusal ?? "empty" }, served: previous };
+    return { outcome: { ...base, accepted: false, refusal: refusal ?? "empty" }, ...kept };
   }
   const rolled = rollOut(
     "ingress",
@@ -136,9 +158,13 @@ function composeIngresses(input: ComposeInput): { outcome: KindOutcome; served?:
     },
   );
   if (rolled.served.length === 0 && wasServing) {
-    return { outcome: { ...base, accepted: false, refusal: "empty" }, served: previous };
+    return { outcome: { ...base, accepted: false, refusal: "empty" }, ...kept };
   }
-  return { outcome: { ...base, accepted: true, held: rolled.held }, served: rolled.served };
+  return {
+    outcome: { ...base, accepted: true, held: rolled.held },
+    served: rolled.served,
+    refused: refusedOf(input, rolled.served),
+  };
 }
 
 function decodePair(key: string, secret: V1Secret, problems: string[]): TlsPair | undefined {
@@ -290,6 +316,7 @@ export function composeView(input: ComposeInput): Composition {
   const services = referencedServices(ingresses);
   const view = {
     ingresses,
+    refused: ingress.refused ?? {},
     tlsPairs: secret.pairs,
     endpointSlices: selectSlices(input, services),
     services: selectServices(input, services),
@@ -319,6 +346,12 @@ export function sameServed(a: ServedState, b: ServedState): boolean {
     same(a.view.ingresses, b.view.ingresses) &&
     same(a.view.endpointSlices, b.view.endpointSlices) &&
     same(a.view.services ?? [], b.view.services ?? []) &&
-    same(pairs(a), pairs(b))
+    same(pairs(a), pairs(b)) &&
+    sameRefusals(a.view.refused ?? {}, b.view.refused ?? {})
   );
+}
+
+function sameRefusals(a: Record<string, string>, b: Record<string, string>): boolean {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every(key => a[key] === b[key]);
 }

@@ -1,0 +1,54 @@
+// The ingress guard's view of which Ingresses are Bulwark's (core/ingress/selection.ts): the
+// excluded namespaces from the module's environment, the default class from the cluster.
+import { K8s, kind, Log } from "pepr";
+import { isDefaultClass } from "../../core/ingress/class";
+import {
+  DEFAULT_SCOPE,
+  parseExcludedNamespaces,
+  type ServingScope,
+} from "../../core/ingress/selection";
+import type { SecurityAnnotationMode } from "../../core/ingress/review-ingress";
+import { INGRESS_CLASS } from "../../core/names";
+import { isNotFound } from "../../kube/runtime";
+
+/**
+ * BULWARK_EXCLUDED_NAMESPACES, as the gateway reads it. A bad value falls back to the default,
+ * the webhook-skipped namespaces: never serve or count more than admission saw.
+ */
+export function excludedNamespaces(env: NodeJS.ProcessEnv = process.env): ReadonlySet<string> {
+  const parsed = parseExcludedNamespaces(env.BULWARK_EXCLUDED_NAMESPACES);
+  if (parsed.ok) return parsed.value;
+  Log.error(
+    { err: parsed.errors[0]?.message },
+    "BULWARK_EXCLUDED_NAMESPACES is invalid; using the default (the namespaces the webhooks skip)",
+  );
+  return DEFAULT_SCOPE.excludedNamespaces;
+}
+
+/** BULWARK_UNSUPPORTED_SECURITY_ANNOTATIONS: "deny" (default) or "warn" (migration). */
+export function securityAnnotationMode(
+  env: NodeJS.ProcessEnv = process.env,
+): SecurityAnnotationMode {
+  const raw = env.BULWARK_UNSUPPORTED_SECURITY_ANNOTATIONS;
+  if (raw === undefined || raw === "deny") return "deny";
+  if (raw === "warn") return "warn";
+  Log.error(
+    { value: raw },
+    'BULWARK_UNSUPPORTED_SECURITY_ANNOTATIONS must be "deny" or "warn"; denying',
+  );
+  return "deny";
+}
+
+/** Whether IngressClass bulwark is the cluster's default now (absent: it is not). */
+export async function readClassIsDefault(): Promise<boolean> {
+  try {
+    return isDefaultClass(await K8s(kind.IngressClass).Get(INGRESS_CLASS));
+  } catch (error) {
+    if (isNotFound(error)) return false;
+    throw error;
+  }
+}
+
+export async function currentScope(): Promise<ServingScope> {
+  return { classIsDefault: await readClassIsDefault(), excludedNamespaces: excludedNamespaces() };
+}

@@ -24,13 +24,13 @@ export const canaryFields = {
     annotation: "canary-weight",
     type: "integer",
     default: "0",
-    doc: "Share of random requests sent to the canary, out of canary-weight-total.",
+    doc: "Share of the requests no rule decides sent to the canary, out of canary-weight-total; at or above it, all of them.",
   },
   weightTotal: {
     annotation: "canary-weight-total",
     type: "integer",
     default: "100",
-    doc: "Total the weights are out of, 1..10000 (default 100); Tengine reads it from the main ingress.",
+    doc: "Total the weights are out of, up to 10000; 100 or below reads as 100 (ingress-nginx). On the canary (ingress-nginx) or the main ingress (Tengine); the canary's wins.",
   },
   header: {
     annotation: "canary-by-header",
@@ -48,7 +48,7 @@ export const canaryFields = {
     annotation: "canary-by-header-pattern",
     type: "RE2 regex",
     default: "",
-    doc: "Regular expression (JavaScript syntax) on the header value; ignored when -value is set.",
+    doc: "Regular expression (RE2 syntax, unanchored) on the header value; ignored when -value is set.",
   },
   cookie: {
     annotation: "canary-by-cookie",
@@ -138,7 +138,9 @@ export const MAX_CANARY_WEIGHT_TOTAL = 10000;
 export const canaryFieldsSchema = z.object({
   enabled: annotation(parseBool).optional(),
   weight: annotation(raw => parseIntIn(raw, 0, MAX_CANARY_WEIGHT_TOTAL)).optional(),
-  weightTotal: annotation(raw => parseIntIn(raw, 1, MAX_CANARY_WEIGHT_TOTAL)).optional(),
+  // ingress-nginx takes any integer and reads one of 100 or below as 100 (balancer.lua); the
+  // rules warn about that rather than deny what worked there.
+  weightTotal: annotation(raw => parseIntIn(raw, 0, MAX_CANARY_WEIGHT_TOTAL)).optional(),
   header: annotation(parseTokenName).optional(),
   headerValue: annotation(valueList("header")).optional(),
   headerPattern: annotation(parsePattern).optional(),

@@ -93,16 +93,6 @@ describe("canary rules between fields", () => {
         ],
       ],
     ],
-    [
-      "a weight above the total",
-      { ...ON, weight: "150", weightTotal: "120" },
-      [
-        [
-          "weight",
-          `expected an integer between 0 and 120 (${canaryKey("weightTotal")}), got "150"`,
-        ],
-      ],
-    ],
   ];
   for (const [title, given, expected] of cases) {
     it(`given ${title}, returns errors naming ${expected.map(([f]) => canaryFields[f].annotation).join(", ")}`, () => {
@@ -144,6 +134,18 @@ describe("canary warnings", () => {
       ],
     ],
     ["a weight above 100 with a total here", { ...ON, weight: "500", weightTotal: "1000" }, []],
+    [
+      "a weight above its total (ingress-nginx: every request to the canary)",
+      { ...ON, weight: "150", weightTotal: "120" },
+      [
+        `${canaryKey("weight")} is 150, above ${canaryKey("weightTotal")} 120: every request that no rule decides goes to the canary`,
+      ],
+    ],
+    [
+      "a total below 100 (ingress-nginx reads it as 100)",
+      { ...ON, weight: "30", weightTotal: "50" },
+      [`${canaryKey("weightTotal")} is 50: a total below 100 reads as 100, as in ingress-nginx`],
+    ],
     [
       "canary alone",
       ON,

@@ -78,13 +78,6 @@ export function canaryProblems(v: CanaryFields): CanaryProblem[] {
     ([field, source]) => v[field] !== undefined && v[source] === undefined,
   ).map(([field, source]) => ({ field, message: `needs ${canaryKey(source)}` }));
   problems.push(...modProblems(v));
-  if (v.weight !== undefined && v.weightTotal !== undefined && v.weight > v.weightTotal) {
-    const expected = `an integer between 0 and ${v.weightTotal} (${canaryKey("weightTotal")})`;
-    problems.push({
-      field: "weight",
-      message: `expected ${expected}, got ${quote(String(v.weight))}`,
-    });
-  }
   return problems;
 }
 
@@ -156,6 +149,31 @@ export function toCanaryConfig(v: CanaryFields): CanaryConfig {
   };
 }
 
+/** Weights and totals that ingress-nginx reads otherwise than they look (balancer.lua). */
+function weightWarnings(config: CanaryConfig): string[] {
+  const { weight = 0, weightTotal } = config;
+  const warnings: string[] = [];
+  const DEFAULT = DEFAULT_CANARY_WEIGHT_TOTAL;
+  if (weightTotal !== undefined && weightTotal < DEFAULT) {
+    warnings.push(
+      `${canaryKey("weightTotal")} is ${weightTotal}: a total below ${DEFAULT} reads as ${DEFAULT}, as in ingress-nginx`,
+    );
+  }
+  if (!config.enabled) return warnings;
+  if (weightTotal !== undefined && weight > Math.max(weightTotal, DEFAULT)) {
+    warnings.push(
+      `${canaryKey("weight")} is ${weight}, above ${canaryKey("weightTotal")} ${Math.max(weightTotal, DEFAULT)}: every request that no rule decides goes to the canary`,
+    );
+  }
+  if (weight > DEFAULT && weightTotal === undefined) {
+    warnings.push(
+      `${canaryKey("weight")} is ${weight}, above the default total of ${DEFAULT}: ` +
+        `set ${canaryKey("weightTotal")} here or on the main ingress`,
+    );
+  }
+  return warnings;
+}
+
 /** Legal settings that probably do not do what was meant. */
 export function canaryWarnings(config: CanaryConfig, present: ReadonlySet<CanaryField>): string[] {
   const warnings: string[] = [];
@@ -171,13 +189,7 @@ export function canaryWarnings(config: CanaryConfig, present: ReadonlySet<Canary
         "every canary-by-* source here matches by value list or pattern, which take precedence",
     );
   }
-  const weight = config.weight ?? 0;
-  if (config.enabled && weight > DEFAULT_CANARY_WEIGHT_TOTAL && config.weightTotal === undefined) {
-    warnings.push(
-      `${canaryKey("weight")} is ${weight}, above the default total of ${DEFAULT_CANARY_WEIGHT_TOTAL}: ` +
-        `set ${canaryKey("weightTotal")} here or on the main ingress`,
-    );
-  }
+  warnings.push(...weightWarnings(config));
   if (config.enabled && config.weight === undefined && sources.every(s => s === undefined)) {
     warnings.push(
       `${canaryKey("enabled")} is "true" but no canary-by-* or ${canaryKey("weight")} is set: ` +

@@ -5,7 +5,7 @@ import {
   canaryGroup,
   compileCanary,
   decideCanary,
-  weightTotal,
+  effectiveTotal,
   type RequestValues,
 } from "./canary";
 
@@ -130,6 +130,33 @@ describe("decideCanary: ingress-nginx semantics", () => {
       "main",
     ],
     [
+      // balancer.lua: with canary-by-header-value set, "always" is just another value.
+      "header value list makes always ordinary",
+      [canary("c", { "canary-by-header": "X-Canary", "canary-by-header-value": "yes" })],
+      request({ header: { "X-Canary": "always" } }),
+      "main",
+    ],
+    [
+      // balancer.lua: a pattern that does not match falls through to the cookie.
+      "header pattern miss falls through to the cookie",
+      [
+        canary("c", {
+          "canary-by-header": "X-Canary",
+          "canary-by-header-pattern": "^beta",
+          "canary-by-cookie": "c",
+        }),
+      ],
+      request({ header: { "X-Canary": "alpha" }, cookie: { c: "always" } }),
+      "c",
+    ],
+    [
+      // ngx.var["http_x_canary"] matches the header X-Canary.
+      "a header name with _ matches the header with -",
+      [canary("c", { "canary-by-header": "X_Canary" })],
+      request({ header: { "X-Canary": "always" } }),
+      "c",
+    ],
+    [
       "header fall-through reaches weight",
       [canary("c", { "canary-by-header": "X-Canary", "canary-weight": "100" })],
       request({ header: { "X-Canary": "maybe" } }),
@@ -153,9 +180,28 @@ describe("decideCanary: weights", () => {
     assert.equal(decide([c], request(), { random: 0.029 }), "c");
     assert.equal(decide([c], request(), { random: 0.031 }), "main");
   });
-  it("the main ingress's total wins (Tengine)", () => {
-    assert.equal(weightTotal([w30], 200), 200);
+  it("the main ingress's total applies to a canary without one (Tengine)", () => {
+    assert.equal(decide([w30], request(), { random: 0.149, mainTotal: 200 }), "c");
     assert.equal(decide([w30], request(), { random: 0.16, mainTotal: 200 }), "main");
+  });
+  it("the canary's own total beats the main's (ingress-nginx reads only the canary's)", () => {
+    const c = canary("c", { "canary-weight": "30", "canary-weight-total": "1000" });
+    assert.equal(decide([c], request(), { random: 0.031, mainTotal: 200 }), "main");
+  });
+  // balancer.lua: `local weightTotal = 100; if weightTotal > 100 then use it` and
+  // `math.random(weightTotal) <= weight`.
+  it("a total of 100 or below reads as 100 (balancer.lua)", () => {
+    assert.equal(effectiveTotal(50, undefined), 100);
+    assert.equal(effectiveTotal(0, 500), 100);
+    assert.equal(effectiveTotal(undefined, 100), 100);
+    assert.equal(effectiveTotal(101, undefined), 101);
+    const c = canary("c", { "canary-weight": "30", "canary-weight-total": "50" });
+    assert.equal(decide([c], request(), { random: 0.299 }), "c");
+    assert.equal(decide([c], request(), { random: 0.3 }), "main");
+  });
+  it("a weight above the total sends everything to the canary (math.random(total) <= weight)", () => {
+    const c = canary("c", { "canary-weight": "150" });
+    assert.equal(decide([c], request(), { random: 0.9999 }), "c");
   });
   it("weight 0 and weight total: never and always", () => {
     assert.equal(decide([canary("c", { "canary-weight": "0" })], request(), { random: 0 }), "main");

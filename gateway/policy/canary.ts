@@ -95,8 +95,10 @@ export function compileCanary(
   for (const kind of ["header", "cookie", "query"] as const) {
     const source = config[kind];
     if (source === undefined) continue;
-    // HTTP header names are case-insensitive and Node lower-cases them.
-    const name = kind === "header" ? source.name.toLowerCase() : source.name;
+    // HTTP header names are case-insensitive and Node lower-cases them. ingress-nginx reads the
+    // header as ngx.var["http_" .. name with "-" as "_"], which nginx matches against the
+    // header's name with "-" as "_": so "X_Canary" names the header X-Canary.
+    const name = kind === "header" ? source.name.toLowerCase().replaceAll("_", "-") : source.name;
     sources.push({ kind, name, test: matcher(source.match, compare) });
   }
   return {
@@ -146,29 +148,31 @@ function byRule(
 }
 
 /**
- * The weight total: the main ingress's canary-weight-total (Tengine reads it there), else the
- * largest a canary sets (ingress-nginx sets it on the canary), else 100.
+ * The total a canary's weight is out of: its own canary-weight-total (ingress-nginx sets it on
+ * the canary), else the main ingress's (Tengine reads it there), else 100; and, as balancer.lua
+ * does (`if weightTotal > 100 then ... end`), never below 100.
  */
-export function weightTotal(
-  canaries: readonly CompiledCanary[],
-  mainTotal: number | undefined,
-): number {
-  if (mainTotal !== undefined) return mainTotal;
-  const totals = canaries.map(c => c.weightTotal).filter((t): t is number => t !== undefined);
-  return totals.length > 0 ? Math.max(...totals) : DEFAULT_CANARY_WEIGHT_TOTAL;
+export function effectiveTotal(own: number | undefined, main: number | undefined): number {
+  const total = own ?? main ?? DEFAULT_CANARY_WEIGHT_TOTAL;
+  return total > DEFAULT_CANARY_WEIGHT_TOTAL ? total : DEFAULT_CANARY_WEIGHT_TOTAL;
 }
 
-function byWeight(
-  canaries: readonly CompiledCanary[],
-  total: number,
-  random: () => number,
-): CompiledCanary | undefined {
-  if (!canaries.some(c => c.weight > 0)) return undefined;
-  // One integer draw in [0, total): canary ranges first, in creation order, main gets the rest.
-  const draw = Math.floor(random() * total);
+/**
+ * Each canary's share of the requests no rule decides: weight / total, capped at 1
+ * (ingress-nginx's `math.random(total) <= weight` sends everything when weight ≥ total).
+ */
+function sharesOf(canaries: readonly CompiledCanary[], mainTotal: number | undefined): number[] {
+  return canaries.map(c => Math.min(c.weight / effectiveTotal(c.weightTotal, mainTotal), 1));
+}
+
+function byWeight(group: CanaryGroup, random: () => number): CompiledCanary | undefined {
+  if (!group.anyWeight) return undefined;
+  // One draw in [0, 1): the canaries' ranges first, in creation order (Tengine), main gets the
+  // rest; with one canary, P(canary) = weight / total exactly as in ingress-nginx.
+  const draw = random();
   let upTo = 0;
-  for (const canary of canaries) {
-    upTo += canary.weight;
+  for (const [i, canary] of group.canaries.entries()) {
+    upTo += group.shares[i] ?? 0;
     if (draw < upTo) return canary;
   }
   return undefined;
@@ -179,7 +183,9 @@ export interface CanaryGroup {
   /** In creation order. */
   canaries: readonly CompiledCanary[];
   rules: readonly Rule[];
-  total: number;
+  /** Each canary's share of the requests no rule decides, in [0, 1]. */
+  shares: readonly number[];
+  anyWeight: boolean;
 }
 
 /** `mainWeightTotal`: the main ingress's canary-weight-total, when it sets one. */
@@ -187,7 +193,8 @@ export function canaryGroup(
   canaries: readonly CompiledCanary[],
   mainWeightTotal: number | undefined,
 ): CanaryGroup {
-  return { canaries, rules: orderedRules(canaries), total: weightTotal(canaries, mainWeightTotal) };
+  const shares = sharesOf(canaries, mainWeightTotal);
+  return { canaries, rules: orderedRules(canaries), shares, anyWeight: shares.some(s => s > 0) };
 }
 
 export interface CanaryContext {
@@ -206,7 +213,7 @@ export function decideCanary(
   const rule = byRule(group.rules, request);
   if (rule?.never) return { target: "main", reason: `${rule.reason} (never)` };
   const reason = rule?.reason ?? "weight";
-  const chosen = rule?.canary ?? byWeight(group.canaries, group.total, context.random);
+  const chosen = rule?.canary ?? byWeight(group, context.random);
   if (chosen === undefined) return { target: "main", reason };
   if (!context.available(chosen.id)) {
     return { target: "main", reason: `${reason}: canary ${chosen.id} has no ready endpoint` };

@@ -10,13 +10,13 @@ const fields = {
     annotation: "ssl-redirect",
     type: "boolean",
     default: "true when the host has a certificate",
-    doc: "Redirect HTTP to HTTPS (default: true when the ingress has TLS, else false).",
+    doc: 'Redirect HTTP to HTTPS on this Ingress\'s paths when the host has a certificate from any Ingress (default true); "false" opts its own paths out.',
   },
   forceSslRedirect: {
     annotation: "force-ssl-redirect",
     type: "boolean",
     default: "false",
-    doc: "Redirect HTTP to HTTPS even when the ingress has no TLS of its own (default false).",
+    doc: "Redirect HTTP to HTTPS even when the host has no certificate (default false).",
   },
 } as const;
 

@@ -17,8 +17,9 @@ export function robotsBody(config: RobotsConfig | undefined, path: string): stri
 export const SSL_REDIRECT_STATUS = 308;
 
 /**
- * Whether a plain-HTTP request must be redirected to HTTPS: ssl-redirect defaults to true when the
- * ingress has TLS for the host; force-ssl-redirect redirects even without.
+ * Whether a plain-HTTP request must be redirected to HTTPS: when the host has a certificate (any
+ * Ingress of the host lists it in spec.tls) unless this path's Ingress sets ssl-redirect "false";
+ * force-ssl-redirect redirects even without one.
  */
 export function needsSslRedirect(
   config: RedirectConfig | undefined,
@@ -27,7 +28,8 @@ export function needsSslRedirect(
 ): boolean {
   if (isHttps) return false;
   if (config?.forceSslRedirect) return true;
-  return config?.sslRedirect ?? hostHasTls;
+  // lua_ingress.lua redirect_to_https: ssl_redirect (default true) and a certificate for the host.
+  return (config?.sslRedirect ?? true) && hostHasTls;
 }
 
 /** The Location of the redirect: the same host and request target on the HTTPS port. */

@@ -560,3 +560,43 @@ describe("compileRoutes: what is not served", () => {
     assert.match(findRoute(compiled.table, "r.test", "/")?.refusal ?? "", /cannot be served/);
   });
 });
+
+describe("compileRoutes: ssl-redirect per host, as ingress-nginx", () => {
+  const compiled = compileRoutes(
+    view(1, [
+      ingress({
+        name: "web",
+        rules: [{ host: "shop.test", paths: [{ path: "/", service: "web" }] }],
+        tls: [{ hosts: ["shop.test"], secretName: "shop-tls" }],
+      }),
+      // Lists no TLS of its own: the host's certificate still redirects its path.
+      ingress({
+        name: "api",
+        rules: [{ host: "shop.test", paths: [{ path: "/api", service: "api" }] }],
+      }),
+      ingress({
+        name: "hooks",
+        annotations: { [`${P}ssl-redirect`]: "false" },
+        rules: [{ host: "shop.test", paths: [{ path: "/hooks", service: "hooks" }] }],
+      }),
+      ingress({
+        name: "plain",
+        annotations: { [`${P}ssl-redirect`]: "true" },
+        rules: [{ host: "plain.test", paths: [{ path: "/", service: "p" }] }],
+      }),
+    ]),
+  );
+  const redirects = (host: string, path: string) =>
+    findRoute(compiled.table, host, path)?.traffic?.redirectHttp ?? false;
+
+  it("redirects every path of a host with a certificate, whichever Ingress lists the TLS", () => {
+    assert.equal(redirects("shop.test", "/"), true);
+    assert.equal(redirects("shop.test", "/api/orders"), true);
+  });
+  it("lets an Ingress of the host turn it off for its own paths only", () => {
+    assert.equal(redirects("shop.test", "/hooks/x"), false);
+  });
+  it("does not redirect a host without a certificate, even with ssl-redirect true", () => {
+    assert.equal(redirects("plain.test", "/"), false);
+  });
+});

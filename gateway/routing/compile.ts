@@ -149,8 +149,13 @@ class Compiler {
   private defaultRoute: Route | undefined;
   private routeCount = 0;
   private readonly canaryIngresses: { context: IngressContext; ingress: V1Ingress }[] = [];
-  /** Main routes and whether their ingress has TLS for their host (ssl-redirect's default). */
-  private readonly mains: { route: Route; tls: boolean }[] = [];
+  private readonly mains: Route[] = [];
+  /**
+   * Hosts that some Ingress (any of them: a host is one server) lists in spec.tls: ingress-nginx
+   * redirects every path of such a host (ssl-redirect defaults to true) unless the path's own
+   * Ingress turns it off.
+   */
+  private readonly certified = new Set<string>();
 
   constructor(
     private readonly endpoints: EndpointIndex,
@@ -160,6 +165,7 @@ class Compiler {
 
   addIngress(ingress: V1Ingress): void {
     const context = this.contextOf(ingress);
+    this.certify(context, ingress);
     // Decided on the canary annotation alone: a canary that fails its review is served as
     // nothing, never as a main that would take the path from the real one.
     if (isCanaryIngress(ingress.metadata?.annotations)) {
@@ -181,7 +187,7 @@ class Compiler {
           );
     if (fallback !== undefined) {
       this.claimDefault(context, fallback);
-      this.mains.push({ route: fallback, tls: hasTls(context, "") });
+      this.mains.push(fallback);
     }
     context.fallback = fallback;
     for (const [r, rule] of (spec?.rules ?? []).entries())
@@ -220,14 +226,20 @@ class Compiler {
     const route = this.route(context, where, backend, "spec.rules");
     if (route === undefined) return;
     builder.exact.set(ROBOTS_PATH, route);
-    this.mains.push({ route, tls: hasTls(context, host) });
+    this.mains.push(route);
   }
 
   /** Compiles every main route's traffic policy, once its canaries are attached. */
   compileTraffic(): void {
-    for (const { route, tls } of this.mains) {
-      route.traffic = compileTraffic(route, tls, this.options.traffic);
+    for (const route of this.mains) {
+      route.traffic = compileTraffic(route, this.certified.has(route.host), this.options.traffic);
     }
+  }
+
+  private certify(context: IngressContext, ingress: V1Ingress): void {
+    const hosts = (ingress.spec?.rules ?? []).map(rule => rule.host ?? "");
+    if (ingress.spec?.defaultBackend !== undefined) hosts.push("");
+    for (const host of hosts) if (hasTls(context, host)) this.certified.add(host);
   }
 
   /** Attaches each canary ingress's paths to the main routes they shadow (after all mains). */
@@ -388,7 +400,7 @@ class Compiler {
       return;
     }
     map.set(key, route);
-    this.mains.push({ route, tls: hasTls(context, host) });
+    this.mains.push(route);
     this.routeCount++;
   }
 

@@ -197,10 +197,16 @@ export interface Reply {
 }
 
 /** One HTTP request to the gateway naming `host`. */
-export function get(port: number, host: string, path = "/", timeoutMs = 10_000): Promise<Reply> {
+export function get(
+  port: number,
+  host: string,
+  path = "/",
+  timeoutMs = 10_000,
+  headers: Record<string, string> = {},
+): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: "127.0.0.1", port, path, headers: { host }, timeout: timeoutMs },
+      { host: "127.0.0.1", port, path, headers: { ...headers, host }, timeout: timeoutMs },
       res => {
         let body = "";
         res.setEncoding("utf8");

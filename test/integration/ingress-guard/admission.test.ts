@@ -1,7 +1,12 @@
 // Ingress and TLS Secret admission through the real API server and the built Pepr module.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { NetworkingV1Api, type V1Ingress } from "@kubernetes/client-node";
+import {
+  AdmissionregistrationV1Api,
+  NetworkingV1Api,
+  type V1Ingress,
+} from "@kubernetes/client-node";
+import { WEBHOOK_SKIPPED_NAMESPACES } from "../../../core/ingress/selection";
 import { makeCertificate, tlsSecret } from "../../fixtures/certificates";
 import { rejection, testCluster, testNamespace } from "../../harness/cluster";
 
@@ -203,5 +208,24 @@ describe("ingress-guard admission", () => {
       }),
     });
     assert.equal(created.metadata?.name, "site-2");
+  });
+});
+
+describe("the namespaces the webhooks skip", () => {
+  it("are exactly the ones the gateway and the checksum leave out by default", async () => {
+    const admission = cluster.kc.makeApiClient(AdmissionregistrationV1Api);
+    const skipped = new Set<string>();
+    for (const name of cluster.webhookNames) {
+      const config = await admission
+        .readValidatingWebhookConfiguration({ name })
+        .catch(() => admission.readMutatingWebhookConfiguration({ name }));
+      for (const webhook of config.webhooks ?? []) {
+        for (const expression of webhook.namespaceSelector?.matchExpressions ?? []) {
+          if (expression.key === "kubernetes.io/metadata.name" && expression.operator === "NotIn")
+            for (const value of expression.values ?? []) skipped.add(value);
+        }
+      }
+    }
+    assert.deepEqual([...skipped].sort(), [...WEBHOOK_SKIPPED_NAMESPACES].sort());
   });
 });

@@ -3,6 +3,7 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { ingress, endpointSlice } from "../gateway/harness";
+import { makeCertificate, tlsSecret } from "../../fixtures/certificates";
 import {
   echoOf,
   nginx,
@@ -42,7 +43,14 @@ describe("traffic annotations end to end", () => {
       endpointSlice(ns, "void", stalled.port),
       ingress(ns, "cors", { host: "cors.test", service: "web", annotations: CORS }),
       route("robots", "robots.test", { "disable-robots": "true" }),
-      route("redirect", "redirect.test", { "ssl-redirect": "true" }),
+      // ssl-redirect needs a certificate for the host (ingress-nginx's redirect_to_https).
+      tlsSecret(ns, "redirect-tls", makeCertificate({ key: "ecdsa", dnsNames: ["redirect.test"] })),
+      ingress(ns, "redirect", {
+        host: "redirect.test",
+        service: "web",
+        tlsSecrets: ["redirect-tls"],
+      }),
+      route("redirect-off", "redirect-off.test", { "ssl-redirect": "true" }),
       route("force", "force.test", { "force-ssl-redirect": "true" }),
       ingress(ns, "rewrite", {
         host: "rewrite.test",
@@ -116,12 +124,17 @@ describe("traffic annotations end to end", () => {
     assert.equal(echoOf(await client.send("robots.test", "/page"))?.url, "/page");
   });
 
-  it("given ssl-redirect or force-ssl-redirect, plain HTTP gets 308 to the same target on https", async () => {
+  it("given a certificate for the host or force-ssl-redirect, plain HTTP gets 308 to the same target on https", async () => {
     for (const host of ["redirect.test", "force.test"]) {
       const answer = await client.send(host, "/cart?id=3", { method: "POST", body: "x" });
       assert.equal(answer.status, 308);
       assert.equal(answer.headers.location, `https://${host}/cart?id=3`);
     }
+  });
+
+  it("given ssl-redirect true but no certificate for the host, proxies plain HTTP (as ingress-nginx)", async () => {
+    const answer = await client.send("redirect-off.test", "/cart");
+    assert.equal(answer.status, 200);
   });
 
   it("given rewrite-target with use-regex, the backend sees the captured path and the query", async () => {

@@ -1,0 +1,200 @@
+// One selection for admission, the checksum and the gateway, through the real API server: an
+// Ingress naming no class, created while bulwark was not the default (so the API server's
+// DefaultIngressClass plugin left it unnamed), becomes Bulwark's when the class turns default.
+// Then the checksum that attested the cluster no longer matches (the watcher's status says so),
+// the gateway keeps it out until it is published, and the watcher reviews it: one carrying an
+// unsupported security control gets a NotServed Event and answers 503.
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import {
+  CustomObjectsApi,
+  NetworkingV1Api,
+  type KubernetesObject,
+  type V1Ingress,
+} from "@kubernetes/client-node";
+import { applyOrThrow, waitUntil } from "../../../hack/control-plane/kube";
+import { ingressClass } from "../../../hack/local-stack/gateway";
+import { main } from "../../../cli/main";
+import type { ChecksumStatus } from "../../../capabilities/ingress-guard/checksum-crd";
+import { testCluster, testNamespace } from "../../harness/cluster";
+import {
+  endpointSlice,
+  get,
+  startBackend,
+  startGateway,
+  waitServed,
+  type Backend,
+  type RunningGateway,
+} from "../gateway/harness";
+
+const cluster = testCluster();
+const networking = cluster.kc.makeApiClient(NetworkingV1Api);
+const custom = cluster.kc.makeApiClient(CustomObjectsApi);
+
+function markDefault(isDefault: boolean): KubernetesObject {
+  const object = ingressClass() as KubernetesObject;
+  object.metadata = {
+    ...object.metadata,
+    annotations: { "ingressclass.kubernetes.io/is-default-class": String(isDefault) },
+  };
+  return object;
+}
+
+function classless(
+  name: string,
+  host: string,
+  annotations: Record<string, string> = {},
+): V1Ingress {
+  return {
+    metadata: { name, annotations },
+    spec: {
+      rules: [
+        {
+          host,
+          http: {
+            paths: [
+              {
+                path: "/",
+                pathType: "Prefix",
+                backend: { service: { name: "web", port: { number: 80 } } },
+              },
+            ],
+          },
+        },
+      ],
+    },
+  };
+}
+
+async function publish(ns: string): Promise<string> {
+  let out = "";
+  const code = await main(
+    ["checksum", "publish", "--kind", "ingress", "-n", ns],
+    s => (out += s),
+    () => {},
+  );
+  assert.equal(code, 0, out);
+  const name = /created \w+ [^/]+\/(\S+):/.exec(out)?.[1];
+  assert.ok(name, out);
+  return name;
+}
+
+async function consistent(ns: string, name: string): Promise<ChecksumStatus | undefined> {
+  const object = (await custom.getNamespacedCustomObject({
+    group: "tengine.taobao.org",
+    version: "v1",
+    namespace: ns,
+    plural: "ingresschecksums",
+    name,
+  })) as { status?: ChecksumStatus };
+  return object.status;
+}
+
+async function quietCluster(): Promise<void> {
+  await waitUntil(
+    "namespaces of earlier tests to finish terminating",
+    async () =>
+      (await cluster.core.listNamespace()).items.every(n => n.status?.phase !== "Terminating"),
+    120_000,
+    500,
+  );
+}
+
+describe("a class-less Ingress when bulwark becomes the default class", () => {
+  let ns: string;
+  let drop: () => Promise<void>;
+  let web: Backend;
+  let gateway: RunningGateway;
+  let published: string;
+  const suffix = Math.random().toString(16).slice(2, 8);
+  const plainHost = `plain-${suffix}.example.com`;
+  const walledHost = `walled-${suffix}.example.com`;
+
+  before(async () => {
+    await quietCluster();
+    await applyOrThrow(cluster.kc, [markDefault(false)]);
+    [ns, drop] = await testNamespace(cluster, "default-class");
+    web = await startBackend("web");
+    await applyOrThrow(cluster.kc, [endpointSlice(ns, "web", web.port)]);
+    // Not Bulwark's yet: admission lets both through, the security control included.
+    await networking.createNamespacedIngress({
+      namespace: ns,
+      body: classless("plain", plainHost),
+    });
+    await networking.createNamespacedIngress({
+      namespace: ns,
+      body: classless("walled", walledHost, {
+        "nginx.ingress.kubernetes.io/whitelist-source-range": "10.0.0.0/8",
+      }),
+    });
+    published = await publish(ns);
+    await waitUntil("the empty set to be attested", async () =>
+      (await consistent(ns, published))?.conditions?.some(c => c.status === "True"),
+    );
+    gateway = await startGateway({
+      kubeconfigPath: cluster.kubeconfigPath,
+      namespace: ns,
+      env: { BULWARK_INGRESS_CHECKSUM: "true" },
+    });
+  });
+
+  after(async () => {
+    await applyOrThrow(cluster.kc, [markDefault(false)]);
+    await gateway?.stop();
+    await web?.close();
+    await drop?.();
+  });
+
+  it("flips the checksum to mismatch and keeps the Ingress out of the gateway", async () => {
+    assert.equal((await get(gateway.httpPort, plainHost)).status, 404);
+    await applyOrThrow(cluster.kc, [markDefault(true)]);
+    const status = await waitUntil("the checksum to turn inconsistent", async () => {
+      const now = await consistent(ns, published);
+      return now?.conditions?.some(c => c.type === "Consistent" && c.status === "False")
+        ? now
+        : undefined;
+    });
+    assert.ok(
+      status.unexpected?.some(id => id.startsWith(`${ns}/plain@`)),
+      JSON.stringify(status.unexpected),
+    );
+    await waitUntil(
+      "the gateway's guard to refuse the change",
+      async () => (await gateway.health()).guard.ingress?.state === "mismatch",
+    );
+    assert.equal((await get(gateway.httpPort, plainHost)).status, 404);
+  });
+
+  it("serves it once the publisher attests it, and refuses the one with a security control", async () => {
+    const next = await publish(ns);
+    await waitUntil("the new checksum to match", async () =>
+      (await consistent(ns, next))?.conditions?.some(c => c.status === "True"),
+    );
+    await waitServed(gateway.httpPort, plainHost, "web");
+    const walled = await waitUntil("the walled host to answer 503", async () => {
+      const reply = await get(gateway.httpPort, walledHost);
+      return reply.status === 503 ? reply : undefined;
+    });
+    assert.match(walled.body, /not served/);
+  });
+
+  it("tells the owner why on the Ingress, from the watcher", async () => {
+    const event = await waitUntil("a NotServed Event on the walled Ingress", async () => {
+      const events = await cluster.core.listNamespacedEvent({
+        namespace: ns,
+        fieldSelector: "involvedObject.name=walled",
+      });
+      return events.items.find(e => e.reason === "NotServed");
+    });
+    assert.equal(event.type, "Warning");
+    assert.match(event.message ?? "", /whitelist-source-range.*security control/);
+  });
+
+  it("lets the API server name the class of an Ingress created while it is the default", async () => {
+    const created = await networking.createNamespacedIngress({
+      namespace: ns,
+      body: classless("later", `later-${suffix}.example.com`),
+    });
+    assert.equal(created.spec?.ingressClassName, "bulwark");
+  });
+});

@@ -6,6 +6,10 @@ import { K8s, kind as k } from "kubernetes-fluent-client";
 import { computeChecksum, type ChecksumMode, type ComputedChecksum } from "../core/checksum";
 import { CHECKSUM_GROUP, INGRESS_CLASS } from "../core/names";
 import { isDefaultClass } from "../core/ingress/class";
+import { referrerAllowed } from "../core/annotations/referrer";
+import { annotationKey } from "../core/annotations/validators";
+
+const INGRESS_REFERRER = annotationKey("ingress-referrer");
 import { countsForChecksum, type ServingScope } from "../core/ingress/selection";
 import type { Ingress, Secret } from "../core/ingress/types";
 import {
@@ -29,6 +33,9 @@ function notCounted(kind: ChecksumKind, object: Ingress | Secret, scope: Serving
   const namespace = object.metadata?.namespace ?? "";
   if (scope.excludedNamespaces.has(namespace)) return `in excluded namespace ${namespace}`;
   if (kind === "secret") return "not of type kubernetes.io/tls";
+  const referrer = object.metadata?.annotations?.[INGRESS_REFERRER];
+  if (!referrerAllowed(referrer, scope.ingressReferrers))
+    return `its ingress-referrer ${JSON.stringify(referrer)} is not in --ingress-referrers`;
   return scope.classIsDefault
     ? "of another IngressClass"
     : "not of IngressClass bulwark (and bulwark is not the default class: --default-class)";
@@ -137,13 +144,10 @@ async function classIsDefault(): Promise<boolean> {
  * namespace. Whether class-less Ingresses count is read from the IngressClass, as the guard does.
  */
 export async function publish(
-  options: ChecksumOptions & { namespace: string; excludedNamespaces: ReadonlySet<string> },
+  options: ChecksumOptions & { namespace: string; scope: Omit<ServingScope, "classIsDefault"> },
   say: (line: string) => void,
 ): Promise<void> {
-  const scope = {
-    classIsDefault: await classIsDefault(),
-    excludedNamespaces: options.excludedNamespaces,
-  };
+  const scope = { ...options.scope, classIsDefault: await classIsDefault() };
   const listed =
     options.kind === "ingress" ? await K8s(k.Ingress).Get() : await K8s(k.Secret).Get();
   const objects = (listed.items as (Ingress | Secret)[]).filter(o =>

@@ -5,6 +5,7 @@ import { compute, objectsFromFiles, publish, render, type ChecksumOptions } from
 import { uninstallCommand } from "./uninstall";
 import { InputError } from "./read-objects";
 import { parseExcludedNamespaces, type ServingScope } from "../core/ingress/selection";
+import { referrerAllowList } from "../core/annotations/referrer";
 import { PermissionCommandError, permissionCommand } from "./permission";
 
 const VERSION = packageJson.version;
@@ -13,10 +14,12 @@ const HELP = `bulwark ${VERSION}
 
 Usage:
   bulwark checksum compute --kind ingress|secret [--mode tengine|content] [-o json|yaml] [-n NAMESPACE]
-                           [--default-class] [--excluded-namespaces LIST] -f FILE_OR_DIR...
+                           [--default-class] [--excluded-namespaces LIST] [--ingress-referrers LIST]
+                           -f FILE_OR_DIR...
       Prints {checksum, ids} for the objects in the files (-o yaml: a ready-to-apply checksum object).
       --default-class: IngressClass bulwark is the cluster's default, so Ingresses naming no class count.
-  bulwark checksum publish --kind ingress|secret -n NAMESPACE [--mode tengine|content] [--excluded-namespaces LIST]
+  bulwark checksum publish --kind ingress|secret -n NAMESPACE [--mode tengine|content]
+                           [--excluded-namespaces LIST] [--ingress-referrers LIST]
       Reads the cluster (KUBECONFIG), creates a new checksum object and deletes the older ones; whether
       class-less Ingresses count is read from the IngressClass.
 
@@ -36,6 +39,8 @@ Usage:
 --mode defaults to content (Bulwark's); tengine reproduces Tengine-Ingress's IDs.
 --excluded-namespaces (comma-separated, "" for none) defaults to kube-system,pepr-system: the namespaces
 the webhooks skip, which the gateway does not serve either (its BULWARK_EXCLUDED_NAMESPACES).
+--ingress-referrers LIST: Tengine-Ingress's ingress-referrer allow-list (the gateway's
+BULWARK_INGRESS_REFERRERS); an Ingress naming a referrer outside it does not count.
 `;
 
 class UsageError extends Error {}
@@ -78,6 +83,7 @@ export async function main(
       "keep-crds": { type: "boolean" },
       "default-class": { type: "boolean" },
       "excluded-namespaces": { type: "string" },
+      "ingress-referrers": { type: "string" },
     },
   });
   if (values.version) return (out(`${VERSION}\n`), 0);
@@ -90,15 +96,20 @@ export async function main(
   }
   const kind = oneOf("kind", values.kind, ["ingress", "secret"] as const);
   const mode = oneOf("mode", values.mode, ["tengine", "content"] as const, "content");
-  const excludedNamespaces = excludedNamespacesOf(values["excluded-namespaces"]);
-  if (command === "publish") return publishCommand(values, { kind, mode, excludedNamespaces }, out);
-  const scope = { classIsDefault: values["default-class"] === true, excludedNamespaces };
+  const settled = {
+    excludedNamespaces: excludedNamespacesOf(values["excluded-namespaces"]),
+    ingressReferrers: referrerAllowList(
+      values["ingress-referrers"] ?? process.env.BULWARK_INGRESS_REFERRERS,
+    ),
+  };
+  if (command === "publish") return publishCommand(values, { kind, mode, scope: settled }, out);
+  const scope = { ...settled, classIsDefault: values["default-class"] === true };
   return computeCommand(values, { kind, mode, scope }, out, err);
 }
 
 async function publishCommand(
   values: { namespace?: string; "default-class"?: boolean },
-  options: ChecksumOptions & { excludedNamespaces: ReadonlySet<string> },
+  options: ChecksumOptions & { scope: Omit<ServingScope, "classIsDefault"> },
   out: (s: string) => void,
 ): Promise<number> {
   if (!values.namespace)

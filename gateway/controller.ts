@@ -45,6 +45,8 @@ export interface ControllerOptions {
   checksum: Record<GuardedKind, boolean>;
   /** Namespaces whose Ingresses and Secrets are neither served nor counted (the webhooks skip them). */
   excludedNamespaces: ReadonlySet<string>;
+  /** Tengine-Ingress's ingress-referrer allow-list. */
+  ingressReferrers: ReadonlySet<string>;
   dataPlane: Pick<DataPlane, "apply" | "status">;
   metrics: GatewayMetrics;
   log: LogFn;
@@ -105,6 +107,7 @@ export class GatewayController {
     this.guard = new ConsistencyState({
       classIsDefault: false,
       excludedNamespaces: options.excludedNamespaces,
+      ingressReferrers: options.ingressReferrers,
     });
     this.#writer = new CoalescingWriter(options.stateDir, error =>
       options.log("error", "could not save the last good view", {
@@ -200,10 +203,7 @@ export class GatewayController {
     const ingressClass = source.cache.map("ingressClass").get(INGRESS_CLASS) as
       | V1IngressClass
       | undefined;
-    const scope = {
-      classIsDefault: isDefaultClass(ingressClass),
-      excludedNamespaces: this.#options.excludedNamespaces,
-    };
+    const scope = { ...this.guard.scope, classIsDefault: isDefaultClass(ingressClass) };
     for (const kind of this.guard.setScope(scope)) this.#dirty.add(kind);
   }
 

@@ -23,6 +23,12 @@ const HELP = `${NAME} ${VERSION}: the L7 gateway for Ingress objects of class ${
 Settings (environment):
   BULWARK_POD_NAME             the pod name, ending in -<ordinal> (required; batched rollout)
   KUBECONFIG                   kubeconfig file; in-cluster config when unset
+  BULWARK_INGRESS_KUBECONFIG   kubeconfig of a separate ingress storage API server: Ingresses, TLS Secrets,
+                               IngressClasses and checksum objects are read there (Tengine-Ingress's
+                               ingress storage cluster); Services and EndpointSlices from KUBECONFIG
+  BULWARK_EXCLUDED_NAMESPACES=kube-system,pepr-system   namespaces not served (the webhooks skip them)
+  BULWARK_INGRESS_REFERRERS=  BULWARK_CANARY_REFERRERS=   Tengine-Ingress's ingress-referrer and
+                               canary-referrer allow-lists (comma lists)
   BULWARK_HTTP_PORT=8080  BULWARK_HTTPS_PORT=8443  BULWARK_ADMIN_PORT=9090
   BULWARK_LISTEN_HOST=0.0.0.0  BULWARK_WORKERS=1
   BULWARK_STATE_DIR=/var/lib/bulwark-gateway   where the last good view is kept
@@ -83,9 +89,13 @@ export async function main(argv: string[]): Promise<number> {
     port: settings.adminPort,
     host: settings.host,
   });
-  const client = await ApiClient.fromKubeConfig(workloadKubeConfig(settings.kubeconfig));
+  const workload = await ApiClient.fromKubeConfig(workloadKubeConfig(settings.kubeconfig));
+  const ingressStorage =
+    settings.ingressKubeconfig === undefined
+      ? undefined
+      : await ApiClient.fromKubeConfig(workloadKubeConfig(settings.ingressKubeconfig));
   const source = new Source(
-    client,
+    { workload, ingressStorage },
     {
       namespaces: settings.watchNamespaces,
       checksumNamespaces: settings.checksumNamespaces,
@@ -108,6 +118,7 @@ export async function main(argv: string[]): Promise<number> {
     httpsPort: dataPlane.httpsPort,
     adminPort: admin.port,
     checksum: settings.checksum,
+    ingressStorage: settings.ingressKubeconfig !== undefined,
   });
 
   const signal = await stopped;

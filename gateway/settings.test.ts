@@ -20,8 +20,11 @@ describe("gateway settings", () => {
     assert.deepEqual(result.settings.observe, { metrics: true, accessLog: true });
     assert.deepEqual(result.settings.compile, {
       maxCanaries: 20,
+      canaryReferrers: [""],
       traffic: { redirectPort: 443, compare: "exact" },
     });
+    assert.deepEqual([...result.settings.excludedNamespaces], ["kube-system", "pepr-system"]);
+    assert.deepEqual([...result.settings.ingressReferrers], [""]);
   });
 
   it("given traffic settings, takes them", () => {
@@ -31,12 +34,27 @@ describe("gateway settings", () => {
       BULWARK_MAX_CANARIES: "200",
       BULWARK_SSL_REDIRECT_PORT: "8443",
       BULWARK_CANARY_MATCH: "case-insensitive",
+      BULWARK_CANARY_REFERRERS: "release-bot,cms",
+      BULWARK_INGRESS_REFERRERS: "shop",
+      BULWARK_EXCLUDED_NAMESPACES: "",
     });
     assert.ok(result.ok);
     assert.equal(result.settings.observe.accessLog, false);
     assert.deepEqual(result.settings.compile, {
       maxCanaries: 200,
+      canaryReferrers: ["release-bot", "cms"],
       traffic: { redirectPort: 8443, compare: "case-insensitive" },
+    });
+    assert.deepEqual([...result.settings.ingressReferrers], ["shop"]);
+    assert.deepEqual([...result.settings.excludedNamespaces], []);
+  });
+
+  it("given a bad excluded namespace, names the setting", () => {
+    const result = readSettings({ BULWARK_POD_NAME: "g-0", BULWARK_EXCLUDED_NAMESPACES: "Bad_NS" });
+    assert.deepEqual(result, {
+      ok: false,
+      message:
+        'BULWARK_EXCLUDED_NAMESPACES: expected namespace names separated by ",", got "Bad_NS"',
     });
   });
 

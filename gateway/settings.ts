@@ -3,6 +3,7 @@
 import { z } from "zod";
 import { podOrdinalFromName } from "../core/annotations/rollout";
 import { parseExcludedNamespaces } from "../core/ingress/selection";
+import { referrerAllowList } from "../core/annotations/referrer";
 
 function integer(name: string, fallback: number, min: number, max: number) {
   return z
@@ -68,6 +69,10 @@ export const settingsSchema = z
         message: "BULWARK_POD_NAME must end in -<ordinal>, as a StatefulSet pod's name does",
       }),
     KUBECONFIG: z.string().optional(),
+    BULWARK_INGRESS_KUBECONFIG: z
+      .string()
+      .min(1, "BULWARK_INGRESS_KUBECONFIG must name a kubeconfig file when set")
+      .optional(),
     BULWARK_HTTP_PORT: integer("BULWARK_HTTP_PORT", 8080, 0, 65535),
     BULWARK_HTTPS_PORT: integer("BULWARK_HTTPS_PORT", 8443, 0, 65535),
     BULWARK_ADMIN_PORT: integer("BULWARK_ADMIN_PORT", 9090, 0, 65535),
@@ -92,6 +97,9 @@ export const settingsSchema = z
         ctx.addIssue({ code: "custom", message });
         return z.NEVER;
       }),
+    // Tengine-Ingress's ingress-referrer / canary-referrer ConfigMap keys, split as it splits them.
+    BULWARK_INGRESS_REFERRERS: z.string().optional(),
+    BULWARK_CANARY_REFERRERS: z.string().optional(),
     BULWARK_DRAIN_SECONDS: integer("BULWARK_DRAIN_SECONDS", 10, 0, 600),
     BULWARK_TRAFFIC_METRICS: flag("BULWARK_TRAFFIC_METRICS", true),
     BULWARK_ACCESS_LOG: flag("BULWARK_ACCESS_LOG", true),
@@ -148,6 +156,7 @@ export const settingsSchema = z
     podName: env.BULWARK_POD_NAME,
     ordinal: podOrdinalFromName(env.BULWARK_POD_NAME),
     kubeconfig: env.KUBECONFIG,
+    ingressKubeconfig: env.BULWARK_INGRESS_KUBECONFIG,
     httpPort: env.BULWARK_HTTP_PORT,
     httpsPort: env.BULWARK_HTTPS_PORT,
     adminPort: env.BULWARK_ADMIN_PORT,
@@ -157,6 +166,7 @@ export const settingsSchema = z
     checksum: { ingress: env.BULWARK_INGRESS_CHECKSUM, secret: env.BULWARK_SECRET_CHECKSUM },
     watchNamespaces: env.BULWARK_WATCH_NAMESPACES,
     excludedNamespaces: env.BULWARK_EXCLUDED_NAMESPACES as ReadonlySet<string>,
+    ingressReferrers: referrerAllowList(env.BULWARK_INGRESS_REFERRERS),
     /** Defaults to the watched namespaces. */
     checksumNamespaces:
       env.BULWARK_CHECKSUM_NAMESPACES.length > 0
@@ -166,6 +176,7 @@ export const settingsSchema = z
     observe: { metrics: env.BULWARK_TRAFFIC_METRICS, accessLog: env.BULWARK_ACCESS_LOG },
     compile: {
       maxCanaries: env.BULWARK_MAX_CANARIES,
+      canaryReferrers: [...referrerAllowList(env.BULWARK_CANARY_REFERRERS)],
       traffic: { redirectPort: env.BULWARK_SSL_REDIRECT_PORT, compare: env.BULWARK_CANARY_MATCH },
     },
     frontDoor: {

@@ -8,12 +8,22 @@ import { TLS_SECRET_TYPE } from "../../core/ingress/selection";
 import type { Ingress, Secret } from "../../core/ingress/types";
 import { formatErrors, type FieldError } from "../../core/result";
 import { ingressesUsingSecret, secretNamesOf, tlsSecretLookup } from "./cluster-reads";
-import {
-  currentScope,
-  excludedNamespaces,
-  readClassIsDefault,
-  securityAnnotationMode,
-} from "./scope";
+import { currentScope, readClassIsDefault, securityAnnotationMode, settingsScope } from "./scope";
+import { referrerAllowed } from "../../core/annotations/referrer";
+import type { ServingScope } from "../../core/ingress/selection";
+import { isOurIngress } from "../../core/ingress/class";
+import { NGINX_ANNOTATION_PREFIX } from "../../core/names";
+
+const INGRESS_REFERRER = `${NGINX_ANNOTATION_PREFIX}ingress-referrer`;
+
+/** An Ingress of Bulwark's class dropped for its referrer is admitted, and told why it is not served. */
+function referrerWarnings(ingress: Ingress, scope: ServingScope): string[] | undefined {
+  const referrer = ingress.metadata?.annotations?.[INGRESS_REFERRER];
+  if (!isOurIngress(ingress) || referrerAllowed(referrer, scope.ingressReferrers)) return undefined;
+  return [
+    `${INGRESS_REFERRER} ${JSON.stringify(referrer)} is not in the gateway's allow-list (BULWARK_INGRESS_REFERRERS): this Ingress is not served`,
+  ];
+}
 
 type ValidateActionResponse = ReturnType<PeprValidateRequest<a.Ingress>["Approve"]>;
 
@@ -40,10 +50,10 @@ export async function validateIngress(
   const ingress: Ingress = req.Raw;
   // The class is read only for an Ingress naming none: the rest decide without a request.
   const scope = {
+    ...settingsScope(),
     classIsDefault: namesNoClass(ingress) && (await readClassIsDefault()),
-    excludedNamespaces: excludedNamespaces(),
   };
-  if (!selectsIngress(ingress, scope)) return req.Approve();
+  if (!selectsIngress(ingress, scope)) return req.Approve(referrerWarnings(ingress, scope));
   const namespace = req.Request.namespace ?? ingress.metadata?.namespace ?? "default";
   const secrets = await tlsSecretLookup(namespace, secretNamesOf([ingress]), new Date());
   const review = reviewIngress(ingress, secrets, securityAnnotationMode());

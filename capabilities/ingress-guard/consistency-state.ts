@@ -2,7 +2,12 @@
 // and the published checksum objects. No I/O: the reconciler feeds it events and lists, and
 // reads an Observation per checksum object.
 import { ChecksumTracker, objectKey, type ChecksumMode } from "../../core/checksum";
-import { countsForChecksum, DEFAULT_SCOPE, type ServingScope } from "../../core/ingress/selection";
+import {
+  countsForChecksum,
+  DEFAULT_SCOPE,
+  sameScope,
+  type ServingScope,
+} from "../../core/ingress/selection";
 import type { Ingress, Secret } from "../../core/ingress/types";
 import { checksumSpecSchema, type ChecksumKind } from "./checksum-crd";
 import type { ChecksumObject } from "./checksum-kinds";
@@ -67,11 +72,7 @@ export class ConsistencyState {
    * object seen; returns the kinds whose counted set changed.
    */
   setScope(scope: ServingScope): ChecksumKind[] {
-    const same =
-      scope.classIsDefault === this.#scope.classIsDefault &&
-      scope.excludedNamespaces.size === this.#scope.excludedNamespaces.size &&
-      [...scope.excludedNamespaces].every(ns => this.#scope.excludedNamespaces.has(ns));
-    if (same) return [];
+    if (sameScope(scope, this.#scope)) return [];
     this.#scope = scope;
     const changed: ChecksumKind[] = [];
     for (const kind of ["ingress", "secret"] as const) {

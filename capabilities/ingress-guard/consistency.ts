@@ -15,7 +15,7 @@ import { CHECKSUM_GROUP } from "../../core/names";
 import { checksumModel, type ChecksumObject } from "./checksum-kinds";
 import { ConsistencyState } from "./consistency-state";
 import { guardMetrics } from "./metrics";
-import { excludedNamespaces, readClassIsDefault } from "./scope";
+import { readClassIsDefault, settingsScope } from "./scope";
 import { isDefaultClass } from "../../core/ingress/class";
 import { INGRESS_CLASS } from "../../core/names";
 
@@ -36,10 +36,7 @@ export interface GuardOptions {
 }
 
 export class ConsistencyGuard {
-  readonly state = new ConsistencyState({
-    classIsDefault: false,
-    excludedNamespaces: excludedNamespaces(),
-  });
+  readonly state = new ConsistencyState(settingsScope());
   readonly #options: GuardOptions;
   readonly #dirty = new Set<ChecksumKind>();
   /** The status last written (or read) per checksum object, to patch only on change. */

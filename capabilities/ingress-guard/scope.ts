@@ -9,6 +9,7 @@ import {
 } from "../../core/ingress/selection";
 import type { SecurityAnnotationMode } from "../../core/ingress/review-ingress";
 import { INGRESS_CLASS } from "../../core/names";
+import { referrerAllowList } from "../../core/annotations/referrer";
 import { isNotFound } from "../../kube/runtime";
 
 /**
@@ -49,6 +50,15 @@ export async function readClassIsDefault(): Promise<boolean> {
   }
 }
 
+/** The scope from the environment alone, the class not yet known (not the default). */
+export function settingsScope(env: NodeJS.ProcessEnv = process.env): ServingScope {
+  return {
+    classIsDefault: false,
+    excludedNamespaces: excludedNamespaces(env),
+    ingressReferrers: referrerAllowList(env.BULWARK_INGRESS_REFERRERS),
+  };
+}
+
 export async function currentScope(): Promise<ServingScope> {
-  return { classIsDefault: await readClassIsDefault(), excludedNamespaces: excludedNamespaces() };
+  return { ...settingsScope(), classIsDefault: await readClassIsDefault() };
 }

@@ -14,7 +14,8 @@ export type FamilyName =
   | "rewrite"
   | "ingress-rollout"
   | "secret-rollout"
-  | "version";
+  | "version"
+  | "referrer";
 
 /** One annotation of a family: its name under the prefix, what it takes, and a one-line doc. */
 export interface AnnotationField {

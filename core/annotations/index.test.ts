@@ -18,6 +18,7 @@ const NONE: IngressAnnotations = {
   rewrite: undefined,
   rollout: undefined,
   version: undefined,
+  referrer: undefined,
 };
 
 describe("parseIngressAnnotations", () => {

@@ -10,6 +10,7 @@ import { parseRewrite, type RewriteConfig } from "./rewrite";
 import { parseRobots, type RobotsConfig } from "./robots";
 import { parseIngressRollout, parseSecretRollout, type RolloutConfig } from "./rollout";
 import { parseVersion } from "./version";
+import { parseReferrers, type ReferrerConfig } from "./referrer";
 
 /** An Ingress's annotations, one entry per family; undefined when none of its keys is set. */
 export interface IngressAnnotations {
@@ -21,6 +22,7 @@ export interface IngressAnnotations {
   rewrite: RewriteConfig | undefined;
   rollout: RolloutConfig | undefined;
   version: number | undefined;
+  referrer: ReferrerConfig | undefined;
 }
 
 /** A Secret's annotations: its batched rollout and its checksum version. */
@@ -59,6 +61,7 @@ export function parseIngressAnnotations(annotations: Annotations): Result<Ingres
     rewrite: all.take(parseRewrite(annotations)),
     rollout: all.take(parseIngressRollout(annotations)),
     version: all.take(parseVersion(annotations)),
+    referrer: all.take(parseReferrers(annotations)),
   };
   all.warnings.push(...ignoredAnnotationWarnings(annotations, "Ingress"));
   return all.result(value);
@@ -123,3 +126,10 @@ export {
   type RolloutWord,
 } from "./rollout";
 export { parseVersion, versionFamily, versionSchema, type VersionConfig } from "./version";
+export {
+  parseReferrers,
+  referrerAllowed,
+  referrerAllowList,
+  referrerFamily,
+  type ReferrerConfig,
+} from "./referrer";

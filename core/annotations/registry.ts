@@ -11,6 +11,7 @@ import { rewriteFamily } from "./rewrite";
 import { robotsFamily } from "./robots";
 import { ingressRolloutFamily, secretRolloutFamily } from "./rollout";
 import { versionFamily } from "./version";
+import { referrerFamily } from "./referrer";
 
 export type AnnotatedKind = "Ingress" | "Secret";
 
@@ -36,6 +37,7 @@ export const INGRESS_FAMILIES: readonly FamilyTable[] = [
   rewriteFamily,
   ingressRolloutFamily,
   versionFamily,
+  referrerFamily,
 ];
 
 export const SECRET_FAMILIES: readonly FamilyTable[] = [secretRolloutFamily, versionFamily];

@@ -66,7 +66,7 @@ describe("selectsIngress", () => {
     };
     assert.equal(selectsIngress(inKubeSystem, DEFAULT_SCOPE), false);
     assert.equal(
-      selectsIngress(inKubeSystem, { classIsDefault: false, excludedNamespaces: new Set() }),
+      selectsIngress(inKubeSystem, { ...DEFAULT_SCOPE, excludedNamespaces: new Set() }),
       true,
     );
   });
@@ -85,6 +85,24 @@ describe("selectsSecret / countsForChecksum", () => {
   it("counts a class-less Ingress only while the class is the default", () => {
     assert.equal(countsForChecksum("ingress", ingress(), scope(false)), false);
     assert.equal(countsForChecksum("ingress", ingress(), scope(true)), true);
+  });
+});
+
+describe("selectsIngress: Tengine's ingress-referrer", () => {
+  const marked = (referrer: string): Ingress => ({
+    ...ingress("bulwark"),
+    metadata: {
+      name: "a",
+      namespace: "team",
+      annotations: { "nginx.ingress.kubernetes.io/ingress-referrer": referrer },
+    },
+  });
+  it("drops an Ingress whose referrer is not in the allow-list, from serving and the checksum", () => {
+    const scope = { ...DEFAULT_SCOPE, ingressReferrers: new Set(["cms"]) };
+    assert.equal(selectsIngress(marked("cms"), scope), true);
+    assert.equal(selectsIngress(marked("blog"), scope), false);
+    assert.equal(countsForChecksum("ingress", marked("blog"), scope), false);
+    assert.equal(selectsIngress(ingress("bulwark"), scope), true);
   });
 });
 

@@ -2,10 +2,14 @@
 // (publisher and guard, both modes), the CLI and the gateway all make the same way. Whatever the
 // gateway serves is admitted, validated and counted by the checksum, and nothing else is.
 import { isOurIngress, namesNoClass } from "./class";
+import { referrerAllowed, referrerAllowList } from "../annotations/referrer";
+import { annotationKey } from "../annotations/validators";
 import { fail, ok, type Result } from "../result";
 import type { Ingress, Secret } from "./types";
 
 export const TLS_SECRET_TYPE = "kubernetes.io/tls";
+
+const INGRESS_REFERRER = annotationKey("ingress-referrer");
 
 /**
  * The namespaces Pepr's webhook configurations leave out (its namespaceSelector: NotIn), so an
@@ -18,12 +22,18 @@ export interface ServingScope {
   classIsDefault: boolean;
   /** Namespaces whose Ingresses and Secrets are neither served nor counted. */
   excludedNamespaces: ReadonlySet<string>;
+  /**
+   * Tengine-Ingress's ingress-referrer allow-list: an Ingress naming a referrer outside it is
+   * dropped before anything else looks at it (Tengine's store), checksum included.
+   */
+  ingressReferrers: ReadonlySet<string>;
 }
 
 /** The scope with the class not the default and the webhook-skipped namespaces left out. */
 export const DEFAULT_SCOPE: ServingScope = Object.freeze({
   classIsDefault: false,
   excludedNamespaces: new Set(WEBHOOK_SKIPPED_NAMESPACES),
+  ingressReferrers: referrerAllowList(undefined),
 });
 
 function excluded(object: Ingress | Secret, scope: ServingScope): boolean {
@@ -33,10 +43,13 @@ function excluded(object: Ingress | Secret, scope: ServingScope): boolean {
 /**
  * Whether Bulwark serves this Ingress: its class by field or legacy annotation, or no class at all
  * while Bulwark's is the default (Kubernetes fills the class in only at CREATE, so Ingresses from
- * before the class became the default stay unnamed), outside the excluded namespaces.
+ * before the class became the default stay unnamed), outside the excluded namespaces, from an
+ * allowed referrer.
  */
 export function selectsIngress(ingress: Ingress, scope: ServingScope): boolean {
   if (excluded(ingress, scope)) return false;
+  if (!referrerAllowed(ingress.metadata?.annotations?.[INGRESS_REFERRER], scope.ingressReferrers))
+    return false;
   return isOurIngress(ingress) || (scope.classIsDefault && namesNoClass(ingress));
 }
 
@@ -74,4 +87,17 @@ export function parseExcludedNamespaces(raw: string | undefined): Result<Set<str
     return fail([{ field: "excludedNamespaces", message }]);
   }
   return ok(new Set(names));
+}
+
+function sameSet(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
+  return a.size === b.size && [...a].every(item => b.has(item));
+}
+
+/** Whether two scopes select the same objects. */
+export function sameScope(a: ServingScope, b: ServingScope): boolean {
+  return (
+    a.classIsDefault === b.classIsDefault &&
+    sameSet(a.excludedNamespaces, b.excludedNamespaces) &&
+    sameSet(a.ingressReferrers, b.ingressReferrers)
+  );
 }

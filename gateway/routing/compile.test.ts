@@ -600,3 +600,30 @@ describe("compileRoutes: ssl-redirect per host, as ingress-nginx", () => {
     assert.equal(redirects("plain.test", "/"), false);
   });
 });
+
+describe("compileRoutes: Tengine's canary-referrer", () => {
+  const views = view(1, [
+    ingress({ name: "main", rules: [{ host: "r.test", paths: [{ path: "/", service: "main" }] }] }),
+    ingress({
+      name: "release",
+      annotations: {
+        [`${P}canary`]: "true",
+        [`${P}canary-weight`]: "10",
+        [`${P}canary-referrer`]: "release-bot",
+      },
+      rules: [{ host: "r.test", paths: [{ path: "/", service: "canary" }] }],
+    }),
+  ]);
+  it("attaches a canary whose referrer is allowed, and ignores it otherwise", () => {
+    const allowed = compileRoutes(views, {
+      ...DEFAULT_COMPILE_OPTIONS,
+      canaryReferrers: ["release-bot"],
+    });
+    assert.equal(findRoute(allowed.table, "r.test", "/")?.canaries.length, 1);
+    const refused = compileRoutes(views);
+    assert.equal(findRoute(refused.table, "r.test", "/")?.canaries.length, 0);
+    assert.ok(
+      refused.problems.some(p => p.includes("canary-referrer") && p.includes("not served")),
+    );
+  });
+});

@@ -12,6 +12,8 @@ import {
   INGRESS_NGINX_PROXY_DEFAULTS,
   isCanaryIngress,
   parseIngressAnnotations,
+  referrerAllowed,
+  referrerAllowList,
   type IngressAnnotations,
   type ProxyConfig,
 } from "../../core/annotations";
@@ -43,6 +45,8 @@ import {
 export interface CompileOptions {
   /** Canary ingresses per host/path beyond which the newer ones are left out (Tengine's max-canary-ing-num). */
   maxCanaries: number;
+  /** Tengine-Ingress's canary-referrer allow-list, as split (referrerAllowList); absent: [""]. */
+  canaryReferrers?: readonly string[];
   traffic: TrafficOptions;
 }
 
@@ -156,12 +160,15 @@ class Compiler {
    * Ingress turns it off.
    */
   private readonly certified = new Set<string>();
+  private readonly canaryReferrers: ReadonlySet<string>;
 
   constructor(
     private readonly endpoints: EndpointIndex,
     private readonly options: CompileOptions,
     private readonly refused: Readonly<Record<string, string>> = {},
-  ) {}
+  ) {
+    this.canaryReferrers = new Set(options.canaryReferrers ?? referrerAllowList(undefined));
+  }
 
   addIngress(ingress: V1Ingress): void {
     const context = this.contextOf(ingress);
@@ -169,8 +176,9 @@ class Compiler {
     // Decided on the canary annotation alone: a canary that fails its review is served as
     // nothing, never as a main that would take the path from the real one.
     if (isCanaryIngress(ingress.metadata?.annotations)) {
-      if (context.refusal === undefined) this.canaryIngresses.push({ context, ingress });
-      else this.problem(context, "metadata", `canary not served: ${context.refusal}`);
+      const refusal = context.refusal ?? this.canaryReferrerRefusal(context);
+      if (refusal === undefined) this.canaryIngresses.push({ context, ingress });
+      else this.problem(context, "metadata", `canary not served: ${refusal}`);
       return;
     }
     if (context.refusal !== undefined)
@@ -234,6 +242,13 @@ class Compiler {
     for (const route of this.mains) {
       route.traffic = compileTraffic(route, this.certified.has(route.host), this.options.traffic);
     }
+  }
+
+  /** Tengine's verifyCanaryReferrer: a canary naming a referrer outside the list is ignored. */
+  private canaryReferrerRefusal(context: IngressContext): string | undefined {
+    const referrer = context.annotations?.referrer?.canaryReferrer;
+    if (referrerAllowed(referrer, this.canaryReferrers)) return undefined;
+    return `canary-referrer ${JSON.stringify(referrer)} is not in BULWARK_CANARY_REFERRERS`;
   }
 
   private certify(context: IngressContext, ingress: V1Ingress): void {

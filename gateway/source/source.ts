@@ -6,6 +6,18 @@ import { ObjectCache, type Change, type ResourceKind } from "./cache";
 import { Reflector, type ReflectorOptions, type ReflectorStatus } from "./reflector";
 import { watchTargets } from "./resources";
 
+/**
+ * Where each kind is read. `ingressStorage`, when set, is a separate API server that holds only
+ * the ingress data (Ingresses, TLS Secrets, IngressClasses, checksum objects), as Tengine-Ingress's
+ * ingress storage cluster does; Services and EndpointSlices always come from the workload cluster.
+ */
+export interface SourceClients {
+  workload: ApiClient;
+  ingressStorage?: ApiClient;
+}
+
+const WORKLOAD_KINDS: ReadonlySet<ResourceKind> = new Set(["endpointSlice", "service"]);
+
 export interface SourceOptions {
   /** Namespaces of Ingresses, Secrets and EndpointSlices; empty means all. */
   namespaces: readonly string[];
@@ -33,14 +45,18 @@ const PROBE_TIMEOUT_MS = 3000;
 
 export class Source {
   readonly cache: ObjectCache;
-  readonly #client: ApiClient;
+  readonly #clients: SourceClients;
   readonly #options: SourceOptions;
   readonly #reflectors: { kind: ResourceKind; reflector: Reflector }[];
   #probe: NodeJS.Timeout | undefined;
   #api: Omit<ApiServerStatus, "resources"> = { reachable: false };
 
-  constructor(client: ApiClient, options: SourceOptions, onChange: (change: Change) => void) {
-    this.#client = client;
+  constructor(
+    clients: SourceClients | ApiClient,
+    options: SourceOptions,
+    onChange: (change: Change) => void,
+  ) {
+    this.#clients = "workload" in clients ? clients : { workload: clients };
     this.#options = options;
     this.cache = new ObjectCache(onChange);
     this.#reflectors = options.kinds.flatMap(kind => {
@@ -53,9 +69,15 @@ export class Source {
           replace(items);
           options.onListed?.(kind);
         };
+        const client = this.#clientOf(kind);
         return { kind, reflector: new Reflector(client, target.spec, sink, options.reflector) };
       });
     });
+  }
+
+  #clientOf(kind: ResourceKind): ApiClient {
+    const storage = this.#clients.ingressStorage;
+    return storage === undefined || WORKLOAD_KINDS.has(kind) ? this.#clients.workload : storage;
   }
 
   start(): void {
@@ -84,10 +106,17 @@ export class Source {
     return { ...this.#api, resources: this.#reflectors.map(r => r.reflector.status()) };
   }
 
+  /** Both API servers must answer: the workload one and, when set, the ingress storage. */
   async #probeOnce(): Promise<void> {
     const now = new Date().toISOString();
+    const { workload, ingressStorage } = this.#clients;
     try {
-      await this.#client.getJson("/version", PROBE_TIMEOUT_MS);
+      await workload.getJson("/version", PROBE_TIMEOUT_MS);
+      await ingressStorage?.getJson("/version", PROBE_TIMEOUT_MS).catch((error: unknown) => {
+        throw new Error(
+          `ingress storage: ${error instanceof Error ? error.message : String(error)}`,
+        );
+      });
       this.#api = { reachable: true, lastContactAt: now };
     } catch (error) {
       this.#api = {

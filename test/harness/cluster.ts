@@ -116,3 +116,14 @@ export async function createPermissionGroup(
   });
   return provider;
 }
+
+/** Waits until no namespace is terminating: the checksum covers the whole cluster. */
+export async function quietCluster(cluster: TestCluster): Promise<void> {
+  await waitUntil(
+    "namespaces of earlier tests to finish terminating",
+    async () =>
+      (await cluster.core.listNamespace()).items.every(n => n.status?.phase !== "Terminating"),
+    120_000,
+    500,
+  );
+}

@@ -5,7 +5,6 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { KubernetesObject } from "@kubernetes/client-node";
 import { applyOrThrow, waitUntil } from "../../../hack/control-plane/kube";
-import { ingressClass } from "../../../hack/local-stack/gateway";
 import { testCluster, testNamespace } from "../../harness/cluster";
 import {
   endpointSlice,
@@ -17,6 +16,7 @@ import {
   waitServed,
   type Backend,
   type RunningGateway,
+  defaultIngressClass,
 } from "./harness";
 
 const cluster = testCluster();
@@ -32,15 +32,6 @@ function unnamed(namespace: string, name: string, legacyClass?: string): Kuberne
   return object;
 }
 
-function markDefault(isDefault: boolean): KubernetesObject {
-  const object = ingressClass() as KubernetesObject;
-  object.metadata = {
-    ...object.metadata,
-    annotations: { "ingressclass.kubernetes.io/is-default-class": String(isDefault) },
-  };
-  return object;
-}
-
 describe("gateway default IngressClass", () => {
   let ns: string;
   let removeNamespace: () => Promise<void>;
@@ -50,7 +41,7 @@ describe("gateway default IngressClass", () => {
   before(async () => {
     [ns, removeNamespace] = await testNamespace(cluster, "gw-default-class");
     await ensureIngressClass(cluster.kc);
-    await applyOrThrow(cluster.kc, [markDefault(false)]);
+    await applyOrThrow(cluster.kc, [defaultIngressClass(false)]);
     blue = await startBackend("blue");
     // Created while bulwark is not the default, so the API server leaves their class unset.
     await applyOrThrow(cluster.kc, [
@@ -64,7 +55,7 @@ describe("gateway default IngressClass", () => {
 
   after(async () => {
     // Other tests in this run share the cluster-scoped class: leave it not the default.
-    await applyOrThrow(cluster.kc, [markDefault(false)]);
+    await applyOrThrow(cluster.kc, [defaultIngressClass(false)]);
     await gateway?.stop();
     await blue?.close();
     await removeNamespace?.();
@@ -77,7 +68,7 @@ describe("gateway default IngressClass", () => {
   });
 
   it("serves Ingresses naming no class while bulwark is the default, and stops after", async () => {
-    await applyOrThrow(cluster.kc, [markDefault(true)]);
+    await applyOrThrow(cluster.kc, [defaultIngressClass(true)]);
     assert.equal(
       (await waitServed(gateway.httpPort, "plain-1.example.com", "blue")).body,
       "blue /",
@@ -85,7 +76,7 @@ describe("gateway default IngressClass", () => {
     // The legacy annotation naming another class still wins over the default.
     assert.equal((await get(gateway.httpPort, "elsewhere-3.example.com")).status, 404);
     assert.equal((await gateway.health()).view?.ingresses, 2);
-    await applyOrThrow(cluster.kc, [markDefault(false)]);
+    await applyOrThrow(cluster.kc, [defaultIngressClass(false)]);
     await waitUntil("plain-1 to be dropped", async () => {
       const reply = await get(gateway.httpPort, "plain-1.example.com");
       return reply.status === 404;

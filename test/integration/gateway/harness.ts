@@ -103,6 +103,16 @@ export function endpointSlice(namespace: string, service: string, port: number):
   } as KubernetesObject;
 }
 
+/** IngressClass bulwark, marked the cluster's default or not (other tests share it: reset it). */
+export function defaultIngressClass(isDefault: boolean): KubernetesObject {
+  const object = ingressClass() as KubernetesObject;
+  object.metadata = {
+    ...object.metadata,
+    annotations: { "ingressclass.kubernetes.io/is-default-class": String(isDefault) },
+  };
+  return object;
+}
+
 export async function ensureIngressClass(kc: KubeConfig): Promise<void> {
   await applyOrThrow(kc, [ingressClass()]);
 }
@@ -201,9 +211,10 @@ export function get(
   port: number,
   host: string,
   path = "/",
-  timeoutMs = 10_000,
-  headers: Record<string, string> = {},
+  options: { timeoutMs?: number; headers?: Record<string, string> } | number = {},
 ): Promise<Reply> {
+  const { timeoutMs = 10_000, headers = {} } =
+    typeof options === "number" ? { timeoutMs: options } : options;
   return new Promise((resolve, reject) => {
     const req = request(
       { host: "127.0.0.1", port, path, headers: { ...headers, host }, timeout: timeoutMs },

@@ -124,15 +124,15 @@ describe("gateway review: nothing unvalidated is served", () => {
   });
 
   it("serves a broken canary as nothing: the newer main keeps its path", async () => {
-    const reply = await get(reviewing.httpPort, host, "/", 10_000, { "x-canary": "always" });
+    const reply = await get(reviewing.httpPort, host, "/", { headers: { "x-canary": "always" } });
     // The valid canary ("True") still serves; the broken older one took nothing.
     assert.equal(reply.body, "canary /");
     assert.equal((await get(reviewing.httpPort, host, "/")).body, "main /");
   });
 
   it("applies the main's proxy-read-timeout to canary requests (ingress-nginx: inherited)", async () => {
-    const reply = await get(reviewing.httpPort, host, "/?ms=2500", 10_000, {
-      "x-canary": "always",
+    const reply = await get(reviewing.httpPort, host, "/?ms=2500", {
+      headers: { "x-canary": "always" },
     });
     assert.equal(reply.status, 504);
   });

@@ -5,10 +5,10 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { CustomObjectsApi, NetworkingV1Api, type V1Ingress } from "@kubernetes/client-node";
 import { waitUntil } from "../../../hack/control-plane/kube";
-import { main } from "../../../cli/main";
+import { publishChecksum } from "../../harness/checksums";
 import type { ChecksumStatus } from "../../../capabilities/ingress-guard/checksum-crd";
 import { makeCertificate, tlsSecret } from "../../fixtures/certificates";
-import { testCluster, testNamespace } from "../../harness/cluster";
+import { quietCluster, testCluster, testNamespace } from "../../harness/cluster";
 
 const cluster = testCluster();
 const networking = cluster.kc.makeApiClient(NetworkingV1Api);
@@ -44,23 +44,6 @@ function ingress(name: string, host: string): V1Ingress {
   };
 }
 
-async function publish(
-  ns: string,
-  kind: "ingress" | "secret",
-  mode: "content" | "tengine",
-): Promise<string> {
-  let out = "";
-  const code = await main(
-    ["checksum", "publish", "--kind", kind, "--mode", mode, "-n", ns],
-    s => (out += s),
-    () => {},
-  );
-  assert.equal(code, 0);
-  const name = /created \w+ [^/]+\/(\S+):/.exec(out)?.[1];
-  assert.ok(name, out);
-  return name;
-}
-
 async function checksumObjects(ns: string, plural: string): Promise<ChecksumObject[]> {
   const list = (await custom.listNamespacedCustomObject({ ...GROUP, namespace: ns, plural })) as {
     items: ChecksumObject[];
@@ -87,21 +70,12 @@ async function waitForCondition(
 }
 
 /** Other test files' namespaces must be gone: the checksum covers the whole cluster. */
-async function quietCluster(): Promise<void> {
-  await waitUntil(
-    "namespaces of earlier tests to finish terminating",
-    async () =>
-      (await cluster.core.listNamespace()).items.every(n => n.status?.phase !== "Terminating"),
-    120_000,
-    500,
-  );
-}
 
 describe("the global checksum", () => {
   let ns: string;
   let drop: () => Promise<void>;
   before(async () => {
-    await quietCluster();
+    await quietCluster(cluster);
     [ns, drop] = await testNamespace(cluster, "checksum");
     for (const [name, host] of [
       ["site-101", "a.example.com"],
@@ -121,9 +95,9 @@ describe("the global checksum", () => {
   });
 
   it("turns Consistent when the cluster matches a published checksum, and deletes older ones", async () => {
-    const first = await publish(ns, "ingress", "content");
+    const first = await publishChecksum(ns, "ingress", "content");
     await waitForCondition(ns, "ingresschecksums", first, "True");
-    const second = await publish(ns, "ingress", "content");
+    const second = await publishChecksum(ns, "ingress", "content");
     const object = await waitForCondition(ns, "ingresschecksums", second, "True");
     assert.deepEqual(
       (await checksumObjects(ns, "ingresschecksums")).map(o => o.metadata.name),
@@ -180,7 +154,7 @@ describe("the global checksum", () => {
   });
 
   it("turns Consistent again once the publisher attests the change, in tengine mode too", async () => {
-    const name = await publish(ns, "ingress", "tengine");
+    const name = await publishChecksum(ns, "ingress", "tengine");
     const object = await waitForCondition(ns, "ingresschecksums", name, "True");
     assert.ok(object.spec.ids.includes("101-1") && object.spec.ids.includes("102-1"));
     assert.ok(!object.spec.ids.includes("103-1"));
@@ -194,7 +168,7 @@ describe("the global checksum", () => {
       namespace: ns,
       body: tlsSecret(ns, "cert-7", cert, { "nginx.ingress.kubernetes.io/version": "1" }),
     });
-    const name = await publish(ns, "secret", "tengine");
+    const name = await publishChecksum(ns, "secret", "tengine");
     const object = await waitForCondition(ns, "secretchecksums", name, "True");
     assert.ok(object.spec.ids.some(id => id.startsWith("7-1-")));
     const next = makeCertificate({ key: "ecdsa", dnsNames: ["a.example.com"] });

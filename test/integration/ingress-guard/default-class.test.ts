@@ -6,17 +6,11 @@
 // unsupported security control gets a NotServed Event and answers 503.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import {
-  CustomObjectsApi,
-  NetworkingV1Api,
-  type KubernetesObject,
-  type V1Ingress,
-} from "@kubernetes/client-node";
+import { CustomObjectsApi, NetworkingV1Api, type V1Ingress } from "@kubernetes/client-node";
 import { applyOrThrow, waitUntil } from "../../../hack/control-plane/kube";
-import { ingressClass } from "../../../hack/local-stack/gateway";
-import { main } from "../../../cli/main";
+import { publishChecksum } from "../../harness/checksums";
 import type { ChecksumStatus } from "../../../capabilities/ingress-guard/checksum-crd";
-import { testCluster, testNamespace } from "../../harness/cluster";
+import { quietCluster, testCluster, testNamespace } from "../../harness/cluster";
 import {
   endpointSlice,
   get,
@@ -25,20 +19,12 @@ import {
   waitServed,
   type Backend,
   type RunningGateway,
+  defaultIngressClass,
 } from "../gateway/harness";
 
 const cluster = testCluster();
 const networking = cluster.kc.makeApiClient(NetworkingV1Api);
 const custom = cluster.kc.makeApiClient(CustomObjectsApi);
-
-function markDefault(isDefault: boolean): KubernetesObject {
-  const object = ingressClass() as KubernetesObject;
-  object.metadata = {
-    ...object.metadata,
-    annotations: { "ingressclass.kubernetes.io/is-default-class": String(isDefault) },
-  };
-  return object;
-}
 
 function classless(
   name: string,
@@ -66,19 +52,6 @@ function classless(
   };
 }
 
-async function publish(ns: string): Promise<string> {
-  let out = "";
-  const code = await main(
-    ["checksum", "publish", "--kind", "ingress", "-n", ns],
-    s => (out += s),
-    () => {},
-  );
-  assert.equal(code, 0, out);
-  const name = /created \w+ [^/]+\/(\S+):/.exec(out)?.[1];
-  assert.ok(name, out);
-  return name;
-}
-
 async function consistent(ns: string, name: string): Promise<ChecksumStatus | undefined> {
   const object = (await custom.getNamespacedCustomObject({
     group: "tengine.taobao.org",
@@ -88,16 +61,6 @@ async function consistent(ns: string, name: string): Promise<ChecksumStatus | un
     name,
   })) as { status?: ChecksumStatus };
   return object.status;
-}
-
-async function quietCluster(): Promise<void> {
-  await waitUntil(
-    "namespaces of earlier tests to finish terminating",
-    async () =>
-      (await cluster.core.listNamespace()).items.every(n => n.status?.phase !== "Terminating"),
-    120_000,
-    500,
-  );
 }
 
 describe("a class-less Ingress when bulwark becomes the default class", () => {
@@ -111,8 +74,8 @@ describe("a class-less Ingress when bulwark becomes the default class", () => {
   const walledHost = `walled-${suffix}.example.com`;
 
   before(async () => {
-    await quietCluster();
-    await applyOrThrow(cluster.kc, [markDefault(false)]);
+    await quietCluster(cluster);
+    await applyOrThrow(cluster.kc, [defaultIngressClass(false)]);
     [ns, drop] = await testNamespace(cluster, "default-class");
     web = await startBackend("web");
     await applyOrThrow(cluster.kc, [endpointSlice(ns, "web", web.port)]);
@@ -127,7 +90,7 @@ describe("a class-less Ingress when bulwark becomes the default class", () => {
         "nginx.ingress.kubernetes.io/whitelist-source-range": "10.0.0.0/8",
       }),
     });
-    published = await publish(ns);
+    published = await publishChecksum(ns, "ingress");
     await waitUntil("the empty set to be attested", async () =>
       (await consistent(ns, published))?.conditions?.some(c => c.status === "True"),
     );
@@ -139,7 +102,7 @@ describe("a class-less Ingress when bulwark becomes the default class", () => {
   });
 
   after(async () => {
-    await applyOrThrow(cluster.kc, [markDefault(false)]);
+    await applyOrThrow(cluster.kc, [defaultIngressClass(false)]);
     await gateway?.stop();
     await web?.close();
     await drop?.();
@@ -147,7 +110,7 @@ describe("a class-less Ingress when bulwark becomes the default class", () => {
 
   it("flips the checksum to mismatch and keeps the Ingress out of the gateway", async () => {
     assert.equal((await get(gateway.httpPort, plainHost)).status, 404);
-    await applyOrThrow(cluster.kc, [markDefault(true)]);
+    await applyOrThrow(cluster.kc, [defaultIngressClass(true)]);
     const status = await waitUntil("the checksum to turn inconsistent", async () => {
       const now = await consistent(ns, published);
       return now?.conditions?.some(c => c.type === "Consistent" && c.status === "False")
@@ -166,7 +129,7 @@ describe("a class-less Ingress when bulwark becomes the default class", () => {
   });
 
   it("serves it once the publisher attests it, and refuses the one with a security control", async () => {
-    const next = await publish(ns);
+    const next = await publishChecksum(ns, "ingress");
     await waitUntil("the new checksum to match", async () =>
       (await consistent(ns, next))?.conditions?.some(c => c.status === "True"),
     );

@@ -26,16 +26,31 @@ export const checksumKinds = {
 } as const;
 export type ChecksumKind = keyof typeof checksumKinds;
 
-export const checksumSpecSchema = z.object({
-  timestamp: z.string().min(1),
-  checksum: z
-    .string()
-    .regex(/^[0-9a-f]{32}$/, "must be 32 lowercase hex digits (MD5)")
-    .optional(),
-  ids: z.array(z.string()).optional(),
-  // Objects without a mode come from Tengine producers.
-  mode: z.enum(["tengine", "content"]).default("tengine"),
-});
+const DIGITS = { tengine: 32, content: 64 } as const;
+
+export const checksumSpecSchema = z
+  .object({
+    timestamp: z.string().min(1),
+    checksum: z
+      .string()
+      .regex(
+        /^([0-9a-f]{32}|[0-9a-f]{64})$/,
+        "must be lowercase hex: 32 digits (MD5, tengine mode) or 64 (SHA-256, content mode)",
+      )
+      .optional(),
+    ids: z.array(z.string()).optional(),
+    // Objects without a mode come from Tengine producers.
+    mode: z.enum(["tengine", "content"]).default("tengine"),
+  })
+  .superRefine((spec, ctx) => {
+    // A content checksum of the old MD5 form never verifies: the publisher must publish again.
+    if (spec.checksum === undefined || spec.checksum.length === DIGITS[spec.mode]) return;
+    const message =
+      spec.mode === "content"
+        ? "must be 64 hex digits (SHA-256) in content mode; an MD5 one is of the old form: publish again"
+        : "must be 32 hex digits (MD5) in tengine mode";
+    ctx.addIssue({ code: "custom", path: ["checksum"], message });
+  });
 export type ChecksumSpec = z.infer<typeof checksumSpecSchema>;
 
 /** metav1.Condition (core/conditions.ts). */
@@ -127,8 +142,9 @@ export function checksumCrd(kind: ChecksumKind) {
         },
         checksum: {
           type: "string",
-          pattern: "^[0-9a-f]{32}$",
-          description: "MD5 (lowercase hex) of the sorted IDs joined by ','.",
+          pattern: "^([0-9a-f]{32}|[0-9a-f]{64})$",
+          description:
+            "Digest (lowercase hex) of the sorted IDs joined by ',': MD5 in tengine mode, SHA-256 in content mode.",
         },
         // Tengine declares a set, but its formula keeps duplicate IDs: atomic keeps them.
         ids: { ...idList, description: "The IDs that went into the checksum." },

@@ -100,7 +100,20 @@ describe("ConsistencyState", () => {
     } as ChecksumObject);
     assert.match(
       state.observations("ingress")[0]?.observation.invalidSpec ?? "",
-      /^spec\.checksum: must be 32 lowercase hex digits/,
+      /^spec\.checksum: must be lowercase hex: 32 digits/,
+    );
+  });
+
+  it("given a content-mode checksum of the old MD5 form, observes it as invalid: publish again", () => {
+    const state = new ConsistencyState();
+    const old = {
+      metadata: { name: "old", namespace: "bulwark-system", creationTimestamp: new Date() },
+      spec: { timestamp: "t", checksum: "0".repeat(32), mode: "content" },
+    } as unknown as ChecksumObject;
+    state.observeChecksum("ingress", old);
+    assert.match(
+      state.observations("ingress")[0]?.observation.invalidSpec ?? "",
+      /spec\.checksum: must be 64 hex digits \(SHA-256\) in content mode.*publish again/,
     );
   });
 

@@ -59,7 +59,7 @@ export function computeChecksum<K extends ChecksumKind>(
     else skipped.push({ key: objectKey(object), reason: skipReason(result.errors) });
   }
   sortUtf8(ids);
-  return { checksum: checksumOfSortedIds(ids), ids, skipped };
+  return { checksum: checksumOfSortedIds(ids, mode), ids, skipped };
 }
 
 /** The messages of an ID function's errors, for a status or a log line. */

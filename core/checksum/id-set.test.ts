@@ -4,6 +4,7 @@ import { createHash } from "node:crypto";
 import { checksumOfIds, checksumOfSortedIds, countIds, diffIds } from "./id-set";
 
 const md5 = (text: string): string => createHash("md5").update(text, "utf8").digest("hex");
+const sha256 = (text: string): string => createHash("sha256").update(text, "utf8").digest("hex");
 
 describe("checksumOfIds", () => {
   const cases: [string, string[], string][] = [
@@ -14,19 +15,20 @@ describe("checksumOfIds", () => {
     ["non-ASCII names", ["ns/\u{1F600}@1", "ns/\uFF21@1"], "ns/\uFF21@1,ns/\u{1F600}@1"],
   ];
   for (const [title, ids, joined] of cases) {
-    it(`given ${title}, returns the MD5 of "${joined}"`, () => {
-      assert.equal(checksumOfIds(ids), md5(joined));
+    it(`given ${title}, returns the MD5 (tengine) and SHA-256 (content) of "${joined}"`, () => {
+      assert.equal(checksumOfIds(ids, "tengine"), md5(joined));
+      assert.equal(checksumOfIds(ids, "content"), sha256(joined));
     });
   }
 
   it("given IDs, leaves the caller's array unchanged", () => {
     const ids = ["b", "a"];
-    checksumOfIds(ids);
+    checksumOfIds(ids, "content");
     assert.deepEqual(ids, ["b", "a"]);
   });
 
   it("given sorted IDs, returns what checksumOfIds returns", () => {
-    assert.equal(checksumOfSortedIds(["a", "b"]), checksumOfIds(["b", "a"]));
+    assert.equal(checksumOfSortedIds(["a", "b"], "content"), checksumOfIds(["b", "a"], "content"));
   });
 });
 

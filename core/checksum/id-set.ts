@@ -1,18 +1,24 @@
-// From per-object IDs to the published checksum, in both modes: sort the IDs as byte strings,
-// join them with ",", MD5, lowercase hex. Duplicates stay (two objects with one ID count twice),
-// as in Tengine-Ingress.
+// From per-object IDs to the published checksum: sort the IDs as byte strings, join them with
+// ",", digest, lowercase hex. Duplicates stay (two objects with one ID count twice), as in
+// Tengine-Ingress. The digest is MD5 in tengine mode (what Tengine producers write) and SHA-256
+// in content mode: MD5 has practical chosen-prefix collisions, so an attestation resting on it
+// could be matched by a crafted set.
 import { isSortedUtf8, sortUtf8 } from "./byte-order";
 import { hexDigest } from "./digest";
+import type { ChecksumMode } from "./objects";
 
-/** MD5, lowercase hex, of the IDs sorted by UTF-8 byte order and joined with ","; `ids` is kept. */
-export function checksumOfIds(ids: readonly string[]): string {
+/** The digest of a mode's checksum: 32 hex digits in tengine mode, 64 in content mode. */
+export const CHECKSUM_ALGORITHM = { tengine: "md5", content: "sha256" } as const;
+
+/** The checksum of the IDs sorted by UTF-8 byte order and joined with ","; `ids` is kept. */
+export function checksumOfIds(ids: readonly string[], mode: ChecksumMode): string {
   // A check in one pass is far cheaper than a sort, and published IDs usually come sorted.
-  return checksumOfSortedIds(isSortedUtf8(ids) ? ids : sortUtf8([...ids]));
+  return checksumOfSortedIds(isSortedUtf8(ids) ? ids : sortUtf8([...ids]), mode);
 }
 
 /** As {@link checksumOfIds}, for IDs already in UTF-8 byte order. */
-export function checksumOfSortedIds(sortedIds: readonly string[]): string {
-  return hexDigest("md5", sortedIds.join(","));
+export function checksumOfSortedIds(sortedIds: readonly string[], mode: ChecksumMode): string {
+  return hexDigest(CHECKSUM_ALGORITHM[mode], sortedIds.join(","));
 }
 
 export interface IdDiff {

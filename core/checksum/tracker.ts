@@ -147,9 +147,9 @@ export class ChecksumTracker<K extends ChecksumKind> {
     return this.#sortedIds().slice();
   }
 
-  /** The current checksum: MD5 of the sorted IDs joined with ",". */
+  /** The current checksum: the digest of the sorted IDs joined with "," (MD5 or SHA-256 by mode). */
   checksum(): string {
-    this.#checksum ??= checksumOfSortedIds(this.#sortedIds());
+    this.#checksum ??= checksumOfSortedIds(this.#sortedIds(), this.mode);
     return this.#checksum;
   }
 
@@ -169,7 +169,7 @@ export class ChecksumTracker<K extends ChecksumKind> {
       return;
     }
     const ids = published.ids;
-    const idsUsable = ids !== undefined && checksumOfIds(ids) === published.checksum;
+    const idsUsable = ids !== undefined && checksumOfIds(ids, this.mode) === published.checksum;
     const delta = ids === undefined ? new Map<string, number>() : this.#deltaFrom(ids);
     let differing = 0;
     for (const difference of delta.values()) differing += Math.abs(difference);

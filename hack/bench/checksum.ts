@@ -232,7 +232,12 @@ function benchMode(mode: ChecksumMode, ingresses: IngressLike[], secrets: Secret
 
   const [tracker, load] = timed(() => trackerOf("Ingress", mode, ingresses));
   const [, publish] = timed(() =>
-    tracker.publish({ name: "cs-1", checksum: checksumOfIds(ing.ids), ids: ing.ids, order: "t1" }),
+    tracker.publish({
+      name: "cs-1",
+      checksum: checksumOfIds(ing.ids, mode),
+      ids: ing.ids,
+      order: "t1",
+    }),
   );
   if (!tracker.verify().consistent) throw new Error("tracker: not consistent after publish");
   const rows = [

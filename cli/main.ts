@@ -6,6 +6,7 @@ import { uninstallCommand } from "./uninstall";
 import { InputError } from "./read-objects";
 import { parseExcludedNamespaces, type ServingScope } from "../core/ingress/selection";
 import { referrerAllowList } from "../core/annotations/referrer";
+import { parsePublisherNamespaces } from "../core/checksum";
 import { PermissionCommandError, permissionCommand } from "./permission";
 
 const VERSION = packageJson.version;
@@ -20,6 +21,8 @@ Usage:
       --default-class: IngressClass bulwark is the cluster's default, so Ingresses naming no class count.
   bulwark checksum publish --kind ingress|secret -n NAMESPACE [--mode tengine|content]
                            [--excluded-namespaces LIST] [--ingress-referrers LIST]
+      NAMESPACE must be a publisher namespace (BULWARK_CHECKSUM_PUBLISHER_NAMESPACES, default
+      bulwark-system): checksum objects anywhere else are ignored.
       Reads the cluster (KUBECONFIG), creates a new checksum object and deletes the older ones; whether
       class-less Ingresses count is read from the IngressClass.
 
@@ -114,6 +117,17 @@ async function publishCommand(
 ): Promise<number> {
   if (!values.namespace)
     throw new UsageError("-n NAMESPACE is required: where the checksum object is created");
+  const publishers = parsePublisherNamespaces(process.env.BULWARK_CHECKSUM_PUBLISHER_NAMESPACES);
+  if (!publishers.ok)
+    throw new UsageError(
+      `BULWARK_CHECKSUM_PUBLISHER_NAMESPACES: ${publishers.errors[0]?.message ?? ""}`,
+    );
+  if (!publishers.value.has(values.namespace)) {
+    const list = [...publishers.value].join(", ");
+    throw new UsageError(
+      `-n ${values.namespace} is not a publisher namespace (${list}; BULWARK_CHECKSUM_PUBLISHER_NAMESPACES): the guard would ignore a checksum object there`,
+    );
+  }
   if (values["default-class"])
     throw new UsageError("--default-class is for compute: publish reads the IngressClass");
   await publish({ ...options, namespace: values.namespace }, line => out(`${line}\n`));

@@ -33,7 +33,9 @@ Settings (environment):
   BULWARK_LISTEN_HOST=0.0.0.0  BULWARK_WORKERS=1
   BULWARK_STATE_DIR=/var/lib/bulwark-gateway   where the last good view is kept
   BULWARK_INGRESS_CHECKSUM=false  BULWARK_SECRET_CHECKSUM=false   checksum guard per kind
-  BULWARK_WATCH_NAMESPACES=   BULWARK_CHECKSUM_NAMESPACES=   comma lists; empty: all
+  BULWARK_WATCH_NAMESPACES=   comma list; empty: all
+  BULWARK_CHECKSUM_PUBLISHER_NAMESPACES=bulwark-system   where checksum objects are trusted (the only
+                               place they are read; old name BULWARK_CHECKSUM_NAMESPACES)
   BULWARK_DRAIN_SECONDS=10  LOG_LEVEL=info
   BULWARK_TRAFFIC_METRICS=true  BULWARK_ACCESS_LOG=true   per-host metrics; JSON line per request
   BULWARK_MAX_CANARIES=20   canary ingresses per host/path (Tengine's max-canary-ing-num)

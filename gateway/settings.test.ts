@@ -58,20 +58,23 @@ describe("gateway settings", () => {
     });
   });
 
-  it("given checksum namespaces, uses them; otherwise the watched namespaces", () => {
-    const both = readSettings({
+  it("given publisher namespaces, trusts them; otherwise bulwark-system, never the watched namespaces", () => {
+    const named = readSettings({
       BULWARK_POD_NAME: "g-0",
       BULWARK_WATCH_NAMESPACES: "a, b",
-      BULWARK_CHECKSUM_NAMESPACES: "guard",
+      BULWARK_CHECKSUM_PUBLISHER_NAMESPACES: "guard, release",
     });
+    const old = readSettings({ BULWARK_POD_NAME: "g-0", BULWARK_CHECKSUM_NAMESPACES: "guard" });
     const watched = readSettings({
       BULWARK_POD_NAME: "g-0",
       BULWARK_WATCH_NAMESPACES: "a,b",
       BULWARK_INGRESS_CHECKSUM: "on",
     });
-    assert.ok(both.ok && watched.ok);
-    assert.deepEqual(both.settings.checksumNamespaces, ["guard"]);
-    assert.deepEqual(watched.settings.checksumNamespaces, ["a", "b"]);
+    assert.ok(named.ok && old.ok && watched.ok);
+    assert.deepEqual(named.settings.checksumNamespaces, ["guard", "release"]);
+    // The old name still works, as a list of publishers.
+    assert.deepEqual(old.settings.checksumNamespaces, ["guard"]);
+    assert.deepEqual(watched.settings.checksumNamespaces, ["bulwark-system"]);
     assert.equal(watched.settings.checksum.ingress, true);
   });
 

@@ -4,6 +4,7 @@ import { z } from "zod";
 import { podOrdinalFromName } from "../core/annotations/rollout";
 import { parseExcludedNamespaces } from "../core/ingress/selection";
 import { referrerAllowList } from "../core/annotations/referrer";
+import { DEFAULT_PUBLISHER_NAMESPACES } from "../core/checksum";
 
 function integer(name: string, fallback: number, min: number, max: number) {
   return z
@@ -61,6 +62,11 @@ function namespaces(name: string) {
     });
 }
 
+function publishersOf(named: string[], oldName: string[]): string[] {
+  const list = named.length > 0 ? named : oldName;
+  return list.length > 0 ? list : [...DEFAULT_PUBLISHER_NAMESPACES];
+}
+
 export const settingsSchema = z
   .object({
     BULWARK_POD_NAME: z
@@ -85,6 +91,8 @@ export const settingsSchema = z
     BULWARK_INGRESS_CHECKSUM: flag("BULWARK_INGRESS_CHECKSUM", false),
     BULWARK_SECRET_CHECKSUM: flag("BULWARK_SECRET_CHECKSUM", false),
     BULWARK_WATCH_NAMESPACES: namespaces("BULWARK_WATCH_NAMESPACES"),
+    // Where checksum objects are trusted; BULWARK_CHECKSUM_NAMESPACES is its old name.
+    BULWARK_CHECKSUM_PUBLISHER_NAMESPACES: namespaces("BULWARK_CHECKSUM_PUBLISHER_NAMESPACES"),
     BULWARK_CHECKSUM_NAMESPACES: namespaces("BULWARK_CHECKSUM_NAMESPACES"),
     // Unset: the namespaces the webhooks skip, since nothing there was ever admitted.
     BULWARK_EXCLUDED_NAMESPACES: z
@@ -167,11 +175,11 @@ export const settingsSchema = z
     watchNamespaces: env.BULWARK_WATCH_NAMESPACES,
     excludedNamespaces: env.BULWARK_EXCLUDED_NAMESPACES as ReadonlySet<string>,
     ingressReferrers: referrerAllowList(env.BULWARK_INGRESS_REFERRERS),
-    /** Defaults to the watched namespaces. */
-    checksumNamespaces:
-      env.BULWARK_CHECKSUM_NAMESPACES.length > 0
-        ? env.BULWARK_CHECKSUM_NAMESPACES
-        : env.BULWARK_WATCH_NAMESPACES,
+    /** The publisher namespaces: only there are checksum objects read (default bulwark-system). */
+    checksumNamespaces: publishersOf(
+      env.BULWARK_CHECKSUM_PUBLISHER_NAMESPACES,
+      env.BULWARK_CHECKSUM_NAMESPACES,
+    ),
     drainMs: env.BULWARK_DRAIN_SECONDS * 1000,
     observe: { metrics: env.BULWARK_TRAFFIC_METRICS, accessLog: env.BULWARK_ACCESS_LOG },
     compile: {

@@ -2,7 +2,7 @@
 // events plus its own periodic list (Pepr 1.1.4 drops failed callbacks and can miss events), and
 // writes each checksum object's status, an Event on every change of Consistent, and metrics.
 import { K8s, Log, kind as k } from "pepr";
-import { objectKey } from "../../core/checksum";
+import { isTrustedPublication, objectKey } from "../../core/checksum";
 import type { Ingress, Secret } from "../../core/ingress/types";
 import { recordEvent } from "../../kube/events";
 import {
@@ -15,7 +15,7 @@ import { CHECKSUM_GROUP } from "../../core/names";
 import { checksumModel, type ChecksumObject } from "./checksum-kinds";
 import { ConsistencyState } from "./consistency-state";
 import { guardMetrics } from "./metrics";
-import { readClassIsDefault, settingsScope } from "./scope";
+import { publisherNamespaces, readClassIsDefault, settingsScope } from "./scope";
 import { isDefaultClass } from "../../core/ingress/class";
 import { INGRESS_CLASS } from "../../core/names";
 
@@ -38,6 +38,9 @@ export interface GuardOptions {
 export class ConsistencyGuard {
   readonly state = new ConsistencyState(settingsScope());
   readonly #options: GuardOptions;
+  readonly #publishers = publisherNamespaces();
+  /** "kind namespace/name" of the untrusted checksum objects already announced. */
+  readonly #ignored = new Set<string>();
   readonly #dirty = new Set<ChecksumKind>();
   /** The status last written (or read) per checksum object, to patch only on change. */
   readonly #written = new Map<string, string>();
@@ -74,6 +77,10 @@ export class ConsistencyGuard {
 
   onChecksum(kind: ChecksumKind, object: ChecksumObject, deleted: boolean): void {
     const key = objectKey(object);
+    if (!isTrustedPublication(object, this.#publishers)) {
+      void this.#ignore(kind, object, deleted);
+      return;
+    }
     if (deleted) {
       this.state.forgetChecksum(kind, key);
       this.#written.delete(key);
@@ -91,13 +98,13 @@ export class ConsistencyGuard {
       for (const kind of KINDS) {
         const objects = kind === "ingress" ? await K8s(k.Ingress).Get() : await K8s(k.Secret).Get();
         if (kind === "ingress") await this.#options.onIngresses?.(objects.items as Ingress[]);
-        const checksums = await K8s(checksumModel[kind]).Get();
-        this.state.replaceAll(kind, objects.items as (Ingress | Secret)[], checksums.items);
+        const checksums = await this.#trustedChecksums(kind);
+        this.state.replaceAll(kind, objects.items as (Ingress | Secret)[], checksums);
         Log.debug(
-          { kind, objects: objects.items.length, checksums: checksums.items.length },
+          { kind, objects: objects.items.length, checksums: checksums.length },
           "checksum resync listed",
         );
-        for (const object of checksums.items)
+        for (const object of checksums)
           this.#written.set(objectKey(object), JSON.stringify(object.status ?? {}));
         this.#dirty.add(kind);
       }
@@ -106,6 +113,44 @@ export class ConsistencyGuard {
     } catch (error) {
       Log.warn({ err: String(error) }, "checksum resync failed; the next one retries");
     }
+  }
+
+  /** The kind's checksum objects in the publisher namespaces; the others are announced ignored. */
+  async #trustedChecksums(kind: ChecksumKind): Promise<ChecksumObject[]> {
+    const listed = await K8s(checksumModel[kind]).Get();
+    const trusted = listed.items.filter(o => isTrustedPublication(o, this.#publishers));
+    const untrusted = listed.items.filter(o => !trusted.includes(o));
+    for (const object of untrusted) await this.#ignore(kind, object, false);
+    return trusted;
+  }
+
+  /**
+   * A checksum object outside the publisher namespaces: never trusted. Said once per object (an
+   * Event on it, a log line) and counted, so whoever made it learns why it changes nothing.
+   */
+  async #ignore(kind: ChecksumKind, object: ChecksumObject, deleted: boolean): Promise<void> {
+    const key = `${kind} ${objectKey(object)}`;
+    if (deleted) this.#ignored.delete(key);
+    else if (this.#ignored.has(key)) return;
+    else this.#ignored.add(key);
+    guardMetrics.untrustedChecksums.set(this.#ignored.size);
+    if (deleted) return;
+    const publishers = [...this.#publishers].join(", ");
+    const message = `Ignored: checksum objects are trusted only in the publisher namespaces (${publishers}; BULWARK_CHECKSUM_PUBLISHER_NAMESPACES).`;
+    Log.warn(
+      { ns: object.metadata?.namespace, name: object.metadata?.name, kind },
+      "untrusted checksum object ignored",
+    );
+    const involved = {
+      ...object,
+      apiVersion: `${CHECKSUM_GROUP}/${CHECKSUM_VERSION}`,
+      kind: checksumKinds[kind].kind,
+    };
+    await recordEvent(
+      involved,
+      { type: "Warning", reason: "UntrustedPublisher", message },
+      COMPONENT,
+    );
   }
 
   #markDirty(kind: ChecksumKind): void {

@@ -14,6 +14,11 @@ export const guardMetrics = {
     labelNames: ["kind"],
     registers: [registry],
   }),
+  untrustedChecksums: new Gauge({
+    name: "bulwark_checksum_untrusted_objects",
+    help: "Checksum objects outside the publisher namespaces, ignored (an Event on each says so)",
+    registers: [registry],
+  }),
   refusedIngresses: new Gauge({
     name: "bulwark_ingresses_refused",
     help: "Bulwark's Ingresses that fail its review, so the gateway does not serve them (an Event on each says why)",

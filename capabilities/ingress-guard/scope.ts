@@ -10,6 +10,7 @@ import {
 import type { SecurityAnnotationMode } from "../../core/ingress/review-ingress";
 import { INGRESS_CLASS } from "../../core/names";
 import { referrerAllowList } from "../../core/annotations/referrer";
+import { DEFAULT_PUBLISHER_NAMESPACES, parsePublisherNamespaces } from "../../core/checksum";
 import { isNotFound } from "../../kube/runtime";
 
 /**
@@ -61,4 +62,15 @@ export function settingsScope(env: NodeJS.ProcessEnv = process.env): ServingScop
 
 export async function currentScope(): Promise<ServingScope> {
   return { ...settingsScope(), classIsDefault: await readClassIsDefault() };
+}
+
+/** BULWARK_CHECKSUM_PUBLISHER_NAMESPACES; a bad value trusts the default only (never more). */
+export function publisherNamespaces(env: NodeJS.ProcessEnv = process.env): ReadonlySet<string> {
+  const parsed = parsePublisherNamespaces(env.BULWARK_CHECKSUM_PUBLISHER_NAMESPACES);
+  if (parsed.ok) return parsed.value;
+  Log.error(
+    { err: parsed.errors[0]?.message },
+    "BULWARK_CHECKSUM_PUBLISHER_NAMESPACES is invalid; trusting bulwark-system only",
+  );
+  return new Set(DEFAULT_PUBLISHER_NAMESPACES);
 }

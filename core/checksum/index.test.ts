@@ -26,6 +26,8 @@ describe("core/checksum public surface", () => {
     "idFunction",
     "ChecksumTracker",
     "objectKey",
+    "parsePublisherNamespaces",
+    "isTrustedPublication",
   ];
   for (const name of functions) {
     it(`given the folder's index, returns ${name} as a function`, () => {

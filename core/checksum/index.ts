@@ -60,3 +60,9 @@ export {
   type SecretDataEncoding,
   type SecretLike,
 } from "./objects";
+/** Which namespaces' checksum objects are trusted. */
+export {
+  DEFAULT_PUBLISHER_NAMESPACES,
+  isTrustedPublication,
+  parsePublisherNamespaces,
+} from "./publishers";

@@ -65,10 +65,12 @@ describe("gateway checksum guard", () => {
   let blue: Backend;
   let green: Backend;
   let gateway: RunningGateway;
-  const env = { BULWARK_INGRESS_CHECKSUM: "true" };
+  // The test's namespace is this gateway's publisher namespace (the watcher ignores it).
+  let env: NodeJS.ProcessEnv;
 
   before(async () => {
     [ns, removeNamespace] = await testNamespace(cluster, "gw-guard");
+    env = { BULWARK_INGRESS_CHECKSUM: "true", BULWARK_CHECKSUM_PUBLISHER_NAMESPACES: ns };
     await ensureIngressClass(cluster.kc);
     [blue, green] = [await startBackend("blue"), await startBackend("green")];
     await applyOrThrow(cluster.kc, [

@@ -5,7 +5,7 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { CustomObjectsApi, NetworkingV1Api, type V1Ingress } from "@kubernetes/client-node";
 import { waitUntil } from "../../../hack/control-plane/kube";
-import { publishChecksum } from "../../harness/checksums";
+import { PUBLISHER, publishChecksum, removePublished } from "../../harness/checksums";
 import type { ChecksumStatus } from "../../../capabilities/ingress-guard/checksum-crd";
 import { makeCertificate, tlsSecret } from "../../fixtures/certificates";
 import { quietCluster, testCluster, testNamespace } from "../../harness/cluster";
@@ -14,7 +14,6 @@ const cluster = testCluster();
 const networking = cluster.kc.makeApiClient(NetworkingV1Api);
 const custom = cluster.kc.makeApiClient(CustomObjectsApi);
 const GROUP = { group: "tengine.taobao.org", version: "v1" };
-
 interface ChecksumObject {
   metadata: { name: string; namespace: string; creationTimestamp: string };
   spec: { checksum: string; ids: string[]; mode: string };
@@ -85,22 +84,27 @@ describe("the global checksum", () => {
       await networking.createNamespacedIngress({ namespace: ns, body: ingress(name, host) });
     }
   });
-  after(async () => drop());
+  after(async () => {
+    await removePublished(cluster);
+    await drop();
+  });
 
   it("shows MODE, CONSISTENT and AGE columns in `kubectl get ingresschecksums`", async () => {
-    const table = await fetchTable(`/apis/tengine.taobao.org/v1/namespaces/${ns}/ingresschecksums`);
+    const table = await fetchTable(
+      `/apis/tengine.taobao.org/v1/namespaces/${PUBLISHER}/ingresschecksums`,
+    );
     const names = table.columnDefinitions.map(c => c.name);
     for (const column of ["Mode", "Consistent", "Age"])
       assert.ok(names.includes(column), names.join());
   });
 
   it("turns Consistent when the cluster matches a published checksum, and deletes older ones", async () => {
-    const first = await publishChecksum(ns, "ingress", "content");
-    await waitForCondition(ns, "ingresschecksums", first, "True");
-    const second = await publishChecksum(ns, "ingress", "content");
-    const object = await waitForCondition(ns, "ingresschecksums", second, "True");
+    const first = await publishChecksum(PUBLISHER, "ingress", "content");
+    await waitForCondition(PUBLISHER, "ingresschecksums", first, "True");
+    const second = await publishChecksum(PUBLISHER, "ingress", "content");
+    const object = await waitForCondition(PUBLISHER, "ingresschecksums", second, "True");
     assert.deepEqual(
-      (await checksumObjects(ns, "ingresschecksums")).map(o => o.metadata.name),
+      (await checksumObjects(PUBLISHER, "ingresschecksums")).map(o => o.metadata.name),
       [second],
     );
     assert.equal(object.status?.observedChecksum, object.spec.checksum);
@@ -108,7 +112,7 @@ describe("the global checksum", () => {
   });
 
   it("turns inconsistent when one Ingress is edited without republishing, and names it", async () => {
-    const [published] = await checksumObjects(ns, "ingresschecksums");
+    const [published] = await checksumObjects(PUBLISHER, "ingresschecksums");
     assert.ok(published);
     const before = published.spec.ids.find(id => id.startsWith(`${ns}/site-102@`));
     assert.ok(before, "the published IDs include site-102");
@@ -116,7 +120,12 @@ describe("the global checksum", () => {
     site.spec!.rules![0]!.host = "b2.example.com";
     await networking.replaceNamespacedIngress({ name: "site-102", namespace: ns, body: site });
 
-    const object = await waitForCondition(ns, "ingresschecksums", published.metadata.name, "False");
+    const object = await waitForCondition(
+      PUBLISHER,
+      "ingresschecksums",
+      published.metadata.name,
+      "False",
+    );
     assert.deepEqual(object.status?.missing, [before]);
     assert.equal(object.status?.unexpected?.length, 1);
     assert.match(object.status?.unexpected?.[0] ?? "", new RegExp(`^${ns}/site-102@`));
@@ -127,7 +136,7 @@ describe("the global checksum", () => {
     // The Event follows the status write.
     await waitUntil("a ChecksumMismatch Warning Event", async () => {
       const events = await cluster.core.listNamespacedEvent({
-        namespace: ns,
+        namespace: PUBLISHER,
         fieldSelector: `involvedObject.name=${published.metadata.name}`,
       });
       return events.items.some(e => e.reason === "ChecksumMismatch" && e.type === "Warning");
@@ -135,12 +144,12 @@ describe("the global checksum", () => {
   });
 
   it("names a deleted Ingress as missing, and exports the state as a metric", async () => {
-    const [published] = await checksumObjects(ns, "ingresschecksums");
+    const [published] = await checksumObjects(PUBLISHER, "ingresschecksums");
     await networking.deleteNamespacedIngress({ name: "site-103", namespace: ns });
     const object = await waitUntil("site-103 reported missing", async () => {
       const o = (await custom.getNamespacedCustomObject({
         ...GROUP,
-        namespace: ns,
+        namespace: PUBLISHER,
         plural: "ingresschecksums",
         name: published!.metadata.name,
       })) as ChecksumObject;
@@ -154,8 +163,8 @@ describe("the global checksum", () => {
   });
 
   it("turns Consistent again once the publisher attests the change, in tengine mode too", async () => {
-    const name = await publishChecksum(ns, "ingress", "tengine");
-    const object = await waitForCondition(ns, "ingresschecksums", name, "True");
+    const name = await publishChecksum(PUBLISHER, "ingress", "tengine");
+    const object = await waitForCondition(PUBLISHER, "ingresschecksums", name, "True");
     assert.ok(object.spec.ids.includes("101-1") && object.spec.ids.includes("102-1"));
     assert.ok(!object.spec.ids.includes("103-1"));
     const metrics = await (await fetch(cluster.metricsUrl)).text();
@@ -168,8 +177,8 @@ describe("the global checksum", () => {
       namespace: ns,
       body: tlsSecret(ns, "cert-7", cert, { "nginx.ingress.kubernetes.io/version": "1" }),
     });
-    const name = await publishChecksum(ns, "secret", "tengine");
-    const object = await waitForCondition(ns, "secretchecksums", name, "True");
+    const name = await publishChecksum(PUBLISHER, "secret", "tengine");
+    const object = await waitForCondition(PUBLISHER, "secretchecksums", name, "True");
     assert.ok(object.spec.ids.some(id => id.startsWith("7-1-")));
     const next = makeCertificate({ key: "ecdsa", dnsNames: ["a.example.com"] });
     await cluster.core.replaceNamespacedSecret({
@@ -177,7 +186,7 @@ describe("the global checksum", () => {
       namespace: ns,
       body: tlsSecret(ns, "cert-7", next, { "nginx.ingress.kubernetes.io/version": "1" }),
     });
-    const changed = await waitForCondition(ns, "secretchecksums", name, "False");
+    const changed = await waitForCondition(PUBLISHER, "secretchecksums", name, "False");
     assert.ok(changed.status?.missing?.some(id => id.startsWith("7-1-")));
   });
 });
@@ -198,3 +207,53 @@ async function fetchTable(path: string): Promise<{ columnDefinitions: { name: st
       .end();
   });
 }
+
+describe("checksum objects outside the publisher namespaces", () => {
+  let ns: string;
+  let drop: () => Promise<void>;
+  before(async () => ([ns, drop] = await testNamespace(cluster, "untrusted-checksum")));
+  after(async () => drop());
+
+  it("are ignored, with an UntrustedPublisher Event on them and a metric", async () => {
+    // A tenant attesting their own namespace: a checksum that would match their Ingress.
+    await networking.createNamespacedIngress({
+      namespace: ns,
+      body: ingress("site-201", "t.example.com"),
+    });
+    await custom.createNamespacedCustomObject({
+      ...GROUP,
+      namespace: ns,
+      plural: "ingresschecksums",
+      body: {
+        apiVersion: "tengine.taobao.org/v1",
+        kind: "IngressCheckSum",
+        metadata: { name: "self-attested" },
+        spec: { timestamp: new Date().toISOString(), checksum: "0".repeat(64), mode: "content" },
+      },
+    });
+    const event = await waitUntil("an UntrustedPublisher Event", async () => {
+      const events = await cluster.core.listNamespacedEvent({
+        namespace: ns,
+        fieldSelector: "involvedObject.name=self-attested",
+      });
+      return events.items.find(e => e.reason === "UntrustedPublisher");
+    });
+    assert.match(event.message ?? "", /trusted only in the publisher namespaces \(bulwark-system/);
+    const object = (await custom.getNamespacedCustomObject({
+      ...GROUP,
+      namespace: ns,
+      plural: "ingresschecksums",
+      name: "self-attested",
+    })) as ChecksumObject;
+    assert.equal(object.status, undefined, "the guard writes no status on an untrusted object");
+    const metrics = await (await fetch(cluster.metricsUrl)).text();
+    assert.match(metrics, /bulwark_checksum_untrusted_objects [1-9]/);
+  });
+
+  it("cannot be published there by the CLI", async () => {
+    await assert.rejects(
+      publishChecksum(ns, "ingress"),
+      /not a publisher namespace \(bulwark-system; BULWARK_CHECKSUM_PUBLISHER_NAMESPACES\)/,
+    );
+  });
+});

@@ -8,7 +8,7 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { CustomObjectsApi, NetworkingV1Api, type V1Ingress } from "@kubernetes/client-node";
 import { applyOrThrow, waitUntil } from "../../../hack/control-plane/kube";
-import { publishChecksum } from "../../harness/checksums";
+import { PUBLISHER, publishChecksum, removePublished } from "../../harness/checksums";
 import type { ChecksumStatus } from "../../../capabilities/ingress-guard/checksum-crd";
 import { quietCluster, testCluster, testNamespace } from "../../harness/cluster";
 import {
@@ -52,11 +52,11 @@ function classless(
   };
 }
 
-async function consistent(ns: string, name: string): Promise<ChecksumStatus | undefined> {
+async function consistent(name: string): Promise<ChecksumStatus | undefined> {
   const object = (await custom.getNamespacedCustomObject({
     group: "tengine.taobao.org",
     version: "v1",
-    namespace: ns,
+    namespace: PUBLISHER,
     plural: "ingresschecksums",
     name,
   })) as { status?: ChecksumStatus };
@@ -90,9 +90,9 @@ describe("a class-less Ingress when bulwark becomes the default class", () => {
         "nginx.ingress.kubernetes.io/whitelist-source-range": "10.0.0.0/8",
       }),
     });
-    published = await publishChecksum(ns, "ingress");
+    published = await publishChecksum(PUBLISHER, "ingress");
     await waitUntil("the empty set to be attested", async () =>
-      (await consistent(ns, published))?.conditions?.some(c => c.status === "True"),
+      (await consistent(published))?.conditions?.some(c => c.status === "True"),
     );
     gateway = await startGateway({
       kubeconfigPath: cluster.kubeconfigPath,
@@ -103,6 +103,7 @@ describe("a class-less Ingress when bulwark becomes the default class", () => {
 
   after(async () => {
     await applyOrThrow(cluster.kc, [defaultIngressClass(false)]);
+    await removePublished(cluster);
     await gateway?.stop();
     await web?.close();
     await drop?.();
@@ -112,7 +113,7 @@ describe("a class-less Ingress when bulwark becomes the default class", () => {
     assert.equal((await get(gateway.httpPort, plainHost)).status, 404);
     await applyOrThrow(cluster.kc, [defaultIngressClass(true)]);
     const status = await waitUntil("the checksum to turn inconsistent", async () => {
-      const now = await consistent(ns, published);
+      const now = await consistent(published);
       return now?.conditions?.some(c => c.type === "Consistent" && c.status === "False")
         ? now
         : undefined;
@@ -129,9 +130,9 @@ describe("a class-less Ingress when bulwark becomes the default class", () => {
   });
 
   it("serves it once the publisher attests it, and refuses the one with a security control", async () => {
-    const next = await publishChecksum(ns, "ingress");
+    const next = await publishChecksum(PUBLISHER, "ingress");
     await waitUntil("the new checksum to match", async () =>
-      (await consistent(ns, next))?.conditions?.some(c => c.status === "True"),
+      (await consistent(next))?.conditions?.some(c => c.status === "True"),
     );
     await waitServed(gateway.httpPort, plainHost, "web");
     const walled = await waitUntil("the walled host to answer 503", async () => {

@@ -1,0 +1,73 @@
+// What stops a tenant from attesting their own Ingress: a ValidatingAdmissionPolicy (in the API
+// server itself, no webhook to fail open) that refuses checksum objects outside the publisher
+// namespaces, and the ClusterRole a publisher is bound to, per namespace. The guard ignoring
+// untrusted objects (core/checksum/publishers.ts) is the second line, for a policy removed.
+import { CHECKSUM_GROUP } from "../../core/names";
+
+export const PUBLISHER_POLICY = "bulwark-checksum-publishers";
+export const PUBLISHER_ROLE = "bulwark-checksum-publisher";
+
+const RESOURCES = ["ingresschecksums", "secretchecksums"];
+
+/** A CEL list literal of namespace names (validated names: no quoting needed beyond '). */
+function celList(names: readonly string[]): string {
+  return `[${names.map(name => `'${name}'`).join(", ")}]`;
+}
+
+export function publisherPolicyObjects(publisherNamespaces: readonly string[]) {
+  const list = celList(publisherNamespaces);
+  return [
+    {
+      apiVersion: "admissionregistration.k8s.io/v1",
+      kind: "ValidatingAdmissionPolicy",
+      metadata: { name: PUBLISHER_POLICY },
+      spec: {
+        failurePolicy: "Fail",
+        matchConstraints: {
+          resourceRules: [
+            {
+              apiGroups: [CHECKSUM_GROUP],
+              apiVersions: ["*"],
+              operations: ["CREATE", "UPDATE"],
+              resources: RESOURCES,
+            },
+          ],
+        },
+        validations: [
+          {
+            expression: `request.namespace in ${list}`,
+            messageExpression: `'checksum objects are trusted only in the publisher namespaces ${publisherNamespaces.join(", ")}; not in ' + request.namespace`,
+            reason: "Forbidden",
+          },
+        ],
+      },
+    },
+    {
+      apiVersion: "admissionregistration.k8s.io/v1",
+      kind: "ValidatingAdmissionPolicyBinding",
+      metadata: { name: PUBLISHER_POLICY },
+      spec: { policyName: PUBLISHER_POLICY, validationActions: ["Deny"] },
+    },
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRole",
+      metadata: { name: PUBLISHER_ROLE },
+      // What `bulwark checksum publish` does: list the objects it attests, read the IngressClass,
+      // create the new checksum object and delete older ones. Bind it with a RoleBinding in each
+      // publisher namespace for the checksum rules, and a ClusterRoleBinding for the reads.
+      rules: [
+        {
+          apiGroups: [CHECKSUM_GROUP],
+          resources: RESOURCES,
+          verbs: ["get", "list", "create", "delete"],
+        },
+        {
+          apiGroups: ["networking.k8s.io"],
+          resources: ["ingresses", "ingressclasses"],
+          verbs: ["get", "list"],
+        },
+        { apiGroups: [""], resources: ["secrets"], verbs: ["list"] },
+      ],
+    },
+  ];
+}

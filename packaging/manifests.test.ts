@@ -171,7 +171,7 @@ describe("workload manifests", () => {
   it("gateway: the env is what gateway/settings.ts accepts, with the values' ports and switches", () => {
     const sts = find<V1StatefulSet>(
       manifests(v => {
-        v.gateway.checksum = { ingress: true, secret: false };
+        v.gateway.checksum = { ingress: true, secret: false, publisherNamespaces: ["release"] };
         v.gateway.watchNamespaces = ["shop", "blog"];
       }),
       "StatefulSet",
@@ -456,7 +456,7 @@ describe("workload manifests", () => {
     }
   });
 
-  it("components can be turned off", () => {
+  it("components can be turned off; the checksum publisher policy stays (the guard runs in the Pepr module)", () => {
     const none = manifests(v => {
       v.gateway.enabled = false;
       v.permissionServer.enabled = false;
@@ -464,7 +464,22 @@ describe("workload manifests", () => {
     });
     assert.deepEqual(
       none.map(o => o.kind),
-      ["Namespace"],
+      ["Namespace", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "ClusterRole"],
+    );
+  });
+
+  it("the publisher policy and the Pepr module name the same publisher namespaces", () => {
+    const objects = manifests(v => {
+      v.gateway.checksum.publisherNamespaces = ["release", "bulwark-system"];
+    });
+    const policy = find<KubernetesObject & { spec: { validations: { expression: string }[] } }>(
+      objects,
+      "ValidatingAdmissionPolicy",
+      "bulwark-checksum-publishers",
+    );
+    assert.equal(
+      policy.spec.validations[0]?.expression,
+      "request.namespace in ['release', 'bulwark-system']",
     );
   });
 

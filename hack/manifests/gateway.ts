@@ -45,6 +45,10 @@ export function gatewayEnv(values: BulwarkValues): V1EnvVar[] {
     valueEnv("BULWARK_STATE_DIR", GATEWAY_STATE_DIR),
     valueEnv("BULWARK_INGRESS_CHECKSUM", gateway.checksum.ingress),
     valueEnv("BULWARK_SECRET_CHECKSUM", gateway.checksum.secret),
+    valueEnv(
+      "BULWARK_CHECKSUM_PUBLISHER_NAMESPACES",
+      gateway.checksum.publisherNamespaces.join(","),
+    ),
     valueEnv("BULWARK_WATCH_NAMESPACES", gateway.watchNamespaces.join(",")),
   ];
 }

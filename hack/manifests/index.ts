@@ -2,11 +2,12 @@
 // workload's ServiceAccount and RBAC, then the workloads. `npm run build` writes it as
 // manifests/20-bulwark.yaml; the Helm chart (charts/bulwark) renders the same objects.
 import type { KubernetesObject } from "@kubernetes/client-node";
-import { namespaceObject, serviceAccount, type Component } from "./common";
+import { labels, namespaceObject, serviceAccount, type Component } from "./common";
 import { edgeHealthObjects } from "./edge-health";
 import { gatewayObjects } from "./gateway";
 import { permissionServerObjects } from "./permission-server";
 import { rbacObjects } from "./rbac";
+import { publisherPolicyObjects } from "../../capabilities/ingress-guard/publisher-policy";
 import type { BulwarkValues } from "./values";
 
 export { configureModule, moduleEnv } from "./pepr-module";
@@ -47,5 +48,10 @@ export function workloadManifests(values: BulwarkValues): KubernetesObject[] {
     ...components.map(c => serviceAccount(values, c)),
     ...components.flatMap(c => rbacObjects(values, c)),
     ...components.flatMap(c => workloads[c](values)),
+    // The checksum guard runs in the Pepr module whatever workloads are on.
+    ...publisherPolicyObjects(values.gateway.checksum.publisherNamespaces).map(object => ({
+      ...object,
+      metadata: { ...object.metadata, labels: labels() },
+    })),
   ];
 }

@@ -18,6 +18,10 @@ export function moduleEnv(values: BulwarkValues): V1EnvVar[] {
     { name: "BULWARK_PERMISSION_AUDIENCE", value: values.permissionServer.audience },
     { name: "BULWARK_NAMESPACE", value: values.namespace },
     { name: "BULWARK_EDGE_ZONE_NAMESPACE", value: values.edgeHealth.zones.configNamespace },
+    {
+      name: "BULWARK_CHECKSUM_PUBLISHER_NAMESPACES",
+      value: values.gateway.checksum.publisherNamespaces.join(","),
+    },
   ];
 }
 

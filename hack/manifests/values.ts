@@ -59,8 +59,15 @@ export const valuesSchema = z.object({
     watchNamespaces: z.array(z.string().min(1)),
     /** IngressClass `bulwark` (controller bulwark.dev/gateway); mark it the cluster's default. */
     ingressClass: z.object({ default: z.boolean() }),
-    /** Whether updates wait for a matching IngressCheckSum / SecretCheckSum, per kind. */
-    checksum: z.object({ ingress: z.boolean(), secret: z.boolean() }),
+    /**
+     * Whether updates wait for a matching IngressCheckSum / SecretCheckSum, per kind, and the
+     * namespaces where checksum objects are trusted (the only ones a policy lets them be made in).
+     */
+    checksum: z.object({
+      ingress: z.boolean(),
+      secret: z.boolean(),
+      publisherNamespaces: z.array(z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/)).min(1),
+    }),
     /** The last good configuration on disk (a PersistentVolumeClaim per ordinal), else an emptyDir. */
     persistence: z.object({
       enabled: z.boolean(),
@@ -166,7 +173,7 @@ export function defaultValues(image: string = DEFAULT_IMAGE): BulwarkValues {
       workers: 2,
       watchNamespaces: [],
       ingressClass: { default: false },
-      checksum: { ingress: false, secret: false },
+      checksum: { ingress: false, secret: false, publisherNamespaces: ["bulwark-system"] },
       persistence: { enabled: true, size: "1Gi" },
       resources: {
         requests: { cpu: "200m", memory: "256Mi" },

@@ -63,7 +63,7 @@ function variant(): BulwarkValues {
     ordinalStart: 3,
     workers: 4,
     watchNamespaces: ["shop", "blog"],
-    checksum: { ingress: true, secret: true },
+    checksum: { ingress: true, secret: true, publisherNamespaces: ["release", "bulwark-system"] },
     ingressClass: { default: true },
   });
   values.gateway.ports = { http: 8081, https: 8444, admin: 9191 };

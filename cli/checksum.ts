@@ -129,6 +129,11 @@ export function render(
   );
 }
 
+function createdMs(object: { metadata?: { creationTimestamp?: Date | string } }): number {
+  const at = Date.parse(String(object.metadata?.creationTimestamp ?? ""));
+  return Number.isNaN(at) ? -Infinity : at;
+}
+
 /** Whether the cluster's IngressClass bulwark is its default (a missing class is not). */
 async function classIsDefault(): Promise<boolean> {
   try {
@@ -165,9 +170,18 @@ export async function publish(
   say(
     `created ${created.kind} ${options.namespace}/${created.metadata?.name}: ${result.ids.length} IDs, ${options.mode} mode, checksum ${result.checksum}`,
   );
+  // The one before stays: gateways still on the previous state trust it for the grace period
+  // (BULWARK_CHECKSUM_GRACE_SECONDS); the next publish deletes it. Older ones go now.
   const existing = await K8s(model).InNamespace(options.namespace).Get();
-  for (const old of existing.items) {
-    if (old.metadata?.name === created.metadata?.name) continue;
+  const others = existing.items
+    .filter(o => o.metadata?.name !== created.metadata?.name)
+    .sort((a, b) => createdMs(b) - createdMs(a));
+  const [previous, ...older] = others;
+  if (previous)
+    say(
+      `kept ${created.kind} ${options.namespace}/${previous.metadata?.name}: the previous one, trusted for the grace period`,
+    );
+  for (const old of older) {
     await K8s(model).Delete(old);
     say(`deleted older ${created.kind} ${options.namespace}/${old.metadata?.name}`);
   }

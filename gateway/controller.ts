@@ -47,6 +47,8 @@ export interface ControllerOptions {
   excludedNamespaces: ReadonlySet<string>;
   /** Tengine-Ingress's ingress-referrer allow-list. */
   ingressReferrers: ReadonlySet<string>;
+  /** How long the checksum object before the newest still counts. */
+  checksumGraceMs?: number;
   dataPlane: Pick<DataPlane, "apply" | "status">;
   metrics: GatewayMetrics;
   log: LogFn;
@@ -94,6 +96,7 @@ export class GatewayController {
   #version = 0;
   #dirty = new Set<GuardedKind>();
   #timer: NodeJS.Timeout | undefined;
+  #windowTimer: NodeJS.Timeout | undefined;
   #firstChangeAt: number | undefined;
   #flushing: Promise<void> | undefined;
   #again = false;
@@ -104,11 +107,14 @@ export class GatewayController {
 
   constructor(options: ControllerOptions) {
     this.#options = options;
-    this.guard = new ConsistencyState({
-      classIsDefault: false,
-      excludedNamespaces: options.excludedNamespaces,
-      ingressReferrers: options.ingressReferrers,
-    });
+    this.guard = new ConsistencyState(
+      {
+        classIsDefault: false,
+        excludedNamespaces: options.excludedNamespaces,
+        ingressReferrers: options.ingressReferrers,
+      },
+      options.checksumGraceMs,
+    );
     this.#writer = new CoalescingWriter(options.stateDir, error =>
       options.log("error", "could not save the last good view", {
         err: String(error),
@@ -175,6 +181,7 @@ export class GatewayController {
   async stop(): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#timer);
+    clearTimeout(this.#windowTimer);
     await this.#flushing;
     await this.#writer.flush();
   }
@@ -194,6 +201,21 @@ export class GatewayController {
     if (!checksumKind) return;
     if (object) this.guard.observeChecksum(checksumKind, object as unknown as ChecksumObject);
     else this.guard.forgetChecksum(checksumKind, key);
+  }
+
+  /** The previous checksum object stops counting at a set time: compose again then. */
+  #recheckWhenWindowCloses(): void {
+    const closes = GUARDED.map(kind => this.guard.window(kind).closesAtMs).filter(
+      (at): at is number => at !== undefined,
+    );
+    if (closes.length === 0) return;
+    const delay = Math.max(0, Math.min(...closes) - Date.now()) + 10;
+    clearTimeout(this.#windowTimer);
+    this.#windowTimer = setTimeout(() => {
+      for (const kind of GUARDED) this.#dirty.add(kind);
+      this.#schedule();
+    }, delay);
+    this.#windowTimer.unref();
   }
 
   /** The scope from the cached IngressClass; a change re-decides which objects count. */
@@ -285,6 +307,7 @@ export class GatewayController {
     const dirty = this.#dirty;
     this.#dirty = new Set();
     const composition = composeView(this.#input(source));
+    this.#recheckWhenWindowCloses();
     this.#last = composition;
     for (const kind of GUARDED) this.#record(kind, composition[kind], dirty.has(kind));
     const state = composition.state;

@@ -94,6 +94,8 @@ export const settingsSchema = z
     // Where checksum objects are trusted; BULWARK_CHECKSUM_NAMESPACES is its old name.
     BULWARK_CHECKSUM_PUBLISHER_NAMESPACES: namespaces("BULWARK_CHECKSUM_PUBLISHER_NAMESPACES"),
     BULWARK_CHECKSUM_NAMESPACES: namespaces("BULWARK_CHECKSUM_NAMESPACES"),
+    // How long the checksum object before the newest still counts (a publish in flight).
+    BULWARK_CHECKSUM_GRACE_SECONDS: integer("BULWARK_CHECKSUM_GRACE_SECONDS", 60, 0, 3600),
     // Unset: the namespaces the webhooks skip, since nothing there was ever admitted.
     BULWARK_EXCLUDED_NAMESPACES: z
       .string()
@@ -173,6 +175,7 @@ export const settingsSchema = z
     workers: env.BULWARK_WORKERS,
     checksum: { ingress: env.BULWARK_INGRESS_CHECKSUM, secret: env.BULWARK_SECRET_CHECKSUM },
     watchNamespaces: env.BULWARK_WATCH_NAMESPACES,
+    checksumGraceMs: env.BULWARK_CHECKSUM_GRACE_SECONDS * 1000,
     excludedNamespaces: env.BULWARK_EXCLUDED_NAMESPACES as ReadonlySet<string>,
     ingressReferrers: referrerAllowList(env.BULWARK_INGRESS_REFERRERS),
     /** The publisher namespaces: only there are checksum objects read (default bulwark-system). */

@@ -127,3 +127,35 @@ describe("ConsistencyState", () => {
     assert.equal(only?.observation.observedChecksum, only?.observation.publishedChecksum);
   });
 });
+
+describe("ConsistencyState: the rollback window", () => {
+  const a = ingress("site-1", "1");
+  const b = ingress("site-2", "1");
+  const t0 = Date.parse("2026-01-01T00:00:00Z");
+  const state = new ConsistencyState(undefined, 60_000);
+  state.observeObject("ingress", a);
+  // "old" attests [a]; "new", a minute later in creation, attests [a, b], which never landed.
+  state.observeChecksum("ingress", checksumObject("old", [a], "content"));
+  state.observeChecksum(
+    "ingress",
+    checksumObject("new", [a, b], "content", "2026-01-01T00:01:00Z"),
+  );
+  const newAt = t0 + 60_000;
+
+  it("given the state the previous object attests, matches within the grace period only", () => {
+    assert.equal(state.anyConsistent("ingress", newAt + 59_999), true);
+    assert.equal(state.anyConsistent("ingress", newAt + 60_000), false);
+    assert.equal(state.window("ingress", newAt + 1).closesAtMs, newAt + 60_000);
+  });
+
+  it("says Superseded on the previous object's status once the window closes", () => {
+    const late = state.observations("ingress", newAt + 60_000);
+    const old = late.find(o => o.object.metadata?.name === "old");
+    assert.equal(old?.observation.supersededBy, "guard/new");
+    const early = state.observations("ingress", newAt + 1);
+    assert.equal(
+      early.find(o => o.object.metadata?.name === "old")?.observation.supersededBy,
+      undefined,
+    );
+  });
+});

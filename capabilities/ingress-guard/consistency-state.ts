@@ -10,6 +10,10 @@ import {
 } from "../../core/ingress/selection";
 import type { Ingress, Secret } from "../../core/ingress/types";
 import { checksumSpecSchema, type ChecksumKind } from "./checksum-crd";
+import { trustWindow, type TrustWindow } from "../../core/checksum/window";
+
+/** How long the checksum object before the newest still counts, by default. */
+export const DEFAULT_GRACE_MS = 60_000;
 import type { ChecksumObject } from "./checksum-kinds";
 import type { Observation } from "./status";
 
@@ -58,9 +62,21 @@ export class ConsistencyState {
     secret: new KindState("secret"),
   };
   #scope: ServingScope;
+  readonly #graceMs: number;
 
-  constructor(scope: ServingScope = DEFAULT_SCOPE) {
+  /** `graceMs`: how long the checksum object before the newest still counts (a publish in flight). */
+  constructor(scope: ServingScope = DEFAULT_SCOPE, graceMs = DEFAULT_GRACE_MS) {
     this.#scope = scope;
+    this.#graceMs = graceMs;
+  }
+
+  /** Which published objects of the kind may match now, and until when the window holds. */
+  window(kind: ChecksumKind, nowMs = Date.now()): TrustWindow {
+    const published = [...this.#kinds[kind].published.entries()].map(([name, p]) => ({
+      name,
+      createdMs: Date.parse(creationOrder(p.object)),
+    }));
+    return trustWindow(published, nowMs, this.#graceMs);
   }
 
   get scope(): ServingScope {
@@ -154,20 +170,33 @@ export class ConsistencyState {
     for (const object of checksums) this.observeChecksum(kind, object);
   }
 
-  /** Whether any published checksum object of the kind matches; undefined when none is published. */
-  anyConsistent(kind: ChecksumKind): boolean | undefined {
+  /**
+   * Whether the newest published checksum object of the kind matches (or, within the grace
+   * period after it appeared, the one before it); undefined when none is published.
+   */
+  anyConsistent(kind: ChecksumKind, nowMs = Date.now()): boolean | undefined {
     const state = this.#kinds[kind];
     if (state.published.size === 0) return undefined;
-    return MODES.some(mode => state.trackers[mode].verify().consistent);
+    for (const name of this.window(kind, nowMs).trusted) {
+      const published = state.published.get(name);
+      if (published?.checksum && state.trackers[published.mode].report(name)?.matches) return true;
+    }
+    return false;
   }
 
   /** One Observation per published checksum object of the kind. */
-  observations(kind: ChecksumKind): { object: ChecksumObject; observation: Observation }[] {
+  observations(
+    kind: ChecksumKind,
+    nowMs = Date.now(),
+  ): { object: ChecksumObject; observation: Observation }[] {
     const state = this.#kinds[kind];
-    return [...state.published.entries()].map(([key, published]) => ({
-      object: published.object,
-      observation: observe(kind, state.trackers[published.mode], key, published),
-    }));
+    const window = this.window(kind, nowMs);
+    const newest = [...window.trusted][0];
+    return [...state.published.entries()].map(([key, published]) => {
+      const observation = observe(kind, state.trackers[published.mode], key, published);
+      if (!window.trusted.has(key)) observation.supersededBy = newest;
+      return { object: published.object, observation };
+    });
   }
 }
 

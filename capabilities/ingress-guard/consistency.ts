@@ -36,7 +36,10 @@ export interface GuardOptions {
 }
 
 export class ConsistencyGuard {
-  readonly state = new ConsistencyState(settingsScope());
+  readonly state = new ConsistencyState(
+    settingsScope(),
+    Number(process.env.BULWARK_CHECKSUM_GRACE_SECONDS ?? 60) * 1000,
+  );
   readonly #options: GuardOptions;
   readonly #publishers = publisherNamespaces();
   /** "kind namespace/name" of the untrusted checksum objects already announced. */
@@ -153,6 +156,15 @@ export class ConsistencyGuard {
     );
   }
 
+  /** When the previous checksum object stops counting, statuses and metrics change: write them then. */
+  #recheckWhenWindowCloses(): void {
+    for (const kind of KINDS) {
+      const closesAt = this.state.window(kind).closesAtMs;
+      if (closesAt === undefined) continue;
+      setTimeout(() => this.#markDirty(kind), Math.max(0, closesAt - Date.now()) + 10).unref();
+    }
+  }
+
   #markDirty(kind: ChecksumKind): void {
     this.#dirty.add(kind);
     if (this.#primed) this.#schedule(this.#options.debounceMs);
@@ -171,6 +183,7 @@ export class ConsistencyGuard {
     try {
       for (const kind of kinds) await this.#writeStatuses(kind);
       this.#retryMs = 0;
+      this.#recheckWhenWindowCloses();
     } catch (error) {
       for (const kind of kinds) this.#dirty.add(kind);
       this.#retryMs = Math.min(Math.max(this.#retryMs * 2, 500), this.#options.maxRetryMs);

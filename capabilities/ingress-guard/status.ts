@@ -26,12 +26,21 @@ export interface Observation {
   unexpectedCount: number;
   /** A spec that does not parse: the message says which field. */
   invalidSpec?: string;
+  /** A newer checksum object was published (and the grace period is over): this one no longer counts. */
+  supersededBy?: string;
 }
 
 const NOUN = { ingress: "Ingress objects", secret: "TLS Secrets" } as const;
 
 function condition(o: Observation): Pick<ChecksumCondition, "status" | "reason" | "message"> {
   if (o.invalidSpec) return { status: "False", reason: "InvalidSpec", message: o.invalidSpec };
+  if (o.supersededBy !== undefined) {
+    return {
+      status: "False",
+      reason: "Superseded",
+      message: `${o.supersededBy} is newer: only the newest checksum object attests the cluster`,
+    };
+  }
   if (!o.publishedChecksum)
     return { status: "False", reason: "NoChecksum", message: "spec.checksum is not set" };
   if (o.publishedIdsHash === false) {

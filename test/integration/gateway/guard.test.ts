@@ -155,4 +155,39 @@ describe("gateway checksum guard", () => {
       await fresh.stop();
     }
   });
+
+  it("trusts the checksum before the newest only for the grace period: an older attested state is then refused", async () => {
+    // The cluster is at version 3; checksum-c attests it, then checksum-d attests a version 4
+    // that never lands (or was rolled back).
+    const windowed = await startGateway({
+      kubeconfigPath: cluster.kubeconfigPath,
+      namespace: ns,
+      podName: "bulwark-gateway-6",
+      env: { ...env, BULWARK_CHECKSUM_GRACE_SECONDS: "4" },
+      waitReady: false,
+    });
+    try {
+      await applyOrThrow(cluster.kc, [checksumObject(ns, "checksum-c", ["1-3"])]);
+      await waitUntil("version 3 to be attested", async () => {
+        return (await windowed.health()).guard.ingress?.state === "matched";
+      });
+      await new Promise(r => setTimeout(r, 1100)); // creationTimestamp has 1 s steps
+      await applyOrThrow(cluster.kc, [checksumObject(ns, "checksum-d", ["1-4"])]);
+      const publishedAt = Date.now();
+      await new Promise(r => setTimeout(r, 500));
+      assert.equal(
+        (await windowed.health()).guard.ingress?.state,
+        "matched",
+        "within the grace period",
+      );
+      const refused = await waitUntil("the grace period to end", async () => {
+        const health = await windowed.health();
+        return health.guard.ingress?.state === "mismatch" ? health : undefined;
+      });
+      assert.ok(Date.now() - publishedAt >= 2500, "not before the grace period ends");
+      assert.equal(refused.guard.ingress?.refusal, "mismatch");
+    } finally {
+      await windowed.stop();
+    }
+  });
 });

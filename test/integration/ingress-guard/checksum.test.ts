@@ -43,11 +43,15 @@ function ingress(name: string, host: string): V1Ingress {
   };
 }
 
+/** Newest first, as the guard orders them (creation time, then name). */
 async function checksumObjects(ns: string, plural: string): Promise<ChecksumObject[]> {
   const list = (await custom.listNamespacedCustomObject({ ...GROUP, namespace: ns, plural })) as {
     items: ChecksumObject[];
   };
-  return list.items;
+  const created = (o: ChecksumObject) => Date.parse(o.metadata.creationTimestamp);
+  return list.items.sort(
+    (a, b) => created(b) - created(a) || (a.metadata.name < b.metadata.name ? 1 : -1),
+  );
 }
 
 async function waitForCondition(
@@ -98,14 +102,17 @@ describe("the global checksum", () => {
       assert.ok(names.includes(column), names.join());
   });
 
-  it("turns Consistent when the cluster matches a published checksum, and deletes older ones", async () => {
+  it("turns Consistent when the cluster matches a published checksum, keeps the previous one and deletes older ones", async () => {
     const first = await publishChecksum(PUBLISHER, "ingress", "content");
     await waitForCondition(PUBLISHER, "ingresschecksums", first, "True");
+    await new Promise(resolve => setTimeout(resolve, 1100)); // creationTimestamp has 1 s steps
     const second = await publishChecksum(PUBLISHER, "ingress", "content");
-    const object = await waitForCondition(PUBLISHER, "ingresschecksums", second, "True");
+    await new Promise(resolve => setTimeout(resolve, 1100));
+    const third = await publishChecksum(PUBLISHER, "ingress", "content");
+    const object = await waitForCondition(PUBLISHER, "ingresschecksums", third, "True");
     assert.deepEqual(
       (await checksumObjects(PUBLISHER, "ingresschecksums")).map(o => o.metadata.name),
-      [second],
+      [third, second],
     );
     assert.equal(object.status?.observedChecksum, object.spec.checksum);
     assert.ok((object.status?.objectCount ?? 0) >= 3);

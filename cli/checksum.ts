@@ -6,11 +6,9 @@ import { K8s, kind as k } from "kubernetes-fluent-client";
 import { computeChecksum, type ChecksumMode, type ComputedChecksum } from "../core/checksum";
 import { CHECKSUM_GROUP, INGRESS_CLASS } from "../core/names";
 import { isDefaultClass } from "../core/ingress/class";
-import { referrerAllowed } from "../core/annotations/referrer";
-import { annotationKey } from "../core/annotations/validators";
-
-const INGRESS_REFERRER = annotationKey("ingress-referrer");
-import { countsForChecksum, type ServingScope } from "../core/ingress/selection";
+import { countsForChecksum, refusedReferrer, type ServingScope } from "../core/ingress/selection";
+import { newestFirst } from "../core/checksum/window";
+import { isNotFound } from "../kube/runtime";
 import type { Ingress, Secret } from "../core/ingress/types";
 import {
   CHECKSUM_VERSION,
@@ -33,8 +31,8 @@ function notCounted(kind: ChecksumKind, object: Ingress | Secret, scope: Serving
   const namespace = object.metadata?.namespace ?? "";
   if (scope.excludedNamespaces.has(namespace)) return `in excluded namespace ${namespace}`;
   if (kind === "secret") return "not of type kubernetes.io/tls";
-  const referrer = object.metadata?.annotations?.[INGRESS_REFERRER];
-  if (!referrerAllowed(referrer, scope.ingressReferrers))
+  const referrer = refusedReferrer(object as Ingress, scope);
+  if (referrer !== undefined)
     return `its ingress-referrer ${JSON.stringify(referrer)} is not in --ingress-referrers`;
   return scope.classIsDefault
     ? "of another IngressClass"
@@ -129,9 +127,11 @@ export function render(
   );
 }
 
-function createdMs(object: { metadata?: { creationTimestamp?: Date | string } }): number {
-  const at = Date.parse(String(object.metadata?.creationTimestamp ?? ""));
-  return Number.isNaN(at) ? -Infinity : at;
+/** A checksum object as the guard orders publications (core/checksum/window.ts). */
+function publication(object: { metadata?: { name?: string; creationTimestamp?: Date | string } }) {
+  const created = object.metadata?.creationTimestamp;
+  const createdMs = created instanceof Date ? created.getTime() : Date.parse(String(created ?? ""));
+  return { name: object.metadata?.name ?? "", createdMs };
 }
 
 /** Whether the cluster's IngressClass bulwark is its default (a missing class is not). */
@@ -139,7 +139,7 @@ async function classIsDefault(): Promise<boolean> {
   try {
     return isDefaultClass(await K8s(k.IngressClass).Get(INGRESS_CLASS));
   } catch (error) {
-    if ((error as { status?: number }).status === 404) return false;
+    if (isNotFound(error)) return false;
     throw error;
   }
 }
@@ -175,7 +175,7 @@ export async function publish(
   const existing = await K8s(model).InNamespace(options.namespace).Get();
   const others = existing.items
     .filter(o => o.metadata?.name !== created.metadata?.name)
-    .sort((a, b) => createdMs(b) - createdMs(a));
+    .sort((a, b) => newestFirst(publication(a), publication(b)));
   const [previous, ...older] = others;
   if (previous)
     say(

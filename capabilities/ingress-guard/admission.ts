@@ -1,27 +1,26 @@
 // Admission glue: read what the decision needs from the cluster, decide in core/, answer.
 import { Log, type a, type PeprValidateRequest } from "pepr";
-import { namesNoClass } from "../../core/ingress/class";
-import { selectsIngress } from "../../core/ingress/selection";
+import { isOurIngress, namesNoClass } from "../../core/ingress/class";
+import {
+  refusedReferrer,
+  selectsIngress,
+  TLS_SECRET_TYPE,
+  type ServingScope,
+} from "../../core/ingress/selection";
 import { reviewIngress } from "../../core/ingress/review-ingress";
 import { reviewTlsSecret } from "../../core/ingress/review-secret";
-import { TLS_SECRET_TYPE } from "../../core/ingress/selection";
 import type { Ingress, Secret } from "../../core/ingress/types";
+import { NGINX_ANNOTATION_PREFIX } from "../../core/names";
 import { formatErrors, type FieldError } from "../../core/result";
 import { ingressesUsingSecret, secretNamesOf, tlsSecretLookup } from "./cluster-reads";
 import { currentScope, readClassIsDefault, securityAnnotationMode, settingsScope } from "./scope";
-import { referrerAllowed } from "../../core/annotations/referrer";
-import type { ServingScope } from "../../core/ingress/selection";
-import { isOurIngress } from "../../core/ingress/class";
-import { NGINX_ANNOTATION_PREFIX } from "../../core/names";
-
-const INGRESS_REFERRER = `${NGINX_ANNOTATION_PREFIX}ingress-referrer`;
 
 /** An Ingress of Bulwark's class dropped for its referrer is admitted, and told why it is not served. */
 function referrerWarnings(ingress: Ingress, scope: ServingScope): string[] | undefined {
-  const referrer = ingress.metadata?.annotations?.[INGRESS_REFERRER];
-  if (!isOurIngress(ingress) || referrerAllowed(referrer, scope.ingressReferrers)) return undefined;
+  const referrer = refusedReferrer(ingress, scope);
+  if (!isOurIngress(ingress) || referrer === undefined) return undefined;
   return [
-    `${INGRESS_REFERRER} ${JSON.stringify(referrer)} is not in the gateway's allow-list (BULWARK_INGRESS_REFERRERS): this Ingress is not served`,
+    `${NGINX_ANNOTATION_PREFIX}ingress-referrer ${JSON.stringify(referrer)} is not in the gateway's allow-list (BULWARK_INGRESS_REFERRERS): this Ingress is not served`,
   ];
 }
 

@@ -11,11 +11,11 @@ import {
 import type { Ingress, Secret } from "../../core/ingress/types";
 import { checksumSpecSchema, type ChecksumKind } from "./checksum-crd";
 import { trustWindow, type TrustWindow } from "../../core/checksum/window";
+import type { ChecksumObject } from "./checksum-kinds";
+import type { Observation } from "./status";
 
 /** How long the checksum object before the newest still counts, by default. */
 export const DEFAULT_GRACE_MS = 60_000;
-import type { ChecksumObject } from "./checksum-kinds";
-import type { Observation } from "./status";
 
 const TRACKER_KIND = { ingress: "Ingress", secret: "Secret" } as const;
 const MODES: ChecksumMode[] = ["tengine", "content"];

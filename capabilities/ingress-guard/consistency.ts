@@ -18,9 +18,9 @@ import { guardMetrics } from "./metrics";
 import { publisherNamespaces, readClassIsDefault, settingsScope } from "./scope";
 import { isDefaultClass } from "../../core/ingress/class";
 import { INGRESS_CLASS } from "../../core/names";
+import { desiredStatus, isConsistent } from "./status";
 
 type IngressClassLike = { metadata?: { name?: string; annotations?: Record<string, string> } };
-import { desiredStatus, isConsistent } from "./status";
 
 const KINDS: ChecksumKind[] = ["ingress", "secret"];
 const COMPONENT = "ingress-guard";
@@ -44,6 +44,8 @@ export class ConsistencyGuard {
   readonly #publishers = publisherNamespaces();
   /** "kind namespace/name" of the untrusted checksum objects already announced. */
   readonly #ignored = new Set<string>();
+  /** One timer per kind for when the previous checksum object stops counting. */
+  readonly #windowTimers: Partial<Record<ChecksumKind, NodeJS.Timeout>> = {};
   readonly #dirty = new Set<ChecksumKind>();
   /** The status last written (or read) per checksum object, to patch only on change. */
   readonly #written = new Map<string, string>();
@@ -161,7 +163,9 @@ export class ConsistencyGuard {
     for (const kind of KINDS) {
       const closesAt = this.state.window(kind).closesAtMs;
       if (closesAt === undefined) continue;
-      setTimeout(() => this.#markDirty(kind), Math.max(0, closesAt - Date.now()) + 10).unref();
+      clearTimeout(this.#windowTimers[kind]);
+      const delayMs = Math.max(0, closesAt - Date.now()) + 10;
+      this.#windowTimers[kind] = setTimeout(() => this.#markDirty(kind), delayMs).unref();
     }
   }
 

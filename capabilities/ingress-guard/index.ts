@@ -4,6 +4,7 @@ import { validateIngress, validateTlsSecret } from "./admission";
 import { IngressCheckSum, SecretCheckSum } from "./checksum-kinds";
 import { ConsistencyGuard } from "./consistency";
 import { ServingNotices } from "./serving-notices";
+import { TLS_SECRET_TYPE } from "../../core/ingress/selection";
 import { isWatcherProcess } from "../../kube/runtime";
 
 export const IngressGuard = new Capability({
@@ -22,6 +23,12 @@ const guard: ConsistencyGuard = new ConsistencyGuard({
   onIngresses: (ingresses): Promise<void> => notices.onList(ingresses),
 });
 
+/** Only a TLS Secret can change a verdict: the rest of a cluster's Secret churn costs nothing. */
+async function tlsSecretChanged(secret: a.Secret): Promise<void> {
+  if (secret.type !== TLS_SECRET_TYPE) return;
+  await notices.onSecret(secret.metadata?.namespace ?? "", secret.metadata?.name ?? "");
+}
+
 When(a.Ingress)
   .IsCreatedOrUpdated()
   .Watch(async o => {
@@ -38,13 +45,13 @@ When(a.Secret)
   .IsCreatedOrUpdated()
   .Watch(async o => {
     guard.onObject("secret", o, false);
-    await notices.onSecret(o.metadata?.namespace ?? "", o.metadata?.name ?? "");
+    await tlsSecretChanged(o);
   });
 When(a.Secret)
   .IsDeleted()
   .Watch(async o => {
     guard.onObject("secret", o, true);
-    await notices.onSecret(o.metadata?.namespace ?? "", o.metadata?.name ?? "");
+    await tlsSecretChanged(o);
   });
 When(a.IngressClass)
   .IsCreatedOrUpdated()

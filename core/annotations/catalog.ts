@@ -16,7 +16,7 @@ export interface CatalogEntry {
   /** The full key. */
   key: string;
   type: string;
-  /** What applies when absent ("" when nothing does); unsupported keys: ingress-nginx's. */
+  /** What applies when absent in Bulwark ("" when nothing does, and for every unsupported key). */
   default: string;
   support: Support;
   /** The release that first read it; undefined for unsupported keys. */

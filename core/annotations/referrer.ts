@@ -4,15 +4,14 @@
 // an Ingress from elsewhere is neither served nor counted, a canary from elsewhere is not served.
 import { z } from "zod";
 import { parseFamily, type Family } from "./family";
-import { annotation, bad, good, type Parsed } from "./validators";
+import { annotation, bad, good, hasControlCharacter, type Parsed } from "./validators";
 import type { Result } from "../result";
-
-// eslint-disable-next-line no-control-regex -- the point is to find control characters
-const CONTROL = /[\u0000-\u001f\u007f]/;
 
 /** Any text without control characters (Tengine reads it as a plain string). */
 function parseReferrer(raw: string): Parsed<string> {
-  return CONTROL.test(raw) ? bad("an application name without control characters", raw) : good(raw);
+  return hasControlCharacter(raw)
+    ? bad("an application name without control characters", raw)
+    : good(raw);
 }
 
 const fields = {

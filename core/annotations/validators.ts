@@ -88,10 +88,14 @@ export const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 // eslint-disable-next-line no-control-regex -- the point is to find control characters
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
+export function hasControlCharacter(text: string): boolean {
+  return CONTROL.test(text);
+}
+
 /** Why a free-text entry (a value to match or to send) is unusable, or undefined when it is fine. */
 export function textProblem(entry: string): string | undefined {
   if (entry === "") return "is empty";
-  if (CONTROL.test(entry)) return "has a control character";
+  if (hasControlCharacter(entry)) return "has a control character";
   if (entry.trim() !== entry) return "has leading or trailing spaces";
   return undefined;
 }

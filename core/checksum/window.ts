@@ -16,7 +16,8 @@ export interface TrustWindow {
   closesAtMs: number | undefined;
 }
 
-function newestFirst(a: Publication, b: Publication): number {
+/** The order publications are trusted in: newest creation first, then name (descending). */
+export function newestFirst(a: Publication, b: Publication): number {
   const [x, y] = [
     Number.isNaN(a.createdMs) ? -Infinity : a.createdMs,
     Number.isNaN(b.createdMs) ? -Infinity : b.createdMs,

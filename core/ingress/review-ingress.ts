@@ -33,20 +33,24 @@ function canaryWarnings(ingress: Ingress, annotations: IngressAnnotations | unde
   ];
 }
 
-function securityFindings(ingress: Ingress, mode: SecurityAnnotationMode): IngressReview {
-  const keys = unsupportedSecurityAnnotations(ingress.metadata?.annotations);
-  if (mode === "warn") {
-    const warnings = keys.map(
-      key =>
-        `${key} ${securityControlProblem(key)}: admitted for migration, but the gateway will not serve this Ingress while it is set`,
-    );
-    return { errors: [], warnings };
-  }
-  const errors = keys.map(key => ({
+/** One error per security control Bulwark does not implement, naming its key. */
+export function securityErrors(
+  annotations: Readonly<Record<string, string>> | undefined,
+): FieldError[] {
+  return unsupportedSecurityAnnotations(annotations).map(key => ({
     field: annotationPath(key),
     message: securityControlProblem(key),
   }));
-  return { errors, warnings: [] };
+}
+
+function securityFindings(ingress: Ingress, mode: SecurityAnnotationMode): IngressReview {
+  const annotations = ingress.metadata?.annotations;
+  if (mode === "deny") return { errors: securityErrors(annotations), warnings: [] };
+  const warnings = unsupportedSecurityAnnotations(annotations).map(
+    key =>
+      `${key} ${securityControlProblem(key)}: admitted for migration, but the gateway will not serve this Ingress while it is set`,
+  );
+  return { errors: [], warnings };
 }
 
 export function reviewIngress(

@@ -11,6 +11,12 @@ export const TLS_SECRET_TYPE = "kubernetes.io/tls";
 
 const INGRESS_REFERRER = annotationKey("ingress-referrer");
 
+/** The Ingress's ingress-referrer when the scope's allow-list refuses it; undefined otherwise. */
+export function refusedReferrer(ingress: Ingress, scope: ServingScope): string | undefined {
+  const referrer = ingress.metadata?.annotations?.[INGRESS_REFERRER];
+  return referrerAllowed(referrer, scope.ingressReferrers) ? undefined : referrer;
+}
+
 /**
  * The namespaces Pepr's webhook configurations leave out (its namespaceSelector: NotIn), so an
  * Ingress there is never admitted. A test reads the configuration from the API server to check.
@@ -48,8 +54,7 @@ function excluded(object: Ingress | Secret, scope: ServingScope): boolean {
  */
 export function selectsIngress(ingress: Ingress, scope: ServingScope): boolean {
   if (excluded(ingress, scope)) return false;
-  if (!referrerAllowed(ingress.metadata?.annotations?.[INGRESS_REFERRER], scope.ingressReferrers))
-    return false;
+  if (refusedReferrer(ingress, scope) !== undefined) return false;
   return isOurIngress(ingress) || (scope.classIsDefault && namesNoClass(ingress));
 }
 
@@ -71,22 +76,27 @@ export function countsForChecksum(
 
 const NAMESPACE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
+/** A comma-separated list of namespace names (spaces allowed, empty entries dropped). */
+export function parseNamespaceList(raw: string, field: string): Result<Set<string>> {
+  const names = raw
+    .split(",")
+    .map(name => name.trim())
+    .filter(name => name !== "");
+  const bad = names.find(name => name.length > 63 || !NAMESPACE.test(name));
+  if (bad !== undefined) {
+    const message = `expected namespace names separated by ",", got ${JSON.stringify(bad)}`;
+    return fail([{ field, message }]);
+  }
+  return ok(new Set(names));
+}
+
 /**
  * The excluded namespaces from a setting: a comma-separated list (spaces allowed), "" for none.
  * Unset: the webhook-skipped namespaces, so that nothing is served that admission never saw.
  */
 export function parseExcludedNamespaces(raw: string | undefined): Result<Set<string>> {
   if (raw === undefined) return ok(new Set(WEBHOOK_SKIPPED_NAMESPACES));
-  const names = raw
-    .split(",")
-    .map(name => name.trim())
-    .filter(name => name !== "");
-  const bad = names.filter(name => name.length > 63 || !NAMESPACE.test(name));
-  if (bad.length > 0) {
-    const message = `expected namespace names separated by ",", got ${JSON.stringify(bad[0])}`;
-    return fail([{ field: "excludedNamespaces", message }]);
-  }
-  return ok(new Set(names));
+  return parseNamespaceList(raw, "excludedNamespaces");
 }
 
 function sameSet(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {

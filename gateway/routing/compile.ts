@@ -8,7 +8,6 @@ import type {
   V1IngressRule,
 } from "@kubernetes/client-node";
 import {
-  annotationPath,
   INGRESS_NGINX_PROXY_DEFAULTS,
   isCanaryIngress,
   parseIngressAnnotations,
@@ -17,10 +16,7 @@ import {
   type IngressAnnotations,
   type ProxyConfig,
 } from "../../core/annotations";
-import {
-  securityControlProblem,
-  unsupportedSecurityAnnotations,
-} from "../../core/annotations/catalog";
+import { securityErrors } from "../../core/ingress/review-ingress";
 import { hostProblem } from "../../core/ingress/hostname";
 import { NGINX_ANNOTATION_PREFIX } from "../../core/names";
 import { formatErrors } from "../../core/result";
@@ -493,9 +489,8 @@ function routeAt(
 }
 
 function securityRefusal(annotations: Record<string, string> | undefined): string | undefined {
-  const keys = unsupportedSecurityAnnotations(annotations);
-  if (keys.length === 0) return undefined;
-  return keys.map(key => `${annotationPath(key)}: ${securityControlProblem(key)}`).join("; ");
+  const errors = securityErrors(annotations);
+  return errors.length === 0 ? undefined : formatErrors(errors);
 }
 
 function tlsHostsOf(ingress: V1Ingress): ReadonlySet<string> {

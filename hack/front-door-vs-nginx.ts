@@ -9,8 +9,8 @@
 // worker, proxy_http_version 1.1, the same proxy_set_header lines) with ingress-nginx's header
 // buffers, without upstream keepalive, so that bytes one case leaves on an upstream connection
 // cannot spill into the next case.
-import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import type { ChildProcess } from "node:child_process";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CasePlane } from "../test/harness/case-plane";
@@ -23,8 +23,7 @@ import {
   type ParsedRequest,
 } from "../test/harness/llhttp-recorder";
 import { freePort } from "./control-plane/ports";
-
-const NGINX = "/usr/sbin/nginx";
+import { nginxConfig, startNginx, stopNginx } from "./nginx";
 
 interface Seen {
   /** The client's answers: backend answers as "B200", the proxy's own as the status. */
@@ -57,18 +56,10 @@ async function through(
   };
 }
 
-async function startNginx(dir: string, port: number, backendPort: number): Promise<ChildProcess> {
-  const config = `worker_processes 1;
-daemon off;
-pid ${dir}/nginx.pid;
-error_log ${dir}/error.log warn;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  # ingress-nginx's default (nginx's own is 4 8k): a field line up to 16 KiB, a head up to 64 KiB.
+/** nginx proxying to `backendPort`, with ingress-nginx's head limits. */
+function startNginxProxy(dir: string, port: number, backendPort: number): Promise<ChildProcess> {
+  const http = `# ingress-nginx's default (nginx's own is 4 8k): a field line up to 16 KiB, a head up to 64 KiB.
   large_client_header_buffers 4 16k;
-  client_body_temp_path ${dir}/client_body; proxy_temp_path ${dir}/proxy;
-  fastcgi_temp_path ${dir}/fastcgi; uwsgi_temp_path ${dir}/uwsgi; scgi_temp_path ${dir}/scgi;
   upstream web { server 127.0.0.1:${backendPort}; }
   server {
     listen 127.0.0.1:${port};
@@ -81,17 +72,8 @@ http {
       proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
       proxy_set_header X-Forwarded-Proto $scheme;
     }
-  }
-}
-`;
-  const file = join(dir, "nginx.conf");
-  writeFileSync(file, config);
-  const child = spawn(NGINX, ["-c", file, "-p", dir, "-e", join(dir, "error.log")], {
-    stdio: "ignore",
-  });
-  await new Promise(resolve => setTimeout(resolve, 500));
-  if (child.exitCode !== null) throw new Error(`nginx exited; see ${dir}/error.log`);
-  return child;
+  }`;
+  return startNginx(dir, "nginx", nginxConfig(dir, 1, http));
 }
 
 type Verdict = "same" | "stricter" | "looser" | "other";
@@ -112,7 +94,7 @@ async function main(): Promise<void> {
   const recorder = await LlhttpRecorder.start();
   const nginxBackend = await RecordingBackend.start(recorder);
   const nginxPort = await freePort();
-  const nginx = await startNginx(dir, nginxPort, nginxBackend.port);
+  const nginx = await startNginxProxy(dir, nginxPort, nginxBackend.port);
   const plane = await CasePlane.start(recorder);
   const counts: Record<Verdict, number> = { same: 0, stricter: 0, looser: 0, other: 0 };
   const rows: string[][] = [];
@@ -140,7 +122,7 @@ async function main(): Promise<void> {
     }
   } finally {
     if (process.stderr.isTTY) process.stderr.write("\n");
-    nginx.kill("SIGQUIT");
+    await stopNginx(nginx);
     await plane.close();
     await nginxBackend.close();
     await recorder.close();

@@ -12,8 +12,8 @@
 // log on (written to /dev/null). wrk on loopback drives each with the same Host, path, Origin and
 // connections. Then RSS of a gateway process after compiling 10k and 100k hosts. Numbers are
 // printed; nothing is asserted.
-import { execFile, execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { execFile, execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
@@ -21,12 +21,12 @@ import type { V1EndpointSlice, V1Ingress } from "@kubernetes/client-node";
 import { startDataPlane } from "../../gateway/data-plane";
 import type { ObserveOptions } from "../../gateway/observability/observer";
 import { freePort } from "../control-plane/ports";
+import { NGINX, nginxConfig, startNginx, stopNginx } from "../nginx";
 import { imageNode } from "../node-runtime/runtime";
 
 const run = promisify(execFile);
 const HOST = "bench.test";
 const ORIGIN = "https://app.bench.test";
-const NGINX = "/usr/sbin/nginx";
 const WRK = "/usr/bin/wrk";
 
 interface Options {
@@ -96,42 +96,6 @@ async function wrk(port: number, options: Options): Promise<WrkResult> {
   const socketErrors = /Socket errors:.*/.exec(stdout)?.[0];
   if (socketErrors !== undefined) console.log(`    wrk: ${socketErrors}`);
   return { rps, p50ms, p99ms, errors: Number(errorMatch?.[1] ?? 0) };
-}
-
-const TEMP_PATHS = ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"]
-  .map(name => `${name === "client_body" ? "client_body" : name}_temp_path DIR/${name};`)
-  .join(" ");
-
-function nginxConfig(dir: string, workers: number, servers: string): string {
-  return `worker_processes ${workers};
-daemon off;
-pid ${dir}/nginx-${Math.random().toString(36).slice(2)}.pid;
-error_log ${dir}/error.log warn;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  ${TEMP_PATHS.replaceAll("DIR", dir)}
-  ${servers}
-}
-`;
-}
-
-async function startNginx(dir: string, name: string, config: string): Promise<ChildProcess> {
-  const file = join(dir, `${name}.conf`);
-  writeFileSync(file, config);
-  const child = spawn(NGINX, ["-c", file, "-p", dir, "-e", join(dir, "error.log")], {
-    stdio: "ignore",
-  });
-  await new Promise(resolve => setTimeout(resolve, 500));
-  if (child.exitCode !== null) throw new Error(`nginx (${name}) exited; see ${dir}/error.log`);
-  return child;
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = new Promise(resolve => child.once("exit", resolve));
-  child.kill("SIGQUIT");
-  await exited;
 }
 
 const NGINX_PREFIX = "nginx.ingress.kubernetes.io/";
@@ -366,8 +330,8 @@ async function throughput(options: Options): Promise<void> {
         .join(" ")}`,
     );
   } finally {
-    await stop(proxy);
-    await stop(backend);
+    await stopNginx(proxy);
+    await stopNginx(backend);
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -13,6 +13,7 @@ import type {
 } from "@kubernetes/client-node";
 import { ConsistencyState } from "../capabilities/ingress-guard/consistency-state";
 import type { ChecksumObject } from "../capabilities/ingress-guard/checksum-kinds";
+import type { GuardMode } from "../core/checksum";
 import { isDefaultClass } from "../core/ingress/class";
 import { INGRESS_CLASS, INGRESS_CONTROLLER } from "../core/names";
 import type { GatewayMetrics } from "./admin/metrics";
@@ -25,6 +26,7 @@ import {
   type GuardState,
   type GuardedKind,
   type KindOutcome,
+  type Refusal,
   type ServedState,
 } from "./selection/compose";
 import type { Change, ResourceKind } from "./source/cache";
@@ -42,7 +44,8 @@ export interface ControllerOptions {
   podName: string;
   ordinal: number;
   stateDir: string;
-  checksum: Record<GuardedKind, boolean>;
+  /** The checksum guard per kind: off, observe (verify and report only) or enforce. */
+  checksum: Record<GuardedKind, GuardMode>;
   /** Namespaces whose Ingresses and Secrets are neither served nor counted (the webhooks skip them). */
   excludedNamespaces: ReadonlySet<string>;
   /** Tengine-Ingress's ingress-referrer allow-list. */
@@ -66,8 +69,11 @@ interface Served {
 }
 
 export interface GuardReport {
-  enabled: boolean;
+  mode: GuardMode;
+  /** The verdict on the latest objects, whatever the mode does with it ("off" when the mode is). */
   state: GuardState;
+  /** In observe mode, what enforce would refuse the latest objects for; undefined when nothing. */
+  wouldRefuse?: Refusal;
   /** The latest objects are served (after rollout); false while the last good ones serve. */
   accepted: boolean;
   refusal?: string;
@@ -123,8 +129,8 @@ export class GatewayController {
     );
     const now = new Date().toISOString();
     const report = (kind: GuardedKind): GuardReport => ({
-      enabled: options.checksum[kind],
-      state: options.checksum[kind] ? "no-checksum" : "off",
+      mode: options.checksum[kind],
+      state: options.checksum[kind] === "off" ? "off" : "no-checksum",
       accepted: false,
       since: now,
       candidates: 0,
@@ -190,7 +196,7 @@ export class GatewayController {
     const guarded = kind === "ingress" || kind === "secret" ? kind : undefined;
     // With the feature off for a kind its objects are not hashed at all (content mode hashes
     // every object's canonical JSON: seconds of CPU and tens of MB at 100k objects).
-    if (guarded && !this.#options.checksum[guarded]) return;
+    if (guarded && this.#options.checksum[guarded] === "off") return;
     if (guarded) {
       if (object) this.guard.observeObject(guarded, object as never);
       else this.guard.forgetObject(guarded, key);
@@ -270,11 +276,17 @@ export class GatewayController {
     return needed.every(kind => source.kindSynced(kind));
   }
 
+  /** The verdict on the latest objects of the kind, in observe mode as in enforce. */
   #guardState(kind: GuardedKind): GuardState {
-    if (!this.#options.checksum[kind]) return "off";
+    if (this.#options.checksum[kind] === "off") return "off";
     const consistent = this.guard.anyConsistent(kind);
     if (consistent === undefined) return "no-checksum";
     return consistent ? "matched" : "mismatch";
+  }
+
+  /** What composition acts on: the verdict when enforcing, "off" otherwise. */
+  #enforced(kind: GuardedKind): GuardState {
+    return this.#options.checksum[kind] === "enforce" ? this.#guardState(kind) : "off";
   }
 
   #input(source: Source): ComposeInput {
@@ -292,7 +304,7 @@ export class GatewayController {
         : undefined,
       classClaimed: ingressClass?.spec?.controller === INGRESS_CONTROLLER,
       scope: this.guard.scope,
-      guard: { ingress: this.#guardState("ingress"), secret: this.#guardState("secret") },
+      guard: { ingress: this.#enforced("ingress"), secret: this.#enforced("secret") },
       previous: this.#served?.state,
       verdicts: this.#verdicts,
     };
@@ -356,22 +368,43 @@ export class GatewayController {
   }
 
   #record(kind: GuardedKind, outcome: KindOutcome, changed: boolean): void {
-    const { metrics, log } = this.#options;
+    const { metrics } = this.#options;
     const report = this.#reports[kind];
     const state = this.#guardState(kind);
+    const wouldRefuse =
+      report.mode === "observe" && (state === "mismatch" || state === "no-checksum")
+        ? state
+        : undefined;
     if (report.state !== state || report.accepted !== outcome.accepted)
       report.since = new Date().toISOString();
     Object.assign(report, {
       state,
+      wouldRefuse,
       accepted: outcome.accepted,
       refusal: outcome.refusal,
       candidates: outcome.candidates,
     });
     metrics.checksumMismatch.set({ kind }, state === "mismatch" ? 1 : 0);
+    metrics.checksumWouldRefuse.set({ kind }, wouldRefuse === undefined ? 0 : 1);
     metrics.rolloutHeld.set({ kind }, Object.keys(outcome.held).length);
     report.checksums = state === "mismatch" ? this.#mismatchDetail(kind) : undefined;
-    if (!changed) return;
+    if (changed) this.#countChange(kind, outcome);
+  }
+
+  /** Counters and log lines for a changed kind: once per change, not per recomposition. */
+  #countChange(kind: GuardedKind, outcome: KindOutcome): void {
+    const { metrics, log } = this.#options;
+    const report = this.#reports[kind];
+    const { state, wouldRefuse } = report;
     if (state === "matched") metrics.checksumSuccesses.inc({ kind });
+    if (wouldRefuse !== undefined) {
+      log("warn", "observe mode: enforcing would refuse this update; it is served", {
+        kind,
+        reason: wouldRefuse,
+        candidates: outcome.candidates,
+        checksums: report.checksums,
+      });
+    }
     if (outcome.accepted) return;
     report.refusedUpdates += 1;
     if (outcome.refusal === "mismatch") metrics.checksumMismatches.inc({ kind });

@@ -32,7 +32,9 @@ Settings (environment):
   BULWARK_HTTP_PORT=8080  BULWARK_HTTPS_PORT=8443  BULWARK_ADMIN_PORT=9090
   BULWARK_LISTEN_HOST=0.0.0.0  BULWARK_WORKERS=1
   BULWARK_STATE_DIR=/var/lib/bulwark-gateway   where the last good view is kept
-  BULWARK_INGRESS_CHECKSUM=false  BULWARK_SECRET_CHECKSUM=false   checksum guard per kind
+  BULWARK_INGRESS_CHECKSUM=off  BULWARK_SECRET_CHECKSUM=off   checksum guard per kind: off, observe
+                               (verify and report what enforce would refuse) or enforce (true/false:
+                               enforce/off)
   BULWARK_WATCH_NAMESPACES=   comma list; empty: all
   BULWARK_CHECKSUM_PUBLISHER_NAMESPACES=bulwark-system   where checksum objects are trusted (the only
                                place they are read; old name BULWARK_CHECKSUM_NAMESPACES)
@@ -56,8 +58,8 @@ function logger(level: Settings["logLevel"]): LogFn {
 
 function watchedKinds(settings: Settings): ResourceKind[] {
   const kinds: ResourceKind[] = ["ingress", "secret", "endpointSlice", "service", "ingressClass"];
-  if (settings.checksum.ingress) kinds.push("ingressChecksum");
-  if (settings.checksum.secret) kinds.push("secretChecksum");
+  if (settings.checksum.ingress !== "off") kinds.push("ingressChecksum");
+  if (settings.checksum.secret !== "off") kinds.push("secretChecksum");
   return kinds;
 }
 

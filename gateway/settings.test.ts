@@ -9,7 +9,7 @@ describe("gateway settings", () => {
     const s = result.settings;
     assert.equal(s.ordinal, 3);
     assert.deepEqual([s.httpPort, s.httpsPort, s.adminPort], [8080, 8443, 9090]);
-    assert.deepEqual(s.checksum, { ingress: false, secret: false });
+    assert.deepEqual(s.checksum, { ingress: "off", secret: "off" });
     assert.deepEqual(s.watchNamespaces, []);
     assert.equal(s.workers, 1);
   });
@@ -75,7 +75,20 @@ describe("gateway settings", () => {
     // The old name still works, as a list of publishers.
     assert.deepEqual(old.settings.checksumNamespaces, ["guard"]);
     assert.deepEqual(watched.settings.checksumNamespaces, ["bulwark-system"]);
-    assert.equal(watched.settings.checksum.ingress, true);
+    assert.equal(watched.settings.checksum.ingress, "enforce");
+  });
+
+  it("given a guard mode per kind, takes it; true/false keep meaning enforce/off", () => {
+    const modes = readSettings({
+      BULWARK_POD_NAME: "g-0",
+      BULWARK_INGRESS_CHECKSUM: "observe",
+      BULWARK_SECRET_CHECKSUM: "false",
+    });
+    assert.ok(modes.ok);
+    assert.deepEqual(modes.settings.checksum, { ingress: "observe", secret: "off" });
+    const bad = readSettings({ BULWARK_POD_NAME: "g-0", BULWARK_SECRET_CHECKSUM: "maybe" });
+    assert.ok(!bad.ok);
+    assert.match(bad.message, /^BULWARK_SECRET_CHECKSUM must be off, observe or enforce .*"maybe"/);
   });
 
   it("given nothing about the front door, takes nginx's limits; given settings, takes them", () => {
@@ -123,8 +136,8 @@ describe("gateway settings", () => {
     ],
     [
       "a bad flag",
-      { BULWARK_POD_NAME: "g-0", BULWARK_SECRET_CHECKSUM: "maybe" },
-      /^BULWARK_SECRET_CHECKSUM must be true or false/,
+      { BULWARK_POD_NAME: "g-0", BULWARK_ACCESS_LOG: "maybe" },
+      /^BULWARK_ACCESS_LOG must be true or false/,
     ],
     [
       "a bad namespace",

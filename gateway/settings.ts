@@ -4,7 +4,7 @@ import { z } from "zod";
 import { podOrdinalFromName } from "../core/annotations/rollout";
 import { parseExcludedNamespaces } from "../core/ingress/selection";
 import { referrerAllowList } from "../core/annotations/referrer";
-import { DEFAULT_PUBLISHER_NAMESPACES } from "../core/checksum";
+import { DEFAULT_PUBLISHER_NAMESPACES, parseGuardMode } from "../core/checksum";
 
 function integer(name: string, fallback: number, min: number, max: number) {
   return z
@@ -20,6 +20,19 @@ function integer(name: string, fallback: number, min: number, max: number) {
         return z.NEVER;
       }
       return value;
+    });
+}
+
+/** off | observe | enforce (true/false: enforce/off). */
+function guardMode(name: string) {
+  return z
+    .string()
+    .optional()
+    .transform((text, ctx) => {
+      const parsed = parseGuardMode(text, name);
+      if (parsed.ok) return parsed.value;
+      ctx.addIssue({ code: "custom", message: `${name} ${parsed.errors[0]?.message ?? ""}` });
+      return z.NEVER;
     });
 }
 
@@ -88,8 +101,8 @@ export const settingsSchema = z
       .min(1, "BULWARK_STATE_DIR must not be empty")
       .default("/var/lib/bulwark-gateway"),
     BULWARK_WORKERS: integer("BULWARK_WORKERS", 1, 1, 64),
-    BULWARK_INGRESS_CHECKSUM: flag("BULWARK_INGRESS_CHECKSUM", false),
-    BULWARK_SECRET_CHECKSUM: flag("BULWARK_SECRET_CHECKSUM", false),
+    BULWARK_INGRESS_CHECKSUM: guardMode("BULWARK_INGRESS_CHECKSUM"),
+    BULWARK_SECRET_CHECKSUM: guardMode("BULWARK_SECRET_CHECKSUM"),
     BULWARK_WATCH_NAMESPACES: namespaces("BULWARK_WATCH_NAMESPACES"),
     // Where checksum objects are trusted; BULWARK_CHECKSUM_NAMESPACES is its old name.
     BULWARK_CHECKSUM_PUBLISHER_NAMESPACES: namespaces("BULWARK_CHECKSUM_PUBLISHER_NAMESPACES"),

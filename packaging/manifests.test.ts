@@ -17,12 +17,14 @@ import type {
 import {
   defaultValues,
   parseValues,
+  moduleEnv,
   workloadManifests,
   type BulwarkValues,
 } from "../hack/manifests";
 import { PART_OF_LABEL } from "../hack/manifests/common";
 import { permissionServerUrl } from "../hack/manifests/permission-server";
 import { readSettings as gatewaySettings } from "../gateway/settings";
+import { guardModes } from "../capabilities/ingress-guard/scope";
 import { parseSettings as edgeSettings } from "../edge-health-daemon/settings";
 import { loadSettings as permissionSettings } from "../permission-server/settings";
 import { find, onlyContainer, podSpec, podTemplateLabels, processEnv, selects } from "./testkit";
@@ -183,12 +185,27 @@ describe("workload manifests", () => {
     assert.equal(read.settings.ordinal, 3);
     assert.equal(read.settings.adminPort, 9090);
     assert.equal(read.settings.workers, 2);
-    assert.deepEqual(read.settings.checksum, { ingress: true, secret: false });
+    // The old booleans still mean enforce and off.
+    assert.deepEqual(read.settings.checksum, { ingress: "enforce", secret: "off" });
     assert.deepEqual(read.settings.watchNamespaces, ["shop", "blog"]);
     assert.equal(
       read.settings.stateDir,
       onlyContainer(sts).volumeMounts?.find(m => m.name === "state")?.mountPath,
     );
+  });
+
+  it("gateway and Pepr module: the chart's default guard mode is observe, given to both", () => {
+    const all = manifests(() => {});
+    const sts = find<V1StatefulSet>(all, "StatefulSet", "bulwark-gateway");
+    const env = processEnv(onlyContainer(sts).env, { "metadata.name": "bulwark-gateway-0" });
+    const read = gatewaySettings(env);
+    assert.ok(read.ok, read.ok ? "" : read.message);
+    assert.deepEqual(read.settings.checksum, { ingress: "observe", secret: "observe" });
+    const module = new Map(moduleEnv(defaultValues(IMAGE)).map(e => [e.name, e.value]));
+    assert.deepEqual(guardModes(Object.fromEntries(module)), {
+      ingress: "observe",
+      secret: "observe",
+    });
   });
 
   it("permission server: Deployment and Service on the URL the Pepr module injects, HTTPS by default", () => {

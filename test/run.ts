@@ -112,6 +112,9 @@ async function main(): Promise<number> {
           BULWARK_METRICS_PORT: String(metricsPort),
           // Pepr's watches can miss events; the guard's resync repairs that, sooner in tests.
           BULWARK_GUARD_RESYNC_SECONDS: "15",
+          // The chart's default: statuses say what enforcing would refuse.
+          BULWARK_INGRESS_CHECKSUM: "observe",
+          BULWARK_SECRET_CHECKSUM: "observe",
           BULWARK_PERMISSION_SERVER: permissionEndpoint.tlsUrl,
           BULWARK_PERMISSION_CA_SECRET: `${ENDPOINT_CA_SECRET.namespace}/${ENDPOINT_CA_SECRET.name}`,
           BULWARK_PERMISSION_SWEEP_SECONDS: "5",

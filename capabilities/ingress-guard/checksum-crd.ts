@@ -68,6 +68,10 @@ export interface ChecksumStatus {
   missing?: string[];
   /** IDs in the cluster the publisher did not attest (capped). */
   unexpected?: string[];
+  /** Which objects differ, in one short line (kubectl's Differs column). */
+  differing?: string;
+  /** The guard mode the gateway runs in for this kind: off, observe or enforce. */
+  enforcement?: string;
   conditions?: ChecksumCondition[];
 }
 
@@ -85,6 +89,8 @@ function statusSchema() {
       unexpectedCount: { type: "integer" },
       missing: { ...idList, maxItems: STATUS_ID_CAP },
       unexpected: { ...idList, maxItems: STATUS_ID_CAP },
+      differing: { type: "string" },
+      enforcement: { type: "string", enum: ["off", "observe", "enforce"] },
       conditions: {
         type: "array",
         "x-kubernetes-list-type": "map",
@@ -121,6 +127,13 @@ export function checksumCrd(kind: ChecksumKind) {
         type: "string",
         jsonPath: `.status.conditions[?(@.type=="${CONSISTENT_CONDITION}")].status`,
       },
+      {
+        name: "Reason",
+        type: "string",
+        jsonPath: `.status.conditions[?(@.type=="${CONSISTENT_CONDITION}")].reason`,
+      },
+      { name: "Guard", type: "string", jsonPath: ".status.enforcement" },
+      { name: "Differs", type: "string", jsonPath: ".status.differing" },
       { name: "Missing", type: "integer", jsonPath: ".status.missingCount", priority: 1 },
       {
         name: "Unexpected",

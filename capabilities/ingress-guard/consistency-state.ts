@@ -223,6 +223,7 @@ function observe(
     unexpected: diff.unexpected,
     missingCount: diff.missingTotal,
     unexpectedCount: diff.unexpectedTotal,
+    unexpectedObjects: diff.unexpected.length > 0 ? tracker.keysWithIds(diff.unexpected) : [],
     invalidSpec: published.invalidSpec,
   };
 }

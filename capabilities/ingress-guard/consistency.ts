@@ -2,7 +2,7 @@
 // events plus its own periodic list (Pepr 1.1.4 drops failed callbacks and can miss events), and
 // writes each checksum object's status, an Event on every change of Consistent, and metrics.
 import { K8s, Log, kind as k } from "pepr";
-import { isTrustedPublication, objectKey } from "../../core/checksum";
+import { isTrustedPublication, objectKey, type GuardMode } from "../../core/checksum";
 import type { Ingress, Secret } from "../../core/ingress/types";
 import { recordEvent } from "../../kube/events";
 import {
@@ -15,7 +15,7 @@ import { CHECKSUM_GROUP } from "../../core/names";
 import { checksumModel, type ChecksumObject } from "./checksum-kinds";
 import { ConsistencyState } from "./consistency-state";
 import { guardMetrics } from "./metrics";
-import { publisherNamespaces, readClassIsDefault, settingsScope } from "./scope";
+import { guardModes, publisherNamespaces, readClassIsDefault, settingsScope } from "./scope";
 import { isDefaultClass } from "../../core/ingress/class";
 import { INGRESS_CLASS } from "../../core/names";
 import { desiredStatus, isConsistent } from "./status";
@@ -42,6 +42,7 @@ export class ConsistencyGuard {
   );
   readonly #options: GuardOptions;
   readonly #publishers = publisherNamespaces();
+  readonly #modes = guardModes();
   /** "kind namespace/name" of the untrusted checksum objects already announced. */
   readonly #ignored = new Set<string>();
   /** One timer per kind for when the previous checksum object stops counting. */
@@ -201,18 +202,33 @@ export class ConsistencyGuard {
     }
   }
 
+  #setConsistencyGauges(
+    kind: ChecksumKind,
+    mode: GuardMode,
+    consistent: boolean | undefined,
+  ): void {
+    if (consistent === undefined) guardMetrics.consistent.remove({ kind });
+    else guardMetrics.consistent.set({ kind }, consistent ? 1 : 0);
+    guardMetrics.wouldRefuse.set({ kind }, mode === "observe" && consistent !== true ? 1 : 0);
+  }
+
   async #writeStatuses(kind: ChecksumKind): Promise<void> {
     const stop = guardMetrics.verifyDuration.startTimer({ kind });
     const observations = this.state.observations(kind);
     const consistent = this.state.anyConsistent(kind);
     stop();
-    if (consistent === undefined) guardMetrics.consistent.remove({ kind });
-    else guardMetrics.consistent.set({ kind }, consistent ? 1 : 0);
+    const mode = this.#modes[kind];
+    this.#setConsistencyGauges(kind, mode, consistent);
 
     for (const { object, observation } of observations) {
       const key = objectKey(object);
       const previous = object.status;
-      const status = desiredStatus(observation, object.metadata?.generation, previous, new Date());
+      const status = desiredStatus(
+        { ...observation, mode },
+        object.metadata?.generation,
+        previous,
+        new Date(),
+      );
       const serialized = JSON.stringify(status);
       if (this.#written.get(key) === serialized) continue;
       await K8s(checksumModel[kind]).PatchStatus({

@@ -14,6 +14,12 @@ export const guardMetrics = {
     labelNames: ["kind"],
     registers: [registry],
   }),
+  wouldRefuse: new Gauge({
+    name: "bulwark_checksum_would_refuse",
+    help: "Observe mode: 1 while enforcing would refuse the kind's objects (no published checksum object matches, or none is published)",
+    labelNames: ["kind"],
+    registers: [registry],
+  }),
   untrustedChecksums: new Gauge({
     name: "bulwark_checksum_untrusted_objects",
     help: "Checksum objects outside the publisher namespaces, ignored (an Event on each says so)",

@@ -10,8 +10,14 @@ import {
 import type { SecurityAnnotationMode } from "../../core/ingress/review-ingress";
 import { INGRESS_CLASS } from "../../core/names";
 import { referrerAllowList } from "../../core/annotations/referrer";
-import { DEFAULT_PUBLISHER_NAMESPACES, parsePublisherNamespaces } from "../../core/checksum";
+import {
+  DEFAULT_PUBLISHER_NAMESPACES,
+  parseGuardMode,
+  parsePublisherNamespaces,
+  type GuardMode,
+} from "../../core/checksum";
 import { isNotFound } from "../../kube/runtime";
+import type { ChecksumKind } from "./checksum-crd";
 
 /**
  * BULWARK_EXCLUDED_NAMESPACES, as the gateway reads it. A bad value falls back to the default,
@@ -73,4 +79,25 @@ export function publisherNamespaces(env: NodeJS.ProcessEnv = process.env): Reado
     "BULWARK_CHECKSUM_PUBLISHER_NAMESPACES is invalid; trusting bulwark-system only",
   );
   return new Set(DEFAULT_PUBLISHER_NAMESPACES);
+}
+
+const MODE_VARIABLES: Record<ChecksumKind, string> = {
+  ingress: "BULWARK_INGRESS_CHECKSUM",
+  secret: "BULWARK_SECRET_CHECKSUM",
+};
+
+/**
+ * The gateway's guard mode per kind (the chart gives the module the same variables), so that
+ * statuses and Events say what a mismatch does to traffic. The module refuses nothing itself;
+ * a bad value is reported as enforce, the stricter reading.
+ */
+export function guardModes(env: NodeJS.ProcessEnv = process.env): Record<ChecksumKind, GuardMode> {
+  const mode = (kind: ChecksumKind): GuardMode => {
+    const name = MODE_VARIABLES[kind];
+    const parsed = parseGuardMode(env[name], name);
+    if (parsed.ok) return parsed.value;
+    Log.error({ err: parsed.errors[0]?.message }, `${name} is invalid; reporting as enforce`);
+    return "enforce";
+  };
+  return { ingress: mode("ingress"), secret: mode("secret") };
 }

@@ -101,3 +101,54 @@ describe("desiredStatus", () => {
     assert.match(status.conditions?.[0]?.message ?? "", /spec\.ids is empty/);
   });
 });
+
+describe("desiredStatus: what differs and what the mode does", () => {
+  const mismatch: Observation = {
+    ...matched,
+    observedChecksum: "b".repeat(32),
+    missing: ["4-1", "5-1", "6-1", "7-1"],
+    missingCount: 4,
+    unexpected: ["9-2"],
+    unexpectedCount: 1,
+    unexpectedObjects: ["shop/web-9"],
+  };
+
+  it("names the unexpected objects and the missing IDs in one short line", () => {
+    const status = desiredStatus(mismatch, 1, undefined, T0);
+    assert.equal(status.differing, "unexpected shop/web-9; missing 4-1, 5-1, 6-1 (+1 more)");
+  });
+
+  it("in content mode names objects from the IDs themselves", () => {
+    const digest = "c".repeat(64);
+    const status = desiredStatus(
+      {
+        ...mismatch,
+        missing: [`shop/api@${digest}`],
+        missingCount: 1,
+        unexpected: [`shop/web@${digest}`],
+        unexpectedObjects: undefined,
+      },
+      1,
+      undefined,
+      T0,
+    );
+    assert.equal(status.differing, "unexpected shop/web; missing shop/api");
+  });
+
+  it("says nothing differs on a match", () => {
+    assert.equal(desiredStatus(matched, 1, undefined, T0).differing, undefined);
+  });
+
+  it("says what a mismatch does to traffic in each mode, and records the mode", () => {
+    const says = {
+      enforce: /\(enforce: the gateway keeps serving its last good configuration\)$/,
+      observe: /\(observe: enforcing would refuse this; the gateway serves it\)$/,
+      off: /\(the guard is off: the gateway serves it\)$/,
+    } as const;
+    for (const mode of ["enforce", "observe", "off"] as const) {
+      const status = desiredStatus({ ...mismatch, mode }, 1, undefined, T0);
+      assert.match(status.conditions?.[0]?.message ?? "", says[mode]);
+      assert.equal(status.enforcement, mode);
+    }
+  });
+});

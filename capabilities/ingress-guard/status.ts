@@ -1,5 +1,6 @@
 // The status a checksum object should carry, from what the guard observed. Pure: the reconciler
 // patches it only when it differs from what is stored.
+import type { GuardMode } from "../../core/checksum";
 import { setCondition } from "../../core/conditions";
 import {
   CONSISTENT_CONDITION,
@@ -28,6 +29,35 @@ export interface Observation {
   invalidSpec?: string;
   /** A newer checksum object was published (and the grace period is over): this one no longer counts. */
   supersededBy?: string;
+  /** The objects (namespace/name) behind the unexpected IDs, capped. */
+  unexpectedObjects?: string[];
+  /** What the gateway does with a mismatch; undefined: not said. */
+  mode?: GuardMode;
+}
+
+/** What a mismatch means for traffic, by guard mode: said in the condition and the Event. */
+const CONSEQUENCE: Record<GuardMode, string> = {
+  enforce: "enforce: the gateway keeps serving its last good configuration",
+  observe: "observe: enforcing would refuse this; the gateway serves it",
+  off: "the guard is off: the gateway serves it",
+};
+
+const SHOWN = 3;
+
+/** Which objects differ, short enough for a kubectl column: names where known, else IDs. */
+export function differingSummary(o: Observation): string | undefined {
+  const named = (id: string): string => id.replace(/@[0-9a-f]{64}$/, "");
+  const part = (label: string, items: string[], total: number): string | undefined => {
+    if (total === 0) return undefined;
+    const more = total > SHOWN ? ` (+${total - SHOWN} more)` : "";
+    return `${label} ${items.slice(0, SHOWN).join(", ")}${more}`;
+  };
+  const unexpected = o.unexpectedObjects?.length ? o.unexpectedObjects : o.unexpected.map(named);
+  const parts = [
+    part("unexpected", unexpected, o.unexpectedCount),
+    part("missing", o.missing.map(named), o.missingCount),
+  ].filter((p): p is string => p !== undefined);
+  return parts.length > 0 ? parts.join("; ") : undefined;
 }
 
 const NOUN = { ingress: "Ingress objects", secret: "TLS Secrets" } as const;
@@ -63,10 +93,11 @@ function condition(o: Observation): Pick<ChecksumCondition, "status" | "reason" 
       : `${o.missingCount} published IDs missing, ${o.unexpectedCount} unexpected` +
         (o.missing[0] ? `; first missing: ${o.missing[0]}` : "") +
         (o.unexpected[0] ? `; first unexpected: ${o.unexpected[0]}` : "");
+  const consequence = o.mode === undefined ? "" : ` (${CONSEQUENCE[o.mode]})`;
   return {
     status: "False",
     reason: "Mismatch",
-    message: `the cluster's ${o.objectCount} ${NOUN[o.kind]} hash to ${o.observedChecksum}: ${detail}`,
+    message: `the cluster's ${o.objectCount} ${NOUN[o.kind]} hash to ${o.observedChecksum}: ${detail}${consequence}`,
   };
 }
 
@@ -90,6 +121,8 @@ export function desiredStatus(
     unexpectedCount: o.unexpectedCount,
     missing: o.missing.slice(0, STATUS_ID_CAP),
     unexpected: o.unexpected.slice(0, STATUS_ID_CAP),
+    differing: differingSummary(o),
+    enforcement: o.mode,
     conditions,
   };
 }

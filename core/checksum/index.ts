@@ -66,3 +66,5 @@ export {
   isTrustedPublication,
   parsePublisherNamespaces,
 } from "./publishers";
+/** The guard's mode per kind: off, observe (report what enforce would refuse) or enforce. */
+export { GUARD_MODES, parseGuardMode, type GuardMode } from "./guard-mode";

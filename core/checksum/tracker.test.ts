@@ -247,3 +247,20 @@ describe("ChecksumTracker", () => {
     assert.equal(calls, 1002);
   });
 });
+
+describe("ChecksumTracker.keysWithIds", () => {
+  it("names the objects behind IDs, sorted and capped; nothing for no IDs", () => {
+    const tracker = new ChecksumTracker("Ingress", "tengine");
+    const object = (name: string, version: string) => ({
+      metadata: { name, annotations: { "nginx.ingress.kubernetes.io/version": version } },
+    });
+    tracker.upsert("b/shop-7", object("shop-7", "3"));
+    tracker.upsert("a/shop-7", object("shop-7", "3"));
+    tracker.upsert("c/shop-8", object("shop-8", "1"));
+    tracker.upsert("d/no-version", { metadata: { name: "no-version" } });
+    assert.deepEqual(tracker.keysWithIds(["7-3"]), ["a/shop-7", "b/shop-7"]);
+    assert.deepEqual(tracker.keysWithIds(["7-3", "8-1"], 2), ["a/shop-7", "b/shop-7"]);
+    assert.deepEqual(tracker.keysWithIds([]), []);
+    assert.deepEqual(tracker.keysWithIds(["9-9"]), []);
+  });
+});

@@ -153,6 +153,19 @@ export class ChecksumTracker<K extends ChecksumKind> {
     return this.#checksum;
   }
 
+  /**
+   * The keys of the tracked objects whose ID is one of `ids` (to name the objects behind
+   * unexpected IDs, which in tengine mode do not name them); in key order, at most `limit`.
+   * One pass over the tracked objects: for a mismatch report, not for every change.
+   */
+  keysWithIds(ids: readonly string[], limit = 20): string[] {
+    const wanted = new Set(ids);
+    const keys: string[] = [];
+    if (wanted.size === 0) return keys;
+    for (const [key, id] of this.#ids) if (id !== undefined && wanted.has(id)) keys.push(key);
+    return keys.sort().slice(0, limit);
+  }
+
   /** The objects left out of the checksum, with why. */
   skipped(): SkippedObject[] {
     return [...this.#skipped].map(([key, reason]) => ({ key, reason }));

@@ -30,7 +30,13 @@ export function gatewayMetrics() {
     }),
     checksumMismatch: new Gauge({
       name: "bulwark_gateway_checksum_mismatch",
-      help: "1 while the latest objects of the kind do not match any checksum object and the last good ones serve",
+      help: "1 while the latest objects of the kind match no checksum object (enforce: the last good ones serve; observe: the latest serve anyway)",
+      labelNames,
+      registers: [registry],
+    }),
+    checksumWouldRefuse: new Gauge({
+      name: "bulwark_gateway_checksum_would_refuse",
+      help: "Observe mode: 1 while enforcing would refuse the latest objects of the kind (no matching or no published checksum object)",
       labelNames,
       registers: [registry],
     }),

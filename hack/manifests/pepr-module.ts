@@ -18,6 +18,9 @@ export function moduleEnv(values: BulwarkValues): V1EnvVar[] {
     { name: "BULWARK_PERMISSION_AUDIENCE", value: values.permissionServer.audience },
     { name: "BULWARK_NAMESPACE", value: values.namespace },
     { name: "BULWARK_EDGE_ZONE_NAMESPACE", value: values.edgeHealth.zones.configNamespace },
+    // The gateway's guard modes, so statuses and Events say what a mismatch does to traffic.
+    { name: "BULWARK_INGRESS_CHECKSUM", value: String(values.gateway.checksum.ingress) },
+    { name: "BULWARK_SECRET_CHECKSUM", value: String(values.gateway.checksum.secret) },
     {
       name: "BULWARK_CHECKSUM_PUBLISHER_NAMESPACES",
       value: values.gateway.checksum.publisherNamespaces.join(","),

@@ -4,6 +4,7 @@
 import { z } from "zod";
 import packageJson from "../../package.json";
 import { fail, ok, type FieldError, type Result } from "../../core/result";
+import { GUARD_MODES } from "../../core/checksum";
 
 /** The image a build names when it is given none: the published one for this package's version. */
 export const DEFAULT_IMAGE = `ghcr.io/bulwark-dev/bulwark:${packageJson.version}`;
@@ -19,6 +20,8 @@ const resourcesSchema = z.object({
 export type Resources = z.infer<typeof resourcesSchema>;
 
 const port = z.int().min(1).max(65535);
+/** The gateway's BULWARK_*_CHECKSUM: the three modes, or the old booleans. */
+const guardMode = z.union([z.enum(GUARD_MODES), z.boolean()]);
 const tolerationSchema = z.object({
   key: z.string().optional(),
   operator: z.enum(["Exists", "Equal"]).optional(),
@@ -60,12 +63,14 @@ export const valuesSchema = z.object({
     /** IngressClass `bulwark` (controller bulwark.dev/gateway); mark it the cluster's default. */
     ingressClass: z.object({ default: z.boolean() }),
     /**
-     * Whether updates wait for a matching IngressCheckSum / SecretCheckSum, per kind, and the
-     * namespaces where checksum objects are trusted (the only ones a policy lets them be made in).
+     * The checksum guard per kind: off, observe (verify and report what enforce would refuse,
+     * refuse nothing) or enforce (updates wait for a matching IngressCheckSum / SecretCheckSum;
+     * true/false mean enforce/off), and the namespaces where checksum objects are trusted (the
+     * only ones a policy lets them be made in).
      */
     checksum: z.object({
-      ingress: z.boolean(),
-      secret: z.boolean(),
+      ingress: guardMode,
+      secret: guardMode,
       publisherNamespaces: z.array(z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/)).min(1),
     }),
     /** The last good configuration on disk (a PersistentVolumeClaim per ordinal), else an emptyDir. */
@@ -173,7 +178,7 @@ export function defaultValues(image: string = DEFAULT_IMAGE): BulwarkValues {
       workers: 2,
       watchNamespaces: [],
       ingressClass: { default: false },
-      checksum: { ingress: false, secret: false, publisherNamespaces: ["bulwark-system"] },
+      checksum: { ingress: "observe", secret: "observe", publisherNamespaces: ["bulwark-system"] },
       persistence: { enabled: true, size: "1Gi" },
       resources: {
         requests: { cpu: "200m", memory: "256Mi" },

@@ -190,4 +190,60 @@ describe("gateway checksum guard", () => {
       await windowed.stop();
     }
   });
+
+  it("in observe mode serves what enforce would refuse, and says so in /healthz and /metrics", async () => {
+    const observing = await startGateway({
+      kubeconfigPath: cluster.kubeconfigPath,
+      namespace: ns,
+      podName: "bulwark-gateway-7",
+      env: { ...env, BULWARK_INGRESS_CHECKSUM: "observe" },
+    });
+    const wouldRefuse = async (port: number) => {
+      const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+      return /^bulwark_gateway_checksum_would_refuse\{kind="ingress"\} (\d)$/m.exec(metrics)?.[1];
+    };
+    try {
+      // Version 5 is attested by no checksum object: enforce would keep it out; observe serves it.
+      await applyOrThrow(cluster.kc, [
+        ingress(ns, "shop-1", { host: HOST, service: "green", annotations: { [VERSION]: "5" } }),
+      ]);
+      await waitServed(observing.httpPort, HOST, "green");
+      const health = await waitUntil("the mismatch to be reported", async () => {
+        const current = await observing.health();
+        return current.guard.ingress?.state === "mismatch" ? current : undefined;
+      });
+      assert.equal(health.ready, true);
+      assert.equal(health.guard.ingress?.mode, "observe");
+      assert.equal(health.guard.ingress?.wouldRefuse, "mismatch");
+      assert.equal(health.guard.ingress?.accepted, true);
+      assert.equal(await wouldRefuse(observing.adminPort), "1");
+
+      await applyOrThrow(cluster.kc, [checksumObject(ns, "checksum-e", ["1-5"])]);
+      await waitUntil("the attestation to be seen", async () => {
+        return (await observing.health()).guard.ingress?.state === "matched";
+      });
+      assert.equal((await observing.health()).guard.ingress?.wouldRefuse, undefined);
+      assert.equal(await wouldRefuse(observing.adminPort), "0");
+    } finally {
+      await observing.stop();
+    }
+
+    // Nothing published where this one trusts: enforce would never become ready; observe serves.
+    const unattested = await startGateway({
+      kubeconfigPath: cluster.kubeconfigPath,
+      namespace: ns,
+      podName: "bulwark-gateway-8",
+      env: {
+        ...env,
+        BULWARK_INGRESS_CHECKSUM: "observe",
+        BULWARK_CHECKSUM_PUBLISHER_NAMESPACES: "nothing-published-here",
+      },
+    });
+    try {
+      assert.deepEqual(await get(unattested.httpPort, HOST), { status: 200, body: "green /" });
+      assert.equal((await unattested.health()).guard.ingress?.wouldRefuse, "no-checksum");
+    } finally {
+      await unattested.stop();
+    }
+  });
 });

@@ -133,7 +133,14 @@ export interface Health {
   view?: { version: number; from: string; ingresses: number; tlsPairs: number };
   guard: Record<
     string,
-    { state: string; accepted: boolean; refusal?: string; refusedUpdates: number }
+    {
+      mode: string;
+      state: string;
+      wouldRefuse?: string;
+      accepted: boolean;
+      refusal?: string;
+      refusedUpdates: number;
+    }
   >;
   apiServer?: { reachable: boolean };
   rollout: { held: { ingress: Record<string, string> } };

@@ -93,12 +93,12 @@ describe("the global checksum", () => {
     await drop();
   });
 
-  it("shows MODE, CONSISTENT and AGE columns in `kubectl get ingresschecksums`", async () => {
+  it("shows MODE, CONSISTENT, REASON, GUARD, DIFFERS and AGE columns in `kubectl get ingresschecksums`", async () => {
     const table = await fetchTable(
       `/apis/tengine.taobao.org/v1/namespaces/${PUBLISHER}/ingresschecksums`,
     );
     const names = table.columnDefinitions.map(c => c.name);
-    for (const column of ["Mode", "Consistent", "Age"])
+    for (const column of ["Mode", "Consistent", "Reason", "Guard", "Differs", "Age"])
       assert.ok(names.includes(column), names.join());
   });
 
@@ -139,6 +139,12 @@ describe("the global checksum", () => {
     const condition = object.status?.conditions?.[0];
     assert.equal(condition?.reason, "Mismatch");
     assert.match(condition?.message ?? "", /1 published IDs missing, 1 unexpected/);
+    // The module runs in observe mode, as the chart's default: it says what enforcing would do.
+    assert.match(condition?.message ?? "", /\(observe: enforcing would refuse this; /);
+    assert.equal(object.status?.enforcement, "observe");
+    assert.equal(object.status?.differing, `unexpected ${ns}/site-102; missing ${ns}/site-102`);
+    const metrics = await (await fetch(cluster.metricsUrl)).text();
+    assert.match(metrics, /^bulwark_checksum_would_refuse\{kind="ingress"\} 1$/m);
 
     // The Event follows the status write.
     await waitUntil("a ChecksumMismatch Warning Event", async () => {

@@ -23,6 +23,7 @@ import {
   sameServed,
   type ComposeInput,
   type Composition,
+  GUARDED_KINDS,
   type GuardState,
   type GuardedKind,
   type KindOutcome,
@@ -84,7 +85,6 @@ export interface GuardReport {
   checksums?: unknown[];
 }
 
-const GUARDED: GuardedKind[] = ["ingress", "secret"];
 const DIRTY_OF: Partial<Record<ResourceKind, GuardedKind>> = {
   ingress: "ingress",
   ingressChecksum: "ingress",
@@ -211,14 +211,14 @@ export class GatewayController {
 
   /** The previous checksum object stops counting at a set time: compose again then. */
   #recheckWhenWindowCloses(): void {
-    const closes = GUARDED.map(kind => this.guard.window(kind).closesAtMs).filter(
+    const closes = GUARDED_KINDS.map(kind => this.guard.window(kind).closesAtMs).filter(
       (at): at is number => at !== undefined,
     );
     if (closes.length === 0) return;
     const delay = Math.max(0, Math.min(...closes) - Date.now()) + 10;
     clearTimeout(this.#windowTimer);
     this.#windowTimer = setTimeout(() => {
-      for (const kind of GUARDED) this.#dirty.add(kind);
+      for (const kind of GUARDED_KINDS) this.#dirty.add(kind);
       this.#schedule();
     }, delay);
     this.#windowTimer.unref();
@@ -321,7 +321,7 @@ export class GatewayController {
     const composition = composeView(this.#input(source));
     this.#recheckWhenWindowCloses();
     this.#last = composition;
-    for (const kind of GUARDED) this.#record(kind, composition[kind], dirty.has(kind));
+    for (const kind of GUARDED_KINDS) this.#record(kind, composition[kind], dirty.has(kind));
     const state = composition.state;
     if (!state) return;
     if (this.#served && sameServed(state, this.#served.state)) {

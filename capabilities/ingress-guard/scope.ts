@@ -12,6 +12,7 @@ import { INGRESS_CLASS } from "../../core/names";
 import { referrerAllowList } from "../../core/annotations/referrer";
 import {
   DEFAULT_PUBLISHER_NAMESPACES,
+  GUARD_MODE_VARIABLES,
   parseGuardMode,
   parsePublisherNamespaces,
   type GuardMode,
@@ -81,11 +82,6 @@ export function publisherNamespaces(env: NodeJS.ProcessEnv = process.env): Reado
   return new Set(DEFAULT_PUBLISHER_NAMESPACES);
 }
 
-const MODE_VARIABLES: Record<ChecksumKind, string> = {
-  ingress: "BULWARK_INGRESS_CHECKSUM",
-  secret: "BULWARK_SECRET_CHECKSUM",
-};
-
 /**
  * The gateway's guard mode per kind (the chart gives the module the same variables), so that
  * statuses and Events say what a mismatch does to traffic. The module refuses nothing itself;
@@ -93,7 +89,7 @@ const MODE_VARIABLES: Record<ChecksumKind, string> = {
  */
 export function guardModes(env: NodeJS.ProcessEnv = process.env): Record<ChecksumKind, GuardMode> {
   const mode = (kind: ChecksumKind): GuardMode => {
-    const name = MODE_VARIABLES[kind];
+    const name = GUARD_MODE_VARIABLES[kind];
     const parsed = parseGuardMode(env[name], name);
     if (parsed.ok) return parsed.value;
     Log.error({ err: parsed.errors[0]?.message }, `${name} is invalid; reporting as enforce`);

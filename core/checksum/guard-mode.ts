@@ -8,6 +8,12 @@ import { fail, ok, type Result } from "../result";
 export const GUARD_MODES = ["off", "observe", "enforce"] as const;
 export type GuardMode = (typeof GUARD_MODES)[number];
 
+/** The variables that set it, per guarded kind. */
+export const GUARD_MODE_VARIABLES = {
+  ingress: "BULWARK_INGRESS_CHECKSUM",
+  secret: "BULWARK_SECRET_CHECKSUM",
+} as const;
+
 const LEGACY: Record<string, GuardMode> = { true: "enforce", on: "enforce", false: "off" };
 
 /** `off`, `observe`, `enforce`, or the old `true`/`on` (enforce) and `false` (off); any case. */

@@ -67,4 +67,4 @@ export {
   parsePublisherNamespaces,
 } from "./publishers";
 /** The guard's mode per kind: off, observe (report what enforce would refuse) or enforce. */
-export { GUARD_MODES, parseGuardMode, type GuardMode } from "./guard-mode";
+export { GUARD_MODES, GUARD_MODE_VARIABLES, parseGuardMode, type GuardMode } from "./guard-mode";

@@ -10,6 +10,7 @@ import { rolloutChoice, type RolloutWord } from "./rollout";
 import { ServingVerdicts } from "./verdicts";
 
 export type GuardedKind = "ingress" | "secret";
+export const GUARDED_KINDS: readonly GuardedKind[] = ["ingress", "secret"];
 
 /** The checksum guard's verdict on the latest objects of one kind. */
 export type GuardState = "off" | "matched" | "mismatch" | "no-checksum";

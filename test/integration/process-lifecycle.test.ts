@@ -2,14 +2,15 @@
 // every process it started on SIGINT.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ROOT } from "../../hack/build";
-import { waitUntil } from "../../hack/control-plane/kube";
+import { applyOrThrow, loadKubeConfig, waitUntil } from "../../hack/control-plane/kube";
 import { freePort } from "../../hack/control-plane/ports";
 import { testCluster } from "../harness/cluster";
+import { endpointSlice, ingress, startBackend, waitServed } from "./gateway/harness";
 
 const cluster = testCluster();
 
@@ -76,28 +77,9 @@ describe("process lifecycle", () => {
   });
 
   it("`npm start` prints 'Bulwark is ready', writes its kubeconfig, and SIGINT leaves no process behind", async () => {
-    const stateDir = mkdtempSync(join(tmpdir(), "bulwark-stack-"));
-    // Free ports instead of the defaults, so a developer's own `npm start` does not collide.
-    const ports = {
-      BULWARK_HTTP_PORT: String(await freePort()),
-      BULWARK_HTTPS_PORT: String(await freePort()),
-      BULWARK_ADMIN_PORT: String(await freePort()),
-      BULWARK_PERMISSION_PORT: String(await freePort()),
-      BULWARK_METRICS_PORT: String(await freePort()),
-    };
-    const stack = spawn(process.execPath, ["--import", "tsx", join(ROOT, "hack/local-stack.ts")], {
-      cwd: ROOT,
-      env: { ...process.env, BULWARK_STATE_DIR: stateDir, ...ports },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    const output = collectOutput(stack);
+    const { stack, output, ports, stateDir } = await startStack({});
     try {
-      await waitUntil(
-        "Bulwark is ready",
-        async () => output().includes("\nBulwark is ready\n"),
-        180_000,
-        500,
-      );
+      await waitUntil("Bulwark is ready", async () => output().includes(READY), 180_000, 500);
       const kubeconfig = JSON.parse(readFileSync(join(stateDir, "kubeconfig"), "utf8"));
       assert.match(kubeconfig.clusters[0].cluster.server, /^https:\/\/127\.0\.0\.1:\d+$/);
       const started = descendants(stack.pid!);
@@ -109,6 +91,7 @@ describe("process lifecycle", () => {
       const permission = `http://127.0.0.1:${ports.BULWARK_PERMISSION_PORT}/healthz`;
       assert.equal((await fetch(permission)).status, 200, "the permission server answers");
       assert.match(output(), /edge-health +http:\/\/127\.0\.0\.1:\d+\/localinfo/);
+      assert.doesNotMatch(output(), /guard +enforcing/);
 
       const exited = new Promise<number | null>(resolve => stack.once("exit", resolve));
       stack.kill("SIGINT");
@@ -120,4 +103,64 @@ describe("process lifecycle", () => {
       rmSync(stateDir, { recursive: true, force: true });
     }
   });
+
+  it("with the guard enforcing, `npm start` comes up, says how to publish, and serves once published", async () => {
+    const { stack, output, ports, stateDir } = await startStack({
+      BULWARK_INGRESS_CHECKSUM: "enforce",
+    });
+    const backend = await startBackend("attested");
+    try {
+      await waitUntil("Bulwark is ready", async () => output().includes(READY), 180_000, 500);
+      assert.match(output(), /guard +enforcing \(BULWARK_INGRESS_CHECKSUM=enforce\)/);
+      const command = /\.\/bin\/bulwark\.js checksum publish --kind ingress -n bulwark-system/;
+      assert.match(output(), command);
+      const admin = `http://127.0.0.1:${ports.BULWARK_ADMIN_PORT}`;
+      assert.equal((await fetch(`${admin}/readyz`)).status, 503, "nothing attested yet");
+
+      const kubeconfigPath = join(stateDir, "kubeconfig");
+      const host = "attested.example.com";
+      await applyOrThrow(loadKubeConfig(kubeconfigPath), [
+        endpointSlice("default", "attested", backend.port),
+        ingress("default", "attested", { host, service: "attested" }),
+      ]);
+      // The command it printed, as a user would run it.
+      const published = spawnSync(
+        "./bin/bulwark.js",
+        ["checksum", "publish", "--kind", "ingress", "-n", "bulwark-system"],
+        { cwd: ROOT, env: { ...process.env, KUBECONFIG: kubeconfigPath }, encoding: "utf8" },
+      );
+      assert.equal(published.status, 0, published.stderr);
+      const reply = await waitServed(Number(ports.BULWARK_HTTP_PORT), host, "attested");
+      assert.equal(reply.status, 200);
+      assert.equal((await fetch(`${admin}/readyz`)).status, 200);
+      await waitUntil("the stack to say the gateway is ready", async () =>
+        /bulwark-gateway-0 is ready: a published checksum matches/.test(output()),
+      );
+    } finally {
+      stack.kill("SIGINT");
+      await new Promise(resolve => stack.once("exit", resolve));
+      await backend.close();
+      rmSync(stateDir, { recursive: true, force: true });
+    }
+  });
 });
+
+const READY = "\nBulwark is ready\n";
+
+/** `npm start` with its own state folder and free ports (a developer's own stack may be running). */
+async function startStack(env: NodeJS.ProcessEnv) {
+  const stateDir = mkdtempSync(join(tmpdir(), "bulwark-stack-"));
+  const ports = {
+    BULWARK_HTTP_PORT: String(await freePort()),
+    BULWARK_HTTPS_PORT: String(await freePort()),
+    BULWARK_ADMIN_PORT: String(await freePort()),
+    BULWARK_PERMISSION_PORT: String(await freePort()),
+    BULWARK_METRICS_PORT: String(await freePort()),
+  };
+  const stack = spawn(process.execPath, ["--import", "tsx", join(ROOT, "hack/local-stack.ts")], {
+    cwd: ROOT,
+    env: { ...process.env, BULWARK_STATE_DIR: stateDir, ...ports, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  return { stack, output: collectOutput(stack), ports, stateDir };
+}

@@ -1,11 +1,12 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { load } from "js-yaml";
 import { makeCertificate, tlsSecret } from "../test/fixtures/certificates";
 import { main } from "./main";
+import { parseTrustedKeys, verifyAttestation, type Attestation } from "../core/checksum";
 
 const dir = mkdtempSync(join(tmpdir(), "bulwark-cli-"));
 
@@ -204,4 +205,59 @@ describe("bulwark checksum compute", () => {
       assert.match(error?.message ?? "", expected);
     });
   }
+});
+
+describe("bulwark checksum keygen and --sign-key", () => {
+  it("writes a key pair, refuses to overwrite it, and signs what compute -o yaml renders", async () => {
+    const key = join(dir, "publisher.key");
+    const made = await run("checksum", "keygen", "--out", key);
+    assert.equal(made.code, 0, made.error?.message);
+    assert.match(made.out, /key id (ed25519-[0-9a-f]{16})/);
+    assert.match(made.out, /kubectl create configmap bulwark-checksum-keys -n bulwark-system/);
+    assert.equal(statSync(key).mode & 0o777, 0o600, "the private key is the owner's only");
+    const again = await run("checksum", "keygen", "--out", key);
+    assert.match(again.error?.message ?? "", /--out .*publisher\.key: EEXIST/);
+
+    const ingresses = file("signed.yaml", ingressYaml("site-1", "3"));
+    const rendered = await run(
+      "checksum",
+      "compute",
+      "--kind",
+      "ingress",
+      "-o",
+      "yaml",
+      "-f",
+      ingresses,
+      "--sign-key",
+      key,
+    );
+    assert.equal(rendered.code, 0, rendered.error?.message);
+    const object = load(rendered.out) as {
+      kind: "IngressCheckSum";
+      spec: Omit<Attestation, "kind"> & { signature: { keyId: string } };
+    };
+    const keyId = /key id (\S+)/.exec(made.out)?.[1];
+    assert.equal(object.spec.signature.keyId, keyId);
+    const trusted = parseTrustedKeys({ k: readFileSync(`${key}.pub`, "utf8") }, "keys");
+    assert.ok(trusted.ok);
+    const { mode, checksum, timestamp, ids, signature } = object.spec;
+    const attestation = { kind: object.kind, mode, checksum, timestamp, ids };
+    assert.ok(verifyAttestation(attestation, signature, trusted.value).ok);
+  });
+
+  it("names --sign-key when the file is missing or not an Ed25519 private key", async () => {
+    const ingresses = file("unsigned.yaml", ingressYaml("site-1", "3"));
+    const compute = (key: string) =>
+      run("checksum", "compute", "--kind", "ingress", "-f", ingresses, "--sign-key", key);
+    assert.match(
+      (await compute("/no/such/key")).error?.message ?? "",
+      /--sign-key \/no\/such\/key: ENOENT/,
+    );
+    const notAKey = file("not-a-key.pem", "hello");
+    assert.match(
+      (await compute(notAKey)).error?.message ?? "",
+      /--sign-key .* is not a PEM private key/,
+    );
+    assert.match((await run("checksum", "keygen")).error?.message ?? "", /--out FILE is required/);
+  });
 });

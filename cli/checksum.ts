@@ -1,9 +1,17 @@
 // `bulwark checksum compute|publish`: Bulwark's producer of IngressCheckSum/SecretCheckSum
 // objects, the role Tengine-Ingress leaves to an external control plane.
-import { randomBytes } from "node:crypto";
+import { createPublicKey, randomBytes, type KeyObject } from "node:crypto";
+import { writeFileSync } from "node:fs";
 import { dump } from "js-yaml";
 import { K8s, kind as k } from "kubernetes-fluent-client";
-import { computeChecksum, type ChecksumMode, type ComputedChecksum } from "../core/checksum";
+import {
+  computeChecksum,
+  generateSigningKey,
+  keyIdOf,
+  signAttestation,
+  type ChecksumMode,
+  type ComputedChecksum,
+} from "../core/checksum";
 import { CHECKSUM_GROUP, INGRESS_CLASS } from "../core/names";
 import { isDefaultClass } from "../core/ingress/class";
 import { countsForChecksum, refusedReferrer, type ServingScope } from "../core/ingress/selection";
@@ -25,6 +33,8 @@ const OBJECT_KIND = { ingress: "Ingress", secret: "Secret" } as const;
 export interface ChecksumOptions {
   kind: ChecksumKind;
   mode: ChecksumMode;
+  /** An Ed25519 private key: the object gets spec.signature (--sign-key). */
+  signKey?: KeyObject;
 }
 
 function notCounted(kind: ChecksumKind, object: Ingress | Secret, scope: ServingScope): string {
@@ -96,6 +106,13 @@ export function checksumObject(
 ) {
   const names = checksumKinds[options.kind];
   const stamp = options.now.toISOString().replace(/[-:T]/g, "").slice(0, 14);
+  const attested = {
+    kind: names.kind,
+    mode: options.mode,
+    checksum: result.checksum,
+    timestamp: options.now.toISOString(),
+    ids: result.ids,
+  };
   return {
     apiVersion: `${CHECKSUM_GROUP}/${CHECKSUM_VERSION}`,
     kind: names.kind,
@@ -108,6 +125,7 @@ export function checksumObject(
       checksum: result.checksum,
       ids: result.ids,
       mode: options.mode,
+      ...(options.signKey ? { signature: signAttestation(attested, options.signKey) } : {}),
     },
   };
 }
@@ -167,8 +185,11 @@ export async function publish(
   for (const skipped of result.skipped) say(`  left out ${skipped.key}: ${skipped.reason}`);
   const model = checksumModel[options.kind];
   const created = await K8s(model).Create(checksumObject(result, { ...options, now: new Date() }));
+  const signedBy = options.signKey
+    ? `, signed by ${keyIdOf(createPublicKey(options.signKey))}`
+    : "";
   say(
-    `created ${created.kind} ${options.namespace}/${created.metadata?.name}: ${result.ids.length} IDs, ${options.mode} mode, checksum ${result.checksum}`,
+    `created ${created.kind} ${options.namespace}/${created.metadata?.name}: ${result.ids.length} IDs, ${options.mode} mode, checksum ${result.checksum}${signedBy}`,
   );
   // The one before stays: gateways still on the previous state trust it for the grace period
   // (BULWARK_CHECKSUM_GRACE_SECONDS); the next publish deletes it. Older ones go now.
@@ -185,4 +206,29 @@ export async function publish(
     await K8s(model).Delete(old);
     say(`deleted older ${created.kind} ${options.namespace}/${old.metadata?.name}`);
   }
+}
+
+/**
+ * `bulwark checksum keygen --out FILE`: a new Ed25519 key pair. The private key goes to FILE
+ * (mode 0600, never over an existing file), the public key to FILE.pub; what to do with each is
+ * said.
+ */
+export function keygen(
+  out: string,
+  namespace: string,
+  name: string,
+  say: (line: string) => void,
+): void {
+  const key = generateSigningKey();
+  writeFileSync(out, key.privateKeyPem, { mode: 0o600, flag: "wx" });
+  writeFileSync(`${out}.pub`, key.publicKeyPem, { flag: "wx" });
+  say(
+    `wrote the private key to ${out} (keep it where only the publisher reads it) and the public key to ${out}.pub`,
+  );
+  say(`key id ${key.keyId}`);
+  say(`trust it (keep the old entries during a rotation; remove one to stop trusting it):`);
+  say(
+    `  kubectl create configmap ${name} -n ${namespace} --from-file=${key.keyId}.pem=${out}.pub  # or: kubectl edit configmap ${name} -n ${namespace}`,
+  );
+  say(`sign with it: bulwark checksum publish --kind ingress -n ${namespace} --sign-key ${out}`);
 }

@@ -1,12 +1,21 @@
 // `bulwark`: the command line. `bulwark --help` lists the commands.
 import { parseArgs } from "node:util";
 import packageJson from "../package.json";
-import { compute, objectsFromFiles, publish, render, type ChecksumOptions } from "./checksum";
+import {
+  compute,
+  keygen,
+  objectsFromFiles,
+  publish,
+  render,
+  type ChecksumOptions,
+} from "./checksum";
 import { uninstallCommand } from "./uninstall";
 import { InputError } from "./read-objects";
 import { parseExcludedNamespaces, type ServingScope } from "../core/ingress/selection";
 import { referrerAllowList } from "../core/annotations/referrer";
-import { parsePublisherNamespaces } from "../core/checksum";
+import { parseKeysLocation, parsePublisherNamespaces, parseSigningKey } from "../core/checksum";
+import { readFileSync } from "node:fs";
+import type { KeyObject } from "node:crypto";
 import { PermissionCommandError, permissionCommand } from "./permission";
 
 const VERSION = packageJson.version;
@@ -19,12 +28,16 @@ Usage:
                            -f FILE_OR_DIR...
       Prints {checksum, ids} for the objects in the files (-o yaml: a ready-to-apply checksum object).
       --default-class: IngressClass bulwark is the cluster's default, so Ingresses naming no class count.
-  bulwark checksum publish --kind ingress|secret -n NAMESPACE [--mode tengine|content]
+  bulwark checksum publish --kind ingress|secret -n NAMESPACE [--mode tengine|content] [--sign-key FILE]
                            [--excluded-namespaces LIST] [--ingress-referrers LIST]
       NAMESPACE must be a publisher namespace (BULWARK_CHECKSUM_PUBLISHER_NAMESPACES, default
       bulwark-system): checksum objects anywhere else are ignored.
       Reads the cluster (KUBECONFIG), creates a new checksum object and deletes the older ones; whether
-      class-less Ingresses count is read from the IngressClass.
+      class-less Ingresses count is read from the IngressClass. --sign-key: an Ed25519 private key
+      (from keygen); the object is signed, as the guard requires with BULWARK_CHECKSUM_REQUIRE_SIGNATURE.
+  bulwark checksum keygen --out FILE
+      Writes a new Ed25519 signing key to FILE (0600) and its public key to FILE.pub, and says how to
+      trust it (ConfigMap BULWARK_CHECKSUM_KEYS, default bulwark-system/bulwark-checksum-keys).
 
   bulwark uninstall [--dry-run] [--keep-crds]
       Removes Bulwark from the cluster: strips the pod-permission finalizer from every pod, then
@@ -48,6 +61,28 @@ BULWARK_INGRESS_REFERRERS); an Ingress naming a referrer outside it does not cou
 
 class UsageError extends Error {}
 
+const OPTIONS = {
+  kind: { type: "string" },
+  mode: { type: "string" },
+  output: { type: "string", short: "o" },
+  namespace: { type: "string", short: "n" },
+  file: { type: "string", short: "f", multiple: true },
+  help: { type: "boolean", short: "h" },
+  version: { type: "boolean" },
+  "server-namespace": { type: "string" },
+  configmap: { type: "string" },
+  secret: { type: "string" },
+  days: { type: "string" },
+  san: { type: "string", multiple: true },
+  "dry-run": { type: "boolean" },
+  "keep-crds": { type: "boolean" },
+  "default-class": { type: "boolean" },
+  "excluded-namespaces": { type: "string" },
+  "ingress-referrers": { type: "string" },
+  "sign-key": { type: "string" },
+  out: { type: "string" },
+} as const;
+
 function oneOf<T extends string>(
   flag: string,
   value: string | undefined,
@@ -69,45 +104,41 @@ export async function main(
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: {
-      kind: { type: "string" },
-      mode: { type: "string" },
-      output: { type: "string", short: "o" },
-      namespace: { type: "string", short: "n" },
-      file: { type: "string", short: "f", multiple: true },
-      help: { type: "boolean", short: "h" },
-      version: { type: "boolean" },
-      "server-namespace": { type: "string" },
-      configmap: { type: "string" },
-      secret: { type: "string" },
-      days: { type: "string" },
-      san: { type: "string", multiple: true },
-      "dry-run": { type: "boolean" },
-      "keep-crds": { type: "boolean" },
-      "default-class": { type: "boolean" },
-      "excluded-namespaces": { type: "string" },
-      "ingress-referrers": { type: "string" },
-    },
+    options: OPTIONS,
   });
   if (values.version) return (out(`${VERSION}\n`), 0);
   if (values.help || positionals.length === 0) return (out(HELP), 0);
   const [group, command] = positionals;
   if (group === "permission") return permissionCommand(positionals, values, out);
   if (group === "uninstall" && command === undefined) return uninstallCommand(values, out);
+  if (group === "checksum" && command === "keygen") return keygenCommand(values.out, out);
   if (group !== "checksum" || (command !== "compute" && command !== "publish")) {
     throw new UsageError(`unknown command "${positionals.join(" ")}"; see bulwark --help`);
   }
+  return checksumCommand(command, values, out, err);
+}
+
+type ParsedValues = ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>["values"];
+
+async function checksumCommand(
+  command: "compute" | "publish",
+  values: ParsedValues,
+  out: (s: string) => void,
+  err: (s: string) => void,
+): Promise<number> {
   const kind = oneOf("kind", values.kind, ["ingress", "secret"] as const);
   const mode = oneOf("mode", values.mode, ["tengine", "content"] as const, "content");
+  const signKey = values["sign-key"] === undefined ? undefined : readSigningKey(values["sign-key"]);
   const settled = {
     excludedNamespaces: excludedNamespacesOf(values["excluded-namespaces"]),
     ingressReferrers: referrerAllowList(
       values["ingress-referrers"] ?? process.env.BULWARK_INGRESS_REFERRERS,
     ),
   };
-  if (command === "publish") return publishCommand(values, { kind, mode, scope: settled }, out);
+  if (command === "publish")
+    return publishCommand(values, { kind, mode, signKey, scope: settled }, out);
   const scope = { ...settled, classIsDefault: values["default-class"] === true };
-  return computeCommand(values, { kind, mode, scope }, out, err);
+  return computeCommand(values, { kind, mode, signKey, scope }, out, err);
 }
 
 async function publishCommand(
@@ -131,6 +162,30 @@ async function publishCommand(
   if (values["default-class"])
     throw new UsageError("--default-class is for compute: publish reads the IngressClass");
   await publish({ ...options, namespace: values.namespace }, line => out(`${line}\n`));
+  return 0;
+}
+
+function readSigningKey(file: string): KeyObject {
+  let pem: string;
+  try {
+    pem = readFileSync(file, "utf8");
+  } catch (error) {
+    throw new UsageError(`--sign-key ${file}: ${(error as Error).message}`);
+  }
+  const key = parseSigningKey(pem, `--sign-key ${file}`);
+  if (!key.ok) throw new UsageError(`${key.errors[0]?.field} ${key.errors[0]?.message}`);
+  return key.value;
+}
+
+function keygenCommand(file: string | undefined, out: (s: string) => void): number {
+  if (!file) throw new UsageError("--out FILE is required: where the private key is written");
+  const location = parseKeysLocation(process.env.BULWARK_CHECKSUM_KEYS, "BULWARK_CHECKSUM_KEYS");
+  if (!location.ok) throw new UsageError(`BULWARK_CHECKSUM_KEYS ${location.errors[0]?.message}`);
+  try {
+    keygen(file, location.value.namespace, location.value.name, line => out(`${line}\n`));
+  } catch (error) {
+    throw new UsageError(`--out ${file}: ${(error as Error).message}`);
+  }
   return 0;
 }
 

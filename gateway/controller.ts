@@ -13,7 +13,7 @@ import type {
 } from "@kubernetes/client-node";
 import { ConsistencyState } from "../capabilities/ingress-guard/consistency-state";
 import type { ChecksumObject } from "../capabilities/ingress-guard/checksum-kinds";
-import type { GuardMode } from "../core/checksum";
+import { parseTrustedKeys, type GuardMode, type KeysLocation } from "../core/checksum";
 import { isDefaultClass } from "../core/ingress/class";
 import { INGRESS_CLASS, INGRESS_CONTROLLER } from "../core/names";
 import type { GatewayMetrics } from "./admin/metrics";
@@ -31,6 +31,7 @@ import {
   type ServedState,
 } from "./selection/compose";
 import type { Change, ResourceKind } from "./source/cache";
+import type { KubeObject } from "./source/reflector";
 import type { ApiServerStatus, Source } from "./source/source";
 import { CoalescingWriter, readLastGood } from "./state/last-good";
 import { ServingVerdicts } from "./selection/verdicts";
@@ -53,6 +54,8 @@ export interface ControllerOptions {
   ingressReferrers: ReadonlySet<string>;
   /** How long the checksum object before the newest still counts. */
   checksumGraceMs?: number;
+  /** Signed attestations: required or not, and the ConfigMap of trusted keys. */
+  signatures?: { required: boolean; keys: KeysLocation };
   dataPlane: Pick<DataPlane, "apply" | "status">;
   metrics: GatewayMetrics;
   log: LogFn;
@@ -83,6 +86,8 @@ export interface GuardReport {
   refusedUpdates: number;
   /** The newest checksum objects and how the cluster differs from them (on a mismatch). */
   checksums?: unknown[];
+  /** Checksum objects ignored for a missing or wrong signature, and why (capped). */
+  ignored?: { name: string; reason: string; message: string }[];
 }
 
 const DIRTY_OF: Partial<Record<ResourceKind, GuardedKind>> = {
@@ -120,6 +125,8 @@ export class GatewayController {
         ingressReferrers: options.ingressReferrers,
       },
       options.checksumGraceMs,
+      // Required, nothing verifies until the keys are listed: fail closed.
+      { required: options.signatures?.required ?? false, keys: new Map() },
     );
     this.#writer = new CoalescingWriter(options.stateDir, error =>
       options.log("error", "could not save the last good view", {
@@ -170,6 +177,7 @@ export class GatewayController {
 
   onChange(change: Change): void {
     if (change.kind === "ingressClass") this.#rescope();
+    if (change.kind === "checksumKeys") this.#takeKeys(change.object);
     this.#observe(change);
     const guarded = DIRTY_OF[change.kind];
     if (guarded) this.#dirty.add(guarded);
@@ -207,6 +215,33 @@ export class GatewayController {
     if (!checksumKind) return;
     if (object) this.guard.observeChecksum(checksumKind, object as unknown as ChecksumObject);
     else this.guard.forgetChecksum(checksumKind, key);
+  }
+
+  /**
+   * The trusted keys changed (a rotation, or the ConfigMap is gone: then none). A ConfigMap with
+   * a bad entry is not half-applied: the keys before it stay, and the error is logged.
+   */
+  #takeKeys(object: KubeObject | undefined): void {
+    const signatures = this.#options.signatures;
+    if (!signatures?.required) return;
+    const { namespace, name } = signatures.keys;
+    const data = (object as { data?: Record<string, string> } | undefined)?.data;
+    const keys = parseTrustedKeys(data, `configmap ${namespace}/${name} data`);
+    if (!keys.ok) {
+      this.#options.log("error", "trusted checksum keys not taken; the previous ones stay", {
+        namespace,
+        name,
+        errors: keys.errors.map(e => `${e.field} ${e.message}`),
+      });
+      return;
+    }
+    this.guard.setSignaturePolicy({ required: true, keys: keys.value });
+    this.#options.log("info", "trusted checksum keys", {
+      namespace,
+      name,
+      keyIds: [...keys.value.keys()],
+    });
+    for (const kind of GUARDED_KINDS) this.#dirty.add(kind);
   }
 
   /** The previous checksum object stops counting at a set time: compose again then. */
@@ -272,6 +307,7 @@ export class GatewayController {
       "ingressClass",
       "ingressChecksum",
       "secretChecksum",
+      "checksumKeys",
     ];
     return needed.every(kind => source.kindSynced(kind));
   }
@@ -388,6 +424,8 @@ export class GatewayController {
     metrics.checksumWouldRefuse.set({ kind }, wouldRefuse === undefined ? 0 : 1);
     metrics.rolloutHeld.set({ kind }, Object.keys(outcome.held).length);
     report.checksums = state === "mismatch" ? this.#mismatchDetail(kind) : undefined;
+    const ignored = this.guard.ignored(kind).slice(0, MAX_LISTED);
+    report.ignored = ignored.length > 0 ? ignored : undefined;
     if (changed) this.#countChange(kind, outcome);
   }
 

@@ -60,6 +60,8 @@ function watchedKinds(settings: Settings): ResourceKind[] {
   const kinds: ResourceKind[] = ["ingress", "secret", "endpointSlice", "service", "ingressClass"];
   if (settings.checksum.ingress !== "off") kinds.push("ingressChecksum");
   if (settings.checksum.secret !== "off") kinds.push("secretChecksum");
+  const guarded = settings.checksum.ingress !== "off" || settings.checksum.secret !== "off";
+  if (guarded && settings.signatures.required) kinds.push("checksumKeys");
   return kinds;
 }
 
@@ -103,6 +105,7 @@ export async function main(argv: string[]): Promise<number> {
     {
       namespaces: settings.watchNamespaces,
       checksumNamespaces: settings.checksumNamespaces,
+      checksumKeys: settings.signatures.keys,
       kinds: watchedKinds(settings),
       probeIntervalMs: 2000,
       reflector: { log: (level, message, fields) => log(level, message, fields) },

@@ -4,7 +4,7 @@ import { z } from "zod";
 import { podOrdinalFromName } from "../core/annotations/rollout";
 import { parseExcludedNamespaces } from "../core/ingress/selection";
 import { referrerAllowList } from "../core/annotations/referrer";
-import { DEFAULT_PUBLISHER_NAMESPACES, parseGuardMode } from "../core/checksum";
+import { DEFAULT_PUBLISHER_NAMESPACES, parseGuardMode, parseKeysLocation } from "../core/checksum";
 
 function integer(name: string, fallback: number, min: number, max: number) {
   return z
@@ -109,6 +109,20 @@ export const settingsSchema = z
     BULWARK_CHECKSUM_NAMESPACES: namespaces("BULWARK_CHECKSUM_NAMESPACES"),
     // How long the checksum object before the newest still counts (a publish in flight).
     BULWARK_CHECKSUM_GRACE_SECONDS: integer("BULWARK_CHECKSUM_GRACE_SECONDS", 60, 0, 3600),
+    // Signed attestations: only objects signed by a key in that ConfigMap count.
+    BULWARK_CHECKSUM_REQUIRE_SIGNATURE: flag("BULWARK_CHECKSUM_REQUIRE_SIGNATURE", false),
+    BULWARK_CHECKSUM_KEYS: z
+      .string()
+      .optional()
+      .transform((text, ctx) => {
+        const parsed = parseKeysLocation(text, "BULWARK_CHECKSUM_KEYS");
+        if (parsed.ok) return parsed.value;
+        ctx.addIssue({
+          code: "custom",
+          message: `BULWARK_CHECKSUM_KEYS ${parsed.errors[0]?.message ?? ""}`,
+        });
+        return z.NEVER;
+      }),
     // Unset: the namespaces the webhooks skip, since nothing there was ever admitted.
     BULWARK_EXCLUDED_NAMESPACES: z
       .string()
@@ -189,6 +203,10 @@ export const settingsSchema = z
     checksum: { ingress: env.BULWARK_INGRESS_CHECKSUM, secret: env.BULWARK_SECRET_CHECKSUM },
     watchNamespaces: env.BULWARK_WATCH_NAMESPACES,
     checksumGraceMs: env.BULWARK_CHECKSUM_GRACE_SECONDS * 1000,
+    signatures: {
+      required: env.BULWARK_CHECKSUM_REQUIRE_SIGNATURE,
+      keys: env.BULWARK_CHECKSUM_KEYS,
+    },
     excludedNamespaces: env.BULWARK_EXCLUDED_NAMESPACES as ReadonlySet<string>,
     ingressReferrers: referrerAllowList(env.BULWARK_INGRESS_REFERRERS),
     /** The publisher namespaces: only there are checksum objects read (default bulwark-system). */

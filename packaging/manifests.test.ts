@@ -173,7 +173,13 @@ describe("workload manifests", () => {
   it("gateway: the env is what gateway/settings.ts accepts, with the values' ports and switches", () => {
     const sts = find<V1StatefulSet>(
       manifests(v => {
-        v.gateway.checksum = { ingress: true, secret: false, publisherNamespaces: ["release"] };
+        v.gateway.checksum = {
+          ingress: true,
+          secret: false,
+          publisherNamespaces: ["release"],
+          requireSignature: true,
+          keysConfigMap: "publisher-keys",
+        };
         v.gateway.watchNamespaces = ["shop", "blog"];
       }),
       "StatefulSet",
@@ -188,6 +194,10 @@ describe("workload manifests", () => {
     // The old booleans still mean enforce and off.
     assert.deepEqual(read.settings.checksum, { ingress: "enforce", secret: "off" });
     assert.deepEqual(read.settings.watchNamespaces, ["shop", "blog"]);
+    assert.deepEqual(read.settings.signatures, {
+      required: true,
+      keys: { namespace: "bulwark-system", name: "publisher-keys" },
+    });
     assert.equal(
       read.settings.stateDir,
       onlyContainer(sts).volumeMounts?.find(m => m.name === "state")?.mountPath,

@@ -41,6 +41,8 @@ export const checksumSpecSchema = z
     ids: z.array(z.string()).optional(),
     // Objects without a mode come from Tengine producers.
     mode: z.enum(["tengine", "content"]).default("tengine"),
+    // Checked by core/checksum/signature.ts, which names what is wrong with it.
+    signature: z.unknown().optional(),
   })
   .superRefine((spec, ctx) => {
     // A content checksum of the old MD5 form never verifies: the publisher must publish again.
@@ -167,6 +169,19 @@ export function checksumCrd(kind: ChecksumKind) {
           default: "tengine",
           description:
             "tengine: <N>-<version>[-<cert sha1>] IDs; content: <ns>/<name>@<sha256 of canonical JSON>.",
+        },
+        signature: {
+          type: "object",
+          required: ["keyId", "value"],
+          description:
+            "Bulwark's optional Ed25519 signature (bulwark checksum publish --sign-key) over kind, mode, checksum, timestamp and the IDs' digest; required where the guard requires signatures.",
+          properties: {
+            keyId: {
+              type: "string",
+              description: "The signing key's fingerprint (ed25519-<16 hex>).",
+            },
+            value: { type: "string", description: "The signature, base64." },
+          },
         },
       },
     },

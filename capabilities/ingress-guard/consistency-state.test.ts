@@ -1,6 +1,12 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { computeChecksum } from "../../core/checksum";
+import { createPrivateKey, type KeyObject } from "node:crypto";
+import {
+  computeChecksum,
+  generateSigningKey,
+  parseTrustedKeys,
+  signAttestation,
+} from "../../core/checksum";
 import type { Ingress } from "../../core/ingress/types";
 import type { ChecksumObject } from "./checksum-kinds";
 import { ConsistencyState } from "./consistency-state";
@@ -157,5 +163,101 @@ describe("ConsistencyState: the rollback window", () => {
       early.find(o => o.object.metadata?.name === "old")?.observation.supersededBy,
       undefined,
     );
+  });
+});
+
+describe("ConsistencyState: signatures required", () => {
+  const a = ingress("site-1", "1");
+  const b = ingress("site-2", "1");
+  const signer = generateSigningKey();
+  const key = createPrivateKey(signer.privateKeyPem);
+  const parsed = parseTrustedKeys({ publisher: signer.publicKeyPem }, "keys");
+  assert.ok(parsed.ok);
+  const policy = { required: true, keys: parsed.value };
+
+  /** A checksum object, signed by `by` unless it is undefined; `created` and the signed time may differ. */
+  function signed(
+    name: string,
+    objects: Ingress[],
+    by: KeyObject | undefined,
+    at: string | [string, string],
+  ) {
+    const [signedAt, created] = typeof at === "string" ? [at, at] : at;
+    const object = checksumObject(name, objects, "content", created);
+    const spec = object.spec as Record<string, unknown>;
+    spec.timestamp = signedAt;
+    if (by) {
+      const { mode, checksum, ids } = spec as { mode: "content"; checksum: string; ids: string[] };
+      spec.signature = signAttestation(
+        { kind: "IngressCheckSum", mode, checksum, timestamp: signedAt, ids },
+        by,
+      );
+    }
+    return object;
+  }
+
+  it("given an unsigned or forged object, ignores it and says why; a validly signed one attests", () => {
+    const state = new ConsistencyState(undefined, 0, policy);
+    state.observeObject("ingress", a);
+    state.observeChecksum("ingress", signed("unsigned", [a], undefined, "2026-01-01T00:00:00Z"));
+    const forger = createPrivateKey(generateSigningKey().privateKeyPem);
+    state.observeChecksum("ingress", signed("forged", [a], forger, "2026-01-01T00:00:01Z"));
+    assert.equal(state.anyConsistent("ingress"), undefined, "nothing may attest");
+    const reasons = Object.fromEntries(
+      state
+        .observations("ingress")
+        .map(o => [o.object.metadata?.name, o.observation.signatureProblem?.reason]),
+    );
+    assert.deepEqual(reasons, { unsigned: "Unsigned", forged: "BadSignature" });
+
+    state.observeChecksum("ingress", signed("good", [a], key, "2026-01-01T00:00:02Z"));
+    assert.equal(state.anyConsistent("ingress"), true);
+  });
+
+  it("given a signed object whose IDs were edited after signing, ignores it", () => {
+    const state = new ConsistencyState(undefined, 0, policy);
+    state.observeObject("ingress", a);
+    state.observeObject("ingress", b);
+    const object = signed("edited", [a], key, "2026-01-01T00:00:00Z");
+    // The tenant's extra Ingress added to the IDs and the checksum made to match them.
+    const { checksum, ids } = computeChecksum("Ingress", "content", [a, b]);
+    Object.assign(object.spec as object, { checksum, ids });
+    state.observeChecksum("ingress", object);
+    assert.equal(state.anyConsistent("ingress"), undefined);
+  });
+
+  it("orders by the signed timestamp: an old signed object created again does not become the newest", () => {
+    const state = new ConsistencyState(undefined, 0, policy);
+    state.observeObject("ingress", a); // the cluster was rolled back to [a]
+    state.observeChecksum("ingress", signed("current", [a, b], key, "2026-01-01T00:10:00Z"));
+    // A copy of the attestation of [a] from before, created after the current one.
+    state.observeChecksum(
+      "ingress",
+      signed("replayed", [a], key, ["2026-01-01T00:00:00Z", "2026-01-01T00:20:00Z"]),
+    );
+    assert.equal(state.anyConsistent("ingress", Date.parse("2026-01-01T00:30:00Z")), false);
+    // Without the requirement creation orders, and the replay would attest.
+    const open = new ConsistencyState(undefined, 0);
+    open.observeObject("ingress", a);
+    open.observeChecksum("ingress", signed("current", [a, b], key, "2026-01-01T00:10:00Z"));
+    open.observeChecksum(
+      "ingress",
+      signed("replayed", [a], key, ["2026-01-01T00:00:00Z", "2026-01-01T00:20:00Z"]),
+    );
+    assert.equal(open.anyConsistent("ingress", Date.parse("2026-01-01T00:30:00Z")), true);
+  });
+
+  it("re-judges published objects when the keys rotate", () => {
+    const state = new ConsistencyState(undefined, 0, policy);
+    state.observeObject("ingress", a);
+    state.observeChecksum("ingress", signed("good", [a], key, "2026-01-01T00:00:00Z"));
+    assert.equal(state.anyConsistent("ingress"), true);
+    const next = generateSigningKey();
+    const rotated = parseTrustedKeys({ next: next.publicKeyPem }, "keys");
+    assert.ok(rotated.ok);
+    state.setSignaturePolicy({ required: true, keys: rotated.value });
+    assert.equal(state.anyConsistent("ingress"), undefined, "the removed key signs nothing now");
+    state.setSignaturePolicy({ required: false, keys: rotated.value });
+    assert.equal(state.anyConsistent("ingress"), true, "not required: the object counts again");
   });
 });

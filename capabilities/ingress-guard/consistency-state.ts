@@ -9,7 +9,8 @@ import {
   type ServingScope,
 } from "../../core/ingress/selection";
 import type { Ingress, Secret } from "../../core/ingress/types";
-import { checksumSpecSchema, type ChecksumKind } from "./checksum-crd";
+import { checksumKinds, checksumSpecSchema, type ChecksumKind } from "./checksum-crd";
+import { verifyAttestation, type SignatureProblem, type TrustedKeys } from "../../core/checksum";
 import { trustWindow, type TrustWindow } from "../../core/checksum/window";
 import type { ChecksumObject } from "./checksum-kinds";
 import type { Observation } from "./status";
@@ -28,7 +29,23 @@ interface Published {
   checksum?: string;
   ids?: string[];
   invalidSpec?: string;
+  /** Signatures are required and this one is missing or wrong: the object is ignored. */
+  signatureProblem?: { reason: SignatureProblem; message: string };
+  /** With signatures required: spec.timestamp (signed) in ms, which orders the objects. */
+  signedMs?: number;
 }
+
+/**
+ * Whether checksum objects must carry a valid signature by one of `keys`. Required, an unsigned
+ * or wrongly signed object is ignored, and objects are ordered by their signed timestamp, not
+ * by creation: a validly signed old object created again (a replay) is not the newest.
+ */
+export interface SignaturePolicy {
+  required: boolean;
+  keys: TrustedKeys;
+}
+
+export const NO_SIGNATURES: SignaturePolicy = { required: false, keys: new Map() };
 
 class KindState {
   readonly trackers: Record<ChecksumMode, ChecksumTracker<"Ingress" | "Secret">>;
@@ -63,20 +80,38 @@ export class ConsistencyState {
   };
   #scope: ServingScope;
   readonly #graceMs: number;
+  #signatures: SignaturePolicy;
 
   /** `graceMs`: how long the checksum object before the newest still counts (a publish in flight). */
-  constructor(scope: ServingScope = DEFAULT_SCOPE, graceMs = DEFAULT_GRACE_MS) {
+  constructor(
+    scope: ServingScope = DEFAULT_SCOPE,
+    graceMs = DEFAULT_GRACE_MS,
+    signatures: SignaturePolicy = NO_SIGNATURES,
+  ) {
     this.#scope = scope;
     this.#graceMs = graceMs;
+    this.#signatures = signatures;
   }
 
   /** Which published objects of the kind may match now, and until when the window holds. */
   window(kind: ChecksumKind, nowMs = Date.now()): TrustWindow {
-    const published = [...this.#kinds[kind].published.entries()].map(([name, p]) => ({
-      name,
-      createdMs: Date.parse(creationOrder(p.object)),
-    }));
+    const required = this.#signatures.required;
+    const published = [...this.#kinds[kind].published.entries()]
+      .filter(([, p]) => !p.signatureProblem)
+      .map(([name, p]) => ({
+        name,
+        createdMs: required ? (p.signedMs ?? NaN) : Date.parse(creationOrder(p.object)),
+      }));
     return trustWindow(published, nowMs, this.#graceMs);
+  }
+
+  /** Takes new trusted keys or a new requirement and re-judges every published object. */
+  setSignaturePolicy(policy: SignaturePolicy): void {
+    this.#signatures = policy;
+    for (const kind of ["ingress", "secret"] as const) {
+      for (const { object } of [...this.#kinds[kind].published.values()])
+        this.observeChecksum(kind, object);
+    }
   }
 
   get scope(): ServingScope {
@@ -133,10 +168,7 @@ export class ConsistencyState {
     const state = this.#kinds[kind];
     const key = objectKey(object);
     const previous = state.published.get(key);
-    const spec = checksumSpecSchema.safeParse(object.spec ?? {});
-    const next: Published = spec.success
-      ? { object, mode: spec.data.mode, checksum: spec.data.checksum, ids: spec.data.ids }
-      : { object, mode: "tengine", invalidSpec: invalidSpecMessage(spec.error.issues[0]) };
+    const next = this.#judge(kind, object);
     // Re-publishing the same checksum to the same tracker is cheap there; anything else starts over.
     if (previous && (previous.mode !== next.mode || !next.checksum))
       state.trackers[previous.mode].unpublish(key);
@@ -149,6 +181,31 @@ export class ConsistencyState {
         order: creationOrder(object),
       });
     }
+  }
+
+  /** What a checksum object attests, if anything: its spec read, its signature checked. */
+  #judge(kind: ChecksumKind, object: ChecksumObject): Published {
+    const spec = checksumSpecSchema.safeParse(object.spec ?? {});
+    if (!spec.success)
+      return { object, mode: "tengine", invalidSpec: invalidSpecMessage(spec.error.issues[0]) };
+    const { mode, checksum, ids, timestamp, signature } = spec.data;
+    const published: Published = { object, mode, checksum, ids };
+    if (!this.#signatures.required) return published;
+    const attestation = {
+      kind: checksumKinds[kind].kind,
+      mode,
+      checksum: checksum ?? "",
+      timestamp,
+      ids,
+    };
+    const verdict = verifyAttestation(attestation, signature, this.#signatures.keys);
+    if (!verdict.ok)
+      return {
+        object,
+        mode,
+        signatureProblem: { reason: verdict.reason, message: verdict.message },
+      };
+    return { ...published, signedMs: Date.parse(timestamp) };
   }
 
   forgetChecksum(kind: ChecksumKind, key: string): void {
@@ -176,12 +233,21 @@ export class ConsistencyState {
    */
   anyConsistent(kind: ChecksumKind, nowMs = Date.now()): boolean | undefined {
     const state = this.#kinds[kind];
-    if (state.published.size === 0) return undefined;
-    for (const name of this.window(kind, nowMs).trusted) {
+    const { trusted } = this.window(kind, nowMs);
+    // Nothing published, or nothing that may attest (every object unsigned where signatures are required).
+    if (trusted.size === 0) return undefined;
+    for (const name of trusted) {
       const published = state.published.get(name);
       if (published?.checksum && state.trackers[published.mode].report(name)?.matches) return true;
     }
     return false;
+  }
+
+  /** The checksum objects ignored for their signature (signatures required), and why. */
+  ignored(kind: ChecksumKind): { name: string; reason: SignatureProblem; message: string }[] {
+    return [...this.#kinds[kind].published.entries()].flatMap(([name, p]) =>
+      p.signatureProblem ? [{ name, ...p.signatureProblem }] : [],
+    );
   }
 
   /** One Observation per published checksum object of the kind. */
@@ -194,7 +260,8 @@ export class ConsistencyState {
     const newest = [...window.trusted][0];
     return [...state.published.entries()].map(([key, published]) => {
       const observation = observe(kind, state.trackers[published.mode], key, published);
-      if (!window.trusted.has(key)) observation.supersededBy = newest;
+      if (published.signatureProblem) observation.signatureProblem = published.signatureProblem;
+      else if (!window.trusted.has(key)) observation.supersededBy = newest;
       return { object: published.object, observation };
     });
   }

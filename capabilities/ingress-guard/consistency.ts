@@ -2,7 +2,12 @@
 // events plus its own periodic list (Pepr 1.1.4 drops failed callbacks and can miss events), and
 // writes each checksum object's status, an Event on every change of Consistent, and metrics.
 import { K8s, Log, kind as k } from "pepr";
-import { isTrustedPublication, objectKey, type GuardMode } from "../../core/checksum";
+import {
+  isTrustedPublication,
+  objectKey,
+  parseTrustedKeys,
+  type GuardMode,
+} from "../../core/checksum";
 import type { Ingress, Secret } from "../../core/ingress/types";
 import { recordEvent } from "../../kube/events";
 import {
@@ -15,7 +20,14 @@ import { CHECKSUM_GROUP } from "../../core/names";
 import { checksumModel, type ChecksumObject } from "./checksum-kinds";
 import { ConsistencyState } from "./consistency-state";
 import { guardMetrics } from "./metrics";
-import { guardModes, publisherNamespaces, readClassIsDefault, settingsScope } from "./scope";
+import {
+  guardModes,
+  publisherNamespaces,
+  readClassIsDefault,
+  readTrustedKeyData,
+  settingsScope,
+  signatureSettings,
+} from "./scope";
 import { isDefaultClass } from "../../core/ingress/class";
 import { INGRESS_CLASS } from "../../core/names";
 import { desiredStatus, isConsistent } from "./status";
@@ -36,10 +48,15 @@ export interface GuardOptions {
 }
 
 export class ConsistencyGuard {
+  readonly #signatures = signatureSettings();
   readonly state = new ConsistencyState(
     settingsScope(),
     Number(process.env.BULWARK_CHECKSUM_GRACE_SECONDS ?? 60) * 1000,
+    // Required, nothing verifies until the keys are read: fail closed.
+    { required: this.#signatures.required, keys: new Map() },
   );
+  /** The trusted keys' ConfigMap data last taken, to re-judge only on a change. */
+  #keyData: string | undefined;
   readonly #options: GuardOptions;
   readonly #publishers = publisherNamespaces();
   readonly #modes = guardModes();
@@ -101,6 +118,7 @@ export class ConsistencyGuard {
     try {
       const classIsDefault = await readClassIsDefault();
       this.state.setScope({ ...this.state.scope, classIsDefault });
+      await this.#readKeys();
       for (const kind of KINDS) {
         const objects = kind === "ingress" ? await K8s(k.Ingress).Get() : await K8s(k.Secret).Get();
         if (kind === "ingress") await this.#options.onIngresses?.(objects.items as Ingress[]);
@@ -119,6 +137,30 @@ export class ConsistencyGuard {
     } catch (error) {
       Log.warn({ err: String(error) }, "checksum resync failed; the next one retries");
     }
+  }
+
+  /**
+   * The trusted keys, read on every resync (the module may only get ConfigMaps, not watch them:
+   * a rotation shows in statuses within BULWARK_GUARD_RESYNC_SECONDS; the gateway watches it).
+   * A bad entry leaves the keys before it in place.
+   */
+  async #readKeys(): Promise<void> {
+    if (!this.#signatures.required) return;
+    const { namespace, name } = this.#signatures.keys;
+    const data = await readTrustedKeyData(this.#signatures.keys);
+    const text = JSON.stringify(data ?? {});
+    if (text === this.#keyData) return;
+    const keys = parseTrustedKeys(data, `configmap ${namespace}/${name} data`);
+    if (!keys.ok) {
+      Log.error(
+        { ns: namespace, name, errors: keys.errors.map(e => `${e.field} ${e.message}`) },
+        "trusted checksum keys not taken; the previous ones stay",
+      );
+      return;
+    }
+    this.#keyData = text;
+    this.state.setSignaturePolicy({ required: true, keys: keys.value });
+    Log.info({ ns: namespace, name, keyIds: [...keys.value.keys()] }, "trusted checksum keys");
   }
 
   /** The kind's checksum objects in the publisher namespaces; the others are announced ignored. */

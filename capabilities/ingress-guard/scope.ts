@@ -11,11 +11,14 @@ import type { SecurityAnnotationMode } from "../../core/ingress/review-ingress";
 import { INGRESS_CLASS } from "../../core/names";
 import { referrerAllowList } from "../../core/annotations/referrer";
 import {
+  DEFAULT_KEYS_LOCATION,
   DEFAULT_PUBLISHER_NAMESPACES,
   GUARD_MODE_VARIABLES,
   parseGuardMode,
+  parseKeysLocation,
   parsePublisherNamespaces,
   type GuardMode,
+  type KeysLocation,
 } from "../../core/checksum";
 import { isNotFound } from "../../kube/runtime";
 import type { ChecksumKind } from "./checksum-crd";
@@ -96,4 +99,40 @@ export function guardModes(env: NodeJS.ProcessEnv = process.env): Record<Checksu
     return "enforce";
   };
   return { ingress: mode("ingress"), secret: mode("secret") };
+}
+
+/**
+ * BULWARK_CHECKSUM_REQUIRE_SIGNATURE and BULWARK_CHECKSUM_KEYS, as the gateway reads them. A bad
+ * value requires signatures (the stricter reading) from the default ConfigMap.
+ */
+export function signatureSettings(env: NodeJS.ProcessEnv = process.env): {
+  required: boolean;
+  keys: KeysLocation;
+} {
+  const raw = (env.BULWARK_CHECKSUM_REQUIRE_SIGNATURE ?? "false").trim().toLowerCase();
+  const flag = { true: true, on: true, false: false, off: false }[raw];
+  if (flag === undefined)
+    Log.error(
+      { value: raw },
+      "BULWARK_CHECKSUM_REQUIRE_SIGNATURE is invalid; requiring signatures",
+    );
+  const keys = parseKeysLocation(env.BULWARK_CHECKSUM_KEYS, "BULWARK_CHECKSUM_KEYS");
+  if (!keys.ok)
+    Log.error(
+      { err: keys.errors[0]?.message },
+      "BULWARK_CHECKSUM_KEYS is invalid; using the default",
+    );
+  return { required: flag ?? true, keys: keys.ok ? keys.value : DEFAULT_KEYS_LOCATION };
+}
+
+/** The trusted keys' ConfigMap data; none when it does not exist. */
+export async function readTrustedKeyData(
+  location: KeysLocation,
+): Promise<Record<string, string> | undefined> {
+  try {
+    return (await K8s(kind.ConfigMap).InNamespace(location.namespace).Get(location.name)).data;
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw error;
+  }
 }

@@ -152,3 +152,22 @@ describe("desiredStatus: what differs and what the mode does", () => {
     }
   });
 });
+
+describe("desiredStatus: signatures required", () => {
+  it("says Unsigned or BadSignature, and that the guard ignores the object, before anything else", () => {
+    for (const reason of ["Unsigned", "BadSignature"] as const) {
+      const observation: Observation = {
+        ...matched,
+        publishedChecksum: undefined,
+        signatureProblem: { reason, message: "spec.signature is not set; signatures are required" },
+      };
+      const [condition] = desiredStatus(observation, 1, undefined, T0).conditions ?? [];
+      assert.equal(condition?.status, "False");
+      assert.equal(condition?.reason, reason);
+      assert.match(
+        condition?.message ?? "",
+        /signatures are required: the guard ignores this object$/,
+      );
+    }
+  });
+});

@@ -1,6 +1,7 @@
 // The status a checksum object should carry, from what the guard observed. Pure: the reconciler
 // patches it only when it differs from what is stored.
 import type { GuardMode } from "../../core/checksum";
+import type { SignatureProblem } from "../../core/checksum";
 import { setCondition } from "../../core/conditions";
 import {
   CONSISTENT_CONDITION,
@@ -29,6 +30,8 @@ export interface Observation {
   invalidSpec?: string;
   /** A newer checksum object was published (and the grace period is over): this one no longer counts. */
   supersededBy?: string;
+  /** Signatures are required and this object's is missing or wrong: it is ignored. */
+  signatureProblem?: { reason: SignatureProblem; message: string };
   /** The objects (namespace/name) behind the unexpected IDs, capped. */
   unexpectedObjects?: string[];
   /** What the gateway does with a mismatch; undefined: not said. */
@@ -64,6 +67,10 @@ const NOUN = { ingress: "Ingress objects", secret: "TLS Secrets" } as const;
 
 function condition(o: Observation): Pick<ChecksumCondition, "status" | "reason" | "message"> {
   if (o.invalidSpec) return { status: "False", reason: "InvalidSpec", message: o.invalidSpec };
+  if (o.signatureProblem) {
+    const { reason, message } = o.signatureProblem;
+    return { status: "False", reason, message: `${message}: the guard ignores this object` };
+  }
   if (o.supersededBy !== undefined) {
     return {
       status: "False",

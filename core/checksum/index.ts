@@ -68,3 +68,21 @@ export {
 } from "./publishers";
 /** The guard's mode per kind: off, observe (report what enforce would refuse) or enforce. */
 export { GUARD_MODES, GUARD_MODE_VARIABLES, parseGuardMode, type GuardMode } from "./guard-mode";
+/** Ed25519-signed attestations and the keys that may sign them. */
+export {
+  attestationPayload,
+  DEFAULT_KEYS_LOCATION,
+  generateSigningKey,
+  keyIdOf,
+  parseKeysLocation,
+  parseSigningKey,
+  parseTrustedKeys,
+  signAttestation,
+  verifyAttestation,
+  type Attestation,
+  type AttestationSignature,
+  type KeysLocation,
+  type SignatureProblem,
+  type SignatureVerdict,
+  type TrustedKeys,
+} from "./signature";

@@ -12,7 +12,9 @@ export type ResourceKind =
   | "service"
   | "ingressClass"
   | "ingressChecksum"
-  | "secretChecksum";
+  | "secretChecksum"
+  /** The ConfigMap of public keys that may sign checksum objects (BULWARK_CHECKSUM_KEYS). */
+  | "checksumKeys";
 
 export const RESOURCE_KINDS: ResourceKind[] = [
   "ingress",
@@ -22,6 +24,7 @@ export const RESOURCE_KINDS: ResourceKind[] = [
   "ingressClass",
   "ingressChecksum",
   "secretChecksum",
+  "checksumKeys",
 ];
 
 export interface Change {

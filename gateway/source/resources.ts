@@ -43,6 +43,8 @@ const PATHS: Record<ResourceKind, KindPath> = {
     plural: "secretchecksums",
     namespaced: true,
   },
+  // One ConfigMap, by name (checksumKeysTarget): the gateway reads no other.
+  checksumKeys: { prefix: "/api/v1", plural: "configmaps", namespaced: true },
 };
 
 export interface WatchTarget {
@@ -67,4 +69,17 @@ export function watchTargets(kind: ResourceKind, namespaces: readonly string[]):
       query: path.query,
     },
   }));
+}
+
+/** The one ConfigMap of trusted signing keys, by field selector (RBAC names it too). */
+export function checksumKeysTarget(location: { namespace: string; name: string }): WatchTarget {
+  const [target] = watchTargets("checksumKeys", [location.namespace]);
+  return {
+    ...target!,
+    spec: {
+      ...target!.spec,
+      name: `configmap ${location.namespace}/${location.name}`,
+      query: { fieldSelector: `metadata.name=${location.name}` },
+    },
+  };
 }

@@ -4,7 +4,7 @@
 import type { ApiClient } from "./api-client";
 import { ObjectCache, type Change, type ResourceKind } from "./cache";
 import { Reflector, type ReflectorOptions, type ReflectorStatus } from "./reflector";
-import { watchTargets } from "./resources";
+import { checksumKeysTarget, watchTargets } from "./resources";
 
 /**
  * Where each kind is read. `ingressStorage`, when set, is a separate API server that holds only
@@ -23,6 +23,8 @@ export interface SourceOptions {
   namespaces: readonly string[];
   /** Namespaces of the checksum objects; empty means all. */
   checksumNamespaces: readonly string[];
+  /** The ConfigMap of trusted signing keys, when the kind checksumKeys is watched. */
+  checksumKeys?: { namespace: string; name: string };
   /** The kinds to watch (checksum kinds only when their feature is on). */
   kinds: readonly ResourceKind[];
   probeIntervalMs: number;
@@ -62,7 +64,11 @@ export class Source {
     this.#reflectors = options.kinds.flatMap(kind => {
       const checksum = kind === "ingressChecksum" || kind === "secretChecksum";
       const namespaces = checksum ? options.checksumNamespaces : options.namespaces;
-      return watchTargets(kind, namespaces).map(target => {
+      const targets =
+        kind === "checksumKeys" && options.checksumKeys
+          ? [checksumKeysTarget(options.checksumKeys)]
+          : watchTargets(kind, namespaces);
+      return targets.map(target => {
         const sink = this.cache.sink(kind, target.namespace);
         const replace = sink.replace;
         sink.replace = items => {

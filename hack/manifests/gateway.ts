@@ -49,6 +49,8 @@ export function gatewayEnv(values: BulwarkValues): V1EnvVar[] {
       "BULWARK_CHECKSUM_PUBLISHER_NAMESPACES",
       gateway.checksum.publisherNamespaces.join(","),
     ),
+    valueEnv("BULWARK_CHECKSUM_REQUIRE_SIGNATURE", gateway.checksum.requireSignature),
+    valueEnv("BULWARK_CHECKSUM_KEYS", `${values.namespace}/${gateway.checksum.keysConfigMap}`),
     valueEnv("BULWARK_WATCH_NAMESPACES", gateway.watchNamespaces.join(",")),
   ];
 }

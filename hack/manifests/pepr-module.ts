@@ -25,6 +25,14 @@ export function moduleEnv(values: BulwarkValues): V1EnvVar[] {
       name: "BULWARK_CHECKSUM_PUBLISHER_NAMESPACES",
       value: values.gateway.checksum.publisherNamespaces.join(","),
     },
+    {
+      name: "BULWARK_CHECKSUM_REQUIRE_SIGNATURE",
+      value: String(values.gateway.checksum.requireSignature),
+    },
+    {
+      name: "BULWARK_CHECKSUM_KEYS",
+      value: `${values.namespace}/${values.gateway.checksum.keysConfigMap}`,
+    },
   ];
 }
 

@@ -25,7 +25,7 @@ const rule = (apiGroup: string, resources: string[], verbs: string[]): V1PolicyR
   verbs,
 });
 
-export function gatewayRbac(): WorkloadRbac {
+export function gatewayRbac(values: BulwarkValues): WorkloadRbac {
   return {
     // gateway/source/resources.ts: one list+watch per kind, cluster-wide (Secrets: TLS type only,
     // by field selector, which RBAC cannot express). Read-only: the gateway writes nothing.
@@ -35,7 +35,18 @@ export function gatewayRbac(): WorkloadRbac {
       rule("discovery.k8s.io", ["endpointslices"], ["list", "watch"]),
       rule("tengine.taobao.org", ["ingresschecksums", "secretchecksums"], ["list", "watch"]),
     ],
-    namespaced: [],
+    // The trusted signing keys: one ConfigMap, watched by name (field selector).
+    namespaced: [
+      {
+        namespace: values.namespace,
+        rules: [
+          {
+            ...rule("", ["configmaps"], ["get", "list", "watch"]),
+            resourceNames: [values.gateway.checksum.keysConfigMap],
+          },
+        ],
+      },
+    ],
   };
 }
 
@@ -89,7 +100,7 @@ export function edgeHealthRbac(values: BulwarkValues): WorkloadRbac {
 }
 
 export function workloadRbac(values: BulwarkValues, component: Component): WorkloadRbac {
-  if (component === "gateway") return gatewayRbac();
+  if (component === "gateway") return gatewayRbac(values);
   if (component === "permission-server") return permissionServerRbac(values);
   return edgeHealthRbac(values);
 }

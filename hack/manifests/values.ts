@@ -72,6 +72,9 @@ export const valuesSchema = z.object({
       ingress: guardMode,
       secret: guardMode,
       publisherNamespaces: z.array(z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/)).min(1),
+      /** Only checksum objects signed by a key in keysConfigMap (in the release namespace) count. */
+      requireSignature: z.boolean(),
+      keysConfigMap: z.string().regex(/^[a-z0-9]([-.a-z0-9]*[a-z0-9])?$/),
     }),
     /** The last good configuration on disk (a PersistentVolumeClaim per ordinal), else an emptyDir. */
     persistence: z.object({
@@ -178,7 +181,13 @@ export function defaultValues(image: string = DEFAULT_IMAGE): BulwarkValues {
       workers: 2,
       watchNamespaces: [],
       ingressClass: { default: false },
-      checksum: { ingress: "observe", secret: "observe", publisherNamespaces: ["bulwark-system"] },
+      checksum: {
+        ingress: "observe",
+        secret: "observe",
+        publisherNamespaces: ["bulwark-system"],
+        requireSignature: false,
+        keysConfigMap: "bulwark-checksum-keys",
+      },
       persistence: { enabled: true, size: "1Gi" },
       resources: {
         requests: { cpu: "200m", memory: "256Mi" },

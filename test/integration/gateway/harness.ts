@@ -140,6 +140,7 @@ export interface Health {
       accepted: boolean;
       refusal?: string;
       refusedUpdates: number;
+      ignored?: { name: string; reason: string; message: string }[];
     }
   >;
   apiServer?: { reachable: boolean };

@@ -63,7 +63,13 @@ function variant(): BulwarkValues {
     ordinalStart: 3,
     workers: 4,
     watchNamespaces: ["shop", "blog"],
-    checksum: { ingress: true, secret: true, publisherNamespaces: ["release", "bulwark-system"] },
+    checksum: {
+      ingress: true,
+      secret: "observe",
+      publisherNamespaces: ["release", "bulwark-system"],
+      requireSignature: true,
+      keysConfigMap: "publisher-keys",
+    },
     ingressClass: { default: true },
   });
   values.gateway.ports = { http: 8081, https: 8444, admin: 9191 };

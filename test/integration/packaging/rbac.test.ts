@@ -25,8 +25,8 @@ const RBAC_KINDS = new Set([
   "RoleBinding",
 ]);
 
-/** [verb, group, resource(/subresource), namespace ("" = all or cluster-scoped)] */
-type Check = [verb: string, group: string, resource: string, namespace: string];
+/** [verb, group, resource(/subresource), namespace ("" = all or cluster-scoped), object name] */
+type Check = [verb: string, group: string, resource: string, namespace: string, name?: string];
 
 const ALLOWED: Record<string, Check[]> = {
   // gateway/source/resources.ts: list + watch per kind, cluster-wide.
@@ -45,6 +45,9 @@ const ALLOWED: Record<string, Check[]> = {
     ["watch", "tengine.taobao.org", "ingresschecksums", ""],
     ["list", "tengine.taobao.org", "secretchecksums", "shop"],
     ["watch", "tengine.taobao.org", "secretchecksums", "shop"],
+    // The trusted signing keys: one ConfigMap, by field selector on its name.
+    ["list", "", "configmaps", NS, "bulwark-checksum-keys"],
+    ["watch", "", "configmaps", NS, "bulwark-checksum-keys"],
   ],
   "bulwark-permission-server": [
     ["create", "authentication.k8s.io", "tokenreviews", ""], // auth.ts
@@ -81,6 +84,9 @@ const DENIED: Record<string, Check[]> = {
     ["delete", "", "secrets", "shop"],
     ["create", "", "pods", "shop"],
     ["create", "rbac.authorization.k8s.io", "clusterrolebindings", ""],
+    ["list", "", "configmaps", NS],
+    ["get", "", "configmaps", NS, "bulwark-permission-breakers"],
+    ["update", "", "configmaps", NS, "bulwark-checksum-keys"],
   ],
   "bulwark-permission-server": [
     ["*", "*", "*", ""],
@@ -107,10 +113,10 @@ const DENIED: Record<string, Check[]> = {
 
 async function allowed(
   account: string,
-  [verb, group, resource, namespace]: Check,
+  [verb, group, resource, namespace, name]: Check,
 ): Promise<boolean> {
   const [plain, subresource] = resource.split("/");
-  const attributes: V1ResourceAttributes = { verb, group, resource: plain, namespace };
+  const attributes: V1ResourceAttributes = { verb, group, resource: plain, namespace, name };
   if (subresource) attributes.subresource = subresource;
   const review = await authz.createSubjectAccessReview({
     body: {

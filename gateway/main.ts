@@ -38,6 +38,9 @@ Settings (environment):
   BULWARK_WATCH_NAMESPACES=   comma list; empty: all
   BULWARK_CHECKSUM_PUBLISHER_NAMESPACES=bulwark-system   where checksum objects are trusted (the only
                                place they are read; old name BULWARK_CHECKSUM_NAMESPACES)
+  BULWARK_CHECKSUM_GRACE_SECONDS=60   how long the checksum object before the newest still counts
+  BULWARK_CHECKSUM_REQUIRE_SIGNATURE=false   only objects signed by a key in BULWARK_CHECKSUM_KEYS
+  BULWARK_CHECKSUM_KEYS=bulwark-system/bulwark-checksum-keys   ConfigMap of Ed25519 public keys (PEM)
   BULWARK_DRAIN_SECONDS=10  LOG_LEVEL=info
   BULWARK_TRAFFIC_METRICS=true  BULWARK_ACCESS_LOG=true   per-host metrics; JSON line per request
   BULWARK_MAX_CANARIES=20   canary ingresses per host/path (Tengine's max-canary-ing-num)

@@ -102,6 +102,23 @@ function podRef(pod: V1Pod): PodRef | undefined {
   return { namespace, name, uid, ip, group };
 }
 
+/** What a failed attempt says on the pod's status and in its Event. */
+function failureText(
+  entry: PodEntry,
+  reason: string,
+  context: { attempt: number; threshold: number; pod: { namespace: string; name: string } },
+): { status: string; event: string } {
+  const { failures } = entry.breaker;
+  const retryAt = entry.retry?.nextAttemptAt;
+  const { namespace, name } = context.pod;
+  if (isBreakerOpen(entry.breaker)) {
+    const status = `breaker open after ${failures} failed attempts (last: ${reason}); one more try at ${retryAt ?? "a reset"}, or now with: bulwark permission reset ${name} -n ${namespace}`;
+    return { status, event: status };
+  }
+  const status = `attempt ${context.attempt} failed (${failures} of ${context.threshold}): ${reason}`;
+  return { status, event: retryAt ? `${status}; next attempt at ${retryAt}` : status };
+}
+
 interface GateReport {
   pod: V1Pod;
   ref: PodRef;
@@ -113,7 +130,7 @@ interface GateReport {
 /** The status that says the pod is blocked or backing off; undefined when it already says so. */
 function gateStatus({ ref, status, entry, decision }: GateReport): GrantStatus | undefined {
   const phase = decision.blocked ? "blocked" : "backoff";
-  const retryAt = decision.blocked ? undefined : decision.retryAt.toISOString();
+  const retryAt = decision.retryAt?.toISOString();
   if (status?.phase === phase && status.uid === ref.uid && status.retryAt === retryAt) {
     return undefined;
   }
@@ -211,7 +228,7 @@ export class GrantService {
   /** Blocked or backing off: say so on the pod (once), and come back when the backoff ends. */
   async #reportGate(report: GateReport): Promise<void> {
     const { pod, ref, decision } = report;
-    if (!decision.blocked) this.#retryAt(ref, decision.retryAt.getTime());
+    if (decision.retryAt) this.#retryAt(ref, decision.retryAt.getTime());
     const next = gateStatus(report);
     if (!next) return;
     try {
@@ -273,7 +290,8 @@ export class GrantService {
       }
       this.#firstCall.delete(ref.uid);
     }
-    if (outcome.kind === "failed" && outcome.retryAt !== undefined)
+    // Blocked too: the one probe through the open breaker runs when the backoff ends.
+    if ((outcome.kind === "failed" || outcome.kind === "blocked") && outcome.retryAt !== undefined)
       this.#retryAt(ref, outcome.retryAt);
   }
 
@@ -302,7 +320,7 @@ export class GrantService {
 type AttemptOutcome =
   | { kind: "granted" }
   | { kind: "failed"; retryAt?: number }
-  | { kind: "blocked" }
+  | { kind: "blocked"; retryAt?: number }
   | { kind: "aborted" };
 
 interface AttemptInput {
@@ -506,27 +524,19 @@ class Attempt {
   }
 
   async #fail(reason: string): Promise<AttemptOutcome> {
-    const { store, settings, random } = this.deps;
-    const { namespace, name, ip, uid } = this.#ref;
-    const now = new Date();
-    const entry = await store.update(uid, current =>
-      afterFailure(current, {
-        error: reason,
-        now,
-        threshold: settings.breakerThreshold,
-        initial: settings.backoff,
-        random,
-        pod: { namespace, name, ip },
-      }),
-    );
+    const { namespace, name } = this.#ref;
+    const entry = await this.#countFailure(reason);
     const blocked = isBreakerOpen(entry.breaker);
-    const retryAt = blocked ? undefined : entry.retry?.nextAttemptAt;
+    const retryAt = entry.retry?.nextAttemptAt;
+    const text = failureText(entry, reason, {
+      attempt: this.#status.attempt,
+      threshold: this.deps.settings.breakerThreshold,
+      pod: this.#ref,
+    });
     Object.assign(this.#status, {
       phase: blocked ? "blocked" : "backoff",
       failures: entry.breaker.failures,
-      reason: blocked
-        ? `breaker open after ${entry.breaker.failures} failed attempts (last: ${reason}); reset with: bulwark permission reset ${name} -n ${namespace}`
-        : `attempt ${this.#status.attempt} failed (${entry.breaker.failures} of ${settings.breakerThreshold}): ${reason}`,
+      reason: text.status,
       rev: this.#status.rev + 1,
     });
     if (retryAt) this.#status.retryAt = retryAt;
@@ -534,7 +544,7 @@ class Attempt {
     await this.#event({
       type: "Warning",
       reason: blocked ? "GrantBlocked" : "GrantFailed",
-      message: `${this.#status.reason}${retryAt ? `; next attempt at ${retryAt}` : ""}`,
+      message: text.event,
     });
     this.deps.log.warn(blocked ? "grant failed; breaker open" : "grant failed; backing off", {
       ns: namespace,
@@ -542,8 +552,24 @@ class Attempt {
       reason,
       retryAt,
     });
-    if (blocked) return { kind: "blocked" };
-    return retryAt ? { kind: "failed", retryAt: Date.parse(retryAt) } : { kind: "failed" };
+    const at = retryAt === undefined ? {} : { retryAt: Date.parse(retryAt) };
+    return { kind: blocked ? "blocked" : "failed", ...at };
+  }
+
+  /** One more strike and the backoff stepped, in the breaker ConfigMap. */
+  #countFailure(reason: string): Promise<PodEntry> {
+    const { store, settings, random } = this.deps;
+    const { namespace, name, ip, uid } = this.#ref;
+    return store.update(uid, current =>
+      afterFailure(current, {
+        error: reason,
+        now: new Date(),
+        threshold: settings.breakerThreshold,
+        initial: settings.backoff,
+        random,
+        pod: { namespace, name, ip },
+      }),
+    );
   }
 
   async #event(note: EventNote): Promise<void> {

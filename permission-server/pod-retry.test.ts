@@ -66,29 +66,51 @@ describe("per-pod backoff (k8s wait.Backoff semantics)", () => {
     const before = gate(entry, new Date(now.getTime() + 2 * MIN - 1));
     assert.equal(before.allow, false);
     assert.equal((before as { blocked: boolean }).blocked, false);
-    assert.deepEqual(gate(entry, new Date(now.getTime() + 2 * MIN)), { allow: true });
+    assert.deepEqual(gate(entry, new Date(now.getTime() + 2 * MIN)), {
+      allow: true,
+      probe: false,
+    });
   });
 
-  it("opens the breaker at the third failure, blocking with the last error", () => {
+  it("opens the breaker at the third failure, blocking with the last error until the backoff elapses", () => {
     const { entry } = failRepeatedly(3, () => 0, 3);
     assert.equal(entry.breaker.failures, 3);
     assert.ok(entry.breaker.openedAt);
-    const decision = gate(entry, new Date("2030-01-01T00:00:00Z"));
-    assert.equal(decision.allow, false);
-    assert.equal((decision as { blocked: boolean }).blocked, true);
-    assert.match((decision as { reason: string }).reason, /after 3 failed grants \(last: boom 3\)/);
+    // The third failure's backoff is 8 minutes: blocked until then, with the time said.
+    const lastFailure = Date.parse(entry.retry!.lastFailureAt);
+    const decision = gate(entry, new Date(lastFailure + 8 * MIN - 1));
+    assert.ok(!decision.allow && decision.blocked);
+    assert.match(decision.reason, /after 3 failed grants \(last: boom 3\); one more try at /);
+    assert.equal(decision.retryAt?.getTime(), lastFailure + 8 * MIN);
+    assert.deepEqual(gate(entry, new Date(lastFailure + 8 * MIN)), { allow: true, probe: true });
   });
 
-  it("success resets the backoff and the count of a closed breaker, leaving nothing to store", () => {
-    const { entry } = failRepeatedly(2, () => 0, 3);
-    const after = afterSuccess(entry);
-    assert.equal(after.retry, undefined);
-    assert.ok(isEmptyEntry(after));
+  it("recovers by itself: a failed probe waits the next backoff step, a successful one closes it", () => {
+    // The 168 h of a long outage: open after 3, then one probe per step, capped at 1 h.
+    let { entry } = failRepeatedly(3, () => 0, 3);
+    const waits: number[] = [];
+    for (let probe = 0; probe < 5; probe++) {
+      const at = new Date(entry.retry!.nextAttemptAt);
+      assert.deepEqual(gate(entry, at), { allow: true, probe: true });
+      entry = afterFailure(entry, {
+        error: "outage",
+        now: at,
+        threshold: 3,
+        initial: DEFAULTS,
+        random: () => 0,
+        pod: POD,
+      });
+      waits.push((Date.parse(entry.retry!.nextAttemptAt) - at.getTime()) / MIN);
+      assert.ok(entry.breaker.openedAt, "a failed probe keeps it open");
+    }
+    assert.deepEqual(waits, [16, 32, 60, 60, 60]);
+    const recovered = afterSuccess();
+    assert.ok(isEmptyEntry(recovered), "closed, backoff reset");
+    assert.deepEqual(gate(recovered, new Date()), { allow: true, probe: false });
   });
 
-  it("success does not close an open breaker; only a reset does", () => {
-    const { entry } = failRepeatedly(3, () => 0, 3);
-    assert.ok(afterSuccess(entry).breaker.openedAt);
+  it("success resets the backoff and the count, leaving nothing to store; so does a reset", () => {
+    assert.ok(isEmptyEntry(afterSuccess()));
     assert.ok(isEmptyEntry(afterReset()));
   });
 

@@ -1,4 +1,4 @@
-// A pod's retry state, as kept in the breaker ConfigMap under its UID: the per-pod latch breaker
+// A pod's retry state, as kept in the breaker ConfigMap under its UID: the per-pod breaker
 // (core/permission/breaker.ts) plus the per-pod backoff (core/permission/backoff.ts, k8s
 // wait.Backoff semantics) with the last failure time and when the one next attempt may run.
 // Pure: the store reads and writes entries; these functions decide.
@@ -65,16 +65,26 @@ export function isEmptyEntry(entry: PodEntry): boolean {
 }
 
 export type Gate =
-  | { allow: true }
-  | { allow: false; blocked: true; reason: string }
+  | { allow: true; probe: boolean }
+  /** Breaker open: the one next try runs at retryAt (none known: only a reset). */
+  | { allow: false; blocked: true; retryAt?: Date; reason: string }
   | { allow: false; blocked: false; retryAt: Date; reason: string };
 
-/** May an attempt run now: not while the breaker is open, nor before the backoff expires. */
+/**
+ * May an attempt run now: once the backoff since the last failure has elapsed, also with the
+ * breaker open (then it is the one probe that may close it: `probe`).
+ */
 export function gate(entry: PodEntry, now: Date): Gate {
   const breaker = breakerGate(entry.breaker);
-  if (!breaker.allow) return { allow: false, blocked: true, reason: breaker.reason };
   const next = entry.retry ? Date.parse(entry.retry.nextAttemptAt) : undefined;
-  if (next !== undefined && next > now.getTime()) {
+  const waiting = next !== undefined && next > now.getTime();
+  if (!breaker.allow) {
+    if (next !== undefined && !waiting) return { allow: true, probe: true };
+    const retryAt = next === undefined ? undefined : new Date(next);
+    const when = retryAt ? `one more try at ${retryAt.toISOString()}` : "no try is scheduled";
+    return { allow: false, blocked: true, retryAt, reason: `${breaker.reason}; ${when}` };
+  }
+  if (next !== undefined && waiting) {
     return {
       allow: false,
       blocked: false,
@@ -82,7 +92,7 @@ export function gate(entry: PodEntry, now: Date): Gate {
       reason: `backing off after ${entry.breaker.failures} failed attempt(s) (last: ${entry.breaker.lastError ?? "unknown"})`,
     };
   }
-  return { allow: true };
+  return { allow: true, probe: false };
 }
 
 export interface FailureContext {
@@ -110,9 +120,9 @@ export function afterFailure(entry: PodEntry, context: FailureContext): PodEntry
   };
 }
 
-/** Success resets the backoff and a closed breaker's count (an open one stays open). */
-export function afterSuccess(entry: PodEntry): PodEntry {
-  return { breaker: recordSuccess(entry.breaker) };
+/** Success closes the breaker and resets the backoff. */
+export function afterSuccess(): PodEntry {
+  return { breaker: recordSuccess() };
 }
 
 /** The operator's reset: breaker closed and backoff forgotten. */

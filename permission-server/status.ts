@@ -13,7 +13,9 @@ export type PermissionState = (typeof PERMISSION_STATES)[number];
  * - `waiting`: an attempt waits for a provider whose breaker is open (not counted against the pod)
  * - `backoff`: the last attempt failed; the next runs at `retryAt`
  * - `granted`: every permission is granted to `ip`
- * - `blocked`: the pod's breaker is open: no attempt until someone resets it (definitive)
+ * - `blocked`: the pod's breaker is open: the init container gives up (its restart shows the
+ *   failure); one more attempt runs at `retryAt` (the backoff since the last failure), or at once
+ *   after a reset, and its success grants the pod
  */
 export const PHASES = ["pending", "granting", "waiting", "backoff", "granted", "blocked"] as const;
 export type Phase = (typeof PHASES)[number];

@@ -1,5 +1,7 @@
-// The per-pod breaker: a latch, as in TKEx. Three failed grants open it; only an explicit reset
-// (CLI or UI) closes it; there is no half-open probe. Pure transitions over a plain record, and
+// The per-pod breaker. Three failed grants open it, so a misconfigured pod stops hammering its
+// providers; while open, one attempt is let through each time the pod's jittered backoff since
+// its last failure elapses (permission-server/pod-retry.ts), and that attempt's success closes it:
+// thousands of pods recover by themselves after an authorization outage. A reset closes it at once. Pure transitions over a plain record, and
 // its storage as one entry, keyed by pod UID, in a ConfigMap's data.
 import { z } from "zod";
 import { fail, ok, type FieldError, type Result } from "../result";
@@ -27,14 +29,14 @@ export function isBreakerOpen(record: BreakerRecord | undefined): boolean {
   return record?.openedAt !== undefined;
 }
 
-/** Whether a grant may be attempted for the pod: no while its breaker is open. */
+/** Whether a grant may be attempted for the pod regardless of backoff: no while its breaker is open. */
 export function breakerGate(
   record: BreakerRecord | undefined,
 ): { allow: true } | { allow: false; reason: string } {
   if (!record || record.openedAt === undefined) return { allow: true };
   return {
     allow: false,
-    reason: `breaker open since ${record.openedAt} after ${record.failures} failed grants (last: ${record.lastError ?? "unknown"}); reset it to retry`,
+    reason: `breaker open since ${record.openedAt} after ${record.failures} failed grants (last: ${record.lastError ?? "unknown"})`,
   };
 }
 
@@ -56,12 +58,8 @@ export function recordFailure(
   return next;
 }
 
-/**
- * A successful grant: a closed breaker forgets its failures. An open one stays open: the latch
- * is cleared by a reset only, so what an operator sees does not change under them.
- */
-export function recordSuccess(record: BreakerRecord | undefined): BreakerRecord {
-  if (record?.openedAt !== undefined) return record;
+/** A successful grant (the probe through an open breaker included): closed, no failures. */
+export function recordSuccess(): BreakerRecord {
   return { ...CLOSED_BREAKER };
 }
 

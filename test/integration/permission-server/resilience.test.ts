@@ -187,4 +187,55 @@ describe("permission server: outages and the per-pod breaker", () => {
     assert.ok(authz.isGranted("127.0.3.50", "orders", "read"));
     assert.equal((await breakerData())[uid], undefined, "success leaves no entry");
   });
+
+  it("an open breaker lets one try through when the backoff ends: fixing the group is enough, no reset", async () => {
+    authz.deny({ resource: "not-yet" }, "not-yet: no such resource");
+    await createGroup(cluster, ns, "fixed-later", {
+      permissions: [{ name: "db-read", provider, params: { resource: "not-yet", action: "read" } }],
+    });
+    const pod = await startedPod("fixed-later-1", "fixed-later", "127.0.3.51");
+    const token = await podToken(cluster, pod);
+    const uid = pod.metadata?.uid ?? "";
+    const first = await runInitFor(server.url, pod, token);
+    assert.match(
+      (first as { reason: string }).reason,
+      /breaker open after 3 failed attempts.*one more try at /,
+    );
+    const opened = JSON.parse((await breakerData())[uid] ?? "{}");
+    assert.ok(opened.openedAt && opened.retry?.nextAttemptAt, "open, with the next try's time");
+
+    // A failed probe keeps it open and steps the backoff: the next try is later.
+    const probed = await waitUntil(
+      "a failed probe",
+      async () => {
+        const entry = JSON.parse((await breakerData())[uid] ?? "{}");
+        return entry.failures === 4 ? entry : undefined;
+      },
+      20_000,
+    );
+    assert.ok(probed.openedAt, "still open");
+    assert.ok(Date.parse(probed.retry.nextAttemptAt) > Date.parse(opened.retry.nextAttemptAt));
+
+    // The group is fixed; nobody resets the pod. The next probe grants it and closes the breaker.
+    await replaceGroupSpec(cluster, ns, "fixed-later", {
+      permissions: [{ name: "db-read", provider, params: { resource: "orders", action: "read" } }],
+    });
+    await waitUntil(
+      "the probe to grant the pod",
+      async () => {
+        const current = await cluster.core.readNamespacedPod({
+          name: "fixed-later-1",
+          namespace: ns,
+        });
+        return (
+          JSON.parse(annotation(current, "permission.bulwark.dev/status") ?? "{}").phase ===
+          "granted"
+        );
+      },
+      30_000,
+    );
+    assert.deepEqual(await runInitFor(server.url, pod, token), { granted: true });
+    assert.ok(authz.isGranted("127.0.3.51", "orders", "read"));
+    assert.equal((await breakerData())[uid], undefined, "closed: no entry left");
+  });
 });

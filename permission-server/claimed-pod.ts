@@ -25,13 +25,19 @@ export class ClaimLostError extends Error {
 }
 
 export class ClaimedPod {
+  /** Claims whose renew timer runs, in this process: 0 once every attempt has ended. */
+  static #renewing = 0;
+  static get renewing(): number {
+    return ClaimedPod.#renewing;
+  }
+
   readonly namespace: string;
   readonly name: string;
   #resourceVersion: string | undefined;
   #pending: Annotations = {};
   #flushing: Promise<void> | undefined;
   #lost = false;
-  readonly #renew: NodeJS.Timeout;
+  #renew: NodeJS.Timeout | undefined;
 
   private constructor(
     private readonly context: ClaimContext,
@@ -44,6 +50,7 @@ export class ClaimedPod {
     // Renew well before the TTL runs out, even when there is no progress to report.
     this.#renew = setInterval(() => void this.update({}).catch(() => {}), context.ttlMs / 3);
     this.#renew.unref();
+    ClaimedPod.#renewing++;
   }
 
   /**
@@ -65,7 +72,7 @@ export class ClaimedPod {
         await claimed.#write(annotations);
         return claimed;
       } catch (error) {
-        claimed.#stop();
+        claimed.stop();
         if (!isConflict(error)) throw error;
         current = await context.pods.fresh(claimed.namespace, claimed.name);
       }
@@ -86,14 +93,18 @@ export class ClaimedPod {
 
   /** The last write: `annotations` and the claim removed. */
   async release(annotations: Annotations): Promise<void> {
-    clearInterval(this.#renew);
+    this.stop();
     await this.#flushing?.catch(() => {});
     if (this.#lost) throw new ClaimLostError(`lost the claim on ${this.namespace}/${this.name}`);
     await this.#write({ ...annotations, [PERMISSION_CLAIM_ANNOTATION]: null });
   }
 
-  #stop(): void {
+  /** Stops renewing (idempotent): every end of an attempt calls it, whatever else failed. */
+  stop(): void {
+    if (this.#renew === undefined) return;
     clearInterval(this.#renew);
+    this.#renew = undefined;
+    ClaimedPod.#renewing--;
   }
 
   async #flush(): Promise<void> {
@@ -128,7 +139,7 @@ export class ClaimedPod {
 
   #lose(): never {
     this.#lost = true;
-    this.#stop();
+    this.stop();
     this.onLost();
     throw new ClaimLostError(`lost the claim on ${this.namespace}/${this.name}`);
   }

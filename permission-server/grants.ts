@@ -365,6 +365,23 @@ class Attempt {
       () => this.abort.abort(),
     );
     if (!this.#claimed) return { kind: "aborted" };
+    const claimed = this.#claimed;
+    try {
+      return await this.#whileClaimed(claimed);
+    } catch (error) {
+      if (error instanceof ClaimLostError || this.abort.signal.aborted) throw error;
+      // Any other throw after the claim (the API, the breaker ConfigMap, a revoke) is a failed
+      // attempt: counted toward backoff and breaker, and the claim released.
+      return await this.#fail(errorText(error)).catch(async (failed: unknown) => {
+        await claimed.release(this.#statusAnnotation()).catch(() => {});
+        throw failed;
+      });
+    } finally {
+      claimed.stop();
+    }
+  }
+
+  async #whileClaimed(claimed: ClaimedPod): Promise<AttemptOutcome> {
     let planned: Planned[];
     try {
       planned = await this.#plan();
@@ -374,13 +391,13 @@ class Attempt {
     }
     await this.#replaceOldRecord();
     this.#status.permissions = pendingProgress(planned);
-    await this.#claimed.update({
+    await claimed.update({
       ...this.#statusAnnotation(),
       [PERMISSION_GRANT_ANNOTATION]: serializeGrantRecord(this.#record(planned)),
     });
     const outcomes = await this.#runJobs(planned);
     if (this.abort.signal.aborted || outcomes.some(o => o.outcome === "aborted")) {
-      await this.#claimed.release({}).catch(() => {});
+      await claimed.release({}).catch(() => {});
       return { kind: "aborted" };
     }
     if (outcomes.every(o => o.outcome === "granted")) return this.#succeed(planned);

@@ -12,6 +12,7 @@ import { providerBuilder } from "../../../permission-server/build-provider";
 import { createLogger } from "../../../permission-server/log";
 import { startServer, type RunningServer } from "../../../permission-server/server";
 import { loadSettings } from "../../../permission-server/settings";
+import type { Kube } from "../../../permission-server/kube";
 import { startAuthzApi, type AuthzApi, type AuthzApiOptions } from "../../harness/authz-api";
 import type { TestCluster } from "../../harness/cluster";
 
@@ -55,6 +56,8 @@ export async function startRoutedReplicas(
     count: number;
     env?: Record<string, string>;
     route?: (replica: number, spec: PermissionProviderSpec) => PermissionProviderSpec;
+    /** The API clients a replica uses (a test injects faults through them). */
+    kube?: Kube;
   },
 ): Promise<RunningServer[]> {
   const { count, env = {}, route = (_, spec) => spec } = options;
@@ -81,6 +84,7 @@ export async function startRoutedReplicas(
       await startServer(loaded.settings, {
         log,
         build: input => build({ ...input, spec: route(i, input.spec) }),
+        kube: options.kube,
       }),
     );
   }

@@ -47,6 +47,9 @@ Usage:
 
   bulwark permission reset POD -n NAMESPACE [--server-namespace bulwark-system] [--configmap NAME]
       Closes the pod's permission breaker and clears its backoff; its next attempt runs at once.
+  bulwark permission reset --all|--group GROUP|--provider PROVIDER -n NAMESPACE [...]
+      The same for every pod of the namespace (of the group, or whose group uses the provider) that
+      has a breaker entry or is blocked or backing off: one ConfigMap write, then a line per pod.
   bulwark permission tls [--server-namespace bulwark-system] [--secret bulwark-permission-server-tls]
                          [--days 365] [--san DNS:NAME|IP:ADDRESS]...
       Creates or renews the permission server's serving Secret (tls.crt, tls.key, ca.crt) with
@@ -80,6 +83,9 @@ const OPTIONS = {
   "excluded-namespaces": { type: "string" },
   "ingress-referrers": { type: "string" },
   "sign-key": { type: "string" },
+  all: { type: "boolean" },
+  group: { type: "string" },
+  provider: { type: "string" },
   out: { type: "string" },
 } as const;
 

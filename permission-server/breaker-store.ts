@@ -61,6 +61,18 @@ export class BreakerStore {
     return result;
   }
 
+  /** The operator's bulk reset: the pods' entries removed in one write; returns what they were. */
+  async resetMany(uids: readonly string[]): Promise<Map<string, PodEntry>> {
+    let before = new Map<string, PodEntry>();
+    await this.#modify(data => {
+      before = new Map(uids.map(uid => [uid, parseEntry(data[uid], uid) ?? { ...EMPTY_ENTRY }]));
+      const next = { ...data };
+      for (const uid of uids) delete next[uid];
+      return next;
+    });
+    return before;
+  }
+
   /**
    * Removes the entries of pods that are gone; returns their UIDs. `listedAt` is when `liveUids`
    * was listed: an entry written after it may belong to a pod created since, and stays.

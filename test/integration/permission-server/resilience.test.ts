@@ -238,4 +238,71 @@ describe("permission server: outages and the per-pod breaker", () => {
     assert.ok(authz.isGranted("127.0.3.51", "orders", "read"));
     assert.equal((await breakerData())[uid], undefined, "closed: no entry left");
   });
+
+  it("bulk reset: --group takes only that group's pods, --all the rest, with a line per pod", async () => {
+    authz.deny({ resource: "bulk-no" }, "bulk-no: no such resource");
+    const broken = {
+      permissions: [{ name: "db", provider, params: { resource: "bulk-no", action: "read" } }],
+    };
+    await createGroup(cluster, ns, "bulk-a", broken);
+    await createGroup(cluster, ns, "bulk-b", broken);
+    const pods = await Promise.all(
+      [
+        ["bulk-a-0", "bulk-a", "127.0.3.60"],
+        ["bulk-a-1", "bulk-a", "127.0.3.61"],
+        ["bulk-b-0", "bulk-b", "127.0.3.62"],
+      ].map(async ([name, group, ip]) => {
+        const pod = await startedPod(name!, group!, ip!);
+        const outcome = await runInitFor(server.url, pod, await podToken(cluster, pod));
+        assert.match((outcome as { reason: string }).reason, /breaker open/);
+        return pod;
+      }),
+    );
+    const uids = pods.map(p => p.metadata?.uid ?? "");
+    const reset = async (...flags: string[]) => {
+      const out: string[] = [];
+      const args = [
+        "permission",
+        "reset",
+        ...flags,
+        "-n",
+        ns,
+        "--server-namespace",
+        ns,
+        "--configmap",
+        BREAKERS,
+      ];
+      assert.equal(
+        await cli(
+          args,
+          s => out.push(s),
+          s => out.push(s),
+        ),
+        0,
+      );
+      return out.join("");
+    };
+
+    const byGroup = await reset("--group", "bulk-a");
+    assert.match(byGroup, /^2 of 2 pods of group bulk-a in \S+ have a breaker entry/m);
+    assert.match(byGroup, /^\[1\/2\] reset \S+\/bulk-a-[01]: breaker was open since /m);
+    assert.match(byGroup, /^\[2\/2\] reset /m);
+    assert.match(byGroup, /^reset 2 pods of group bulk-a in \S+ \(2 with an open breaker\)/m);
+    const data = await breakerData();
+    assert.equal(data[uids[0]!], undefined);
+    assert.equal(data[uids[1]!], undefined);
+    assert.ok(data[uids[2]!], "the other group's pod is untouched");
+
+    const none = await reset("--provider", "no-such-provider");
+    assert.match(none, /^0 of 0 pods using provider no-such-provider/m);
+    const rest = await reset("--all");
+    assert.match(rest, /reset \S+\/bulk-b-0: breaker was open since/);
+    assert.equal((await breakerData())[uids[2]!], undefined);
+    const usage = await cli(
+      ["permission", "reset", "bulk-a-0", "--all", "-n", ns],
+      () => {},
+      () => {},
+    ).catch((error: Error) => error.message);
+    assert.match(String(usage), /usage: bulwark permission reset POD -n NAMESPACE \| --all/);
+  });
 });

@@ -1,6 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import {
+  PERMISSION_CLAIM_ANNOTATION,
   PERMISSION_GRANT_ANNOTATION,
   PERMISSION_GROUP_ANNOTATION,
   PERMISSION_STATUS_ANNOTATION,
@@ -73,11 +74,11 @@ describe("planInjection: skip and deny", () => {
       /own namespace bulwark-system/,
     ],
     [
-      "a pod that already has a status",
-      pod({ annotations: { [PERMISSION_STATUS_ANNOTATION]: "pending" } }),
+      "a Windows pod",
+      pod({ spec: { os: { name: "windows" } } }),
       "apps",
-      "skip",
-      /already carries permission\.bulwark\.dev\/status/,
+      "deny",
+      /^spec\.os\.name: "windows" pods cannot use permission groups: .*Linux only/,
     ],
     [
       "a pod that already has bulwark-init",
@@ -326,4 +327,30 @@ describe("parseInjectConfig", () => {
       else assert.deepEqual(result.ok ? [] : result.errors.map(e => e.field), fields);
     });
   }
+});
+
+describe("planInjection: Bulwark's annotations copied onto a new pod", () => {
+  it("injects it anyway, replacing the status and dropping the grant record and the claim", () => {
+    const copied = pod({
+      annotations: {
+        [PERMISSION_STATUS_ANNOTATION]: '{"phase":"granted","uid":"old","ip":"10.0.0.5"}',
+        [PERMISSION_GRANT_ANNOTATION]: '{"ip":"10.0.0.5"}',
+        [PERMISSION_CLAIM_ANNOTATION]: '{"holder":"replica-0"}',
+      },
+    });
+    const decision = planInjection(copied, "apps", config);
+    assert.equal(decision.action, "inject");
+    const annotations: Record<string, string | undefined> =
+      decision.action === "inject" ? (decision.pod.metadata?.annotations ?? {}) : {};
+    assert.equal(annotations[PERMISSION_STATUS_ANNOTATION], "pending");
+    assert.equal(annotations[PERMISSION_GRANT_ANNOTATION], undefined);
+    assert.equal(annotations[PERMISSION_CLAIM_ANNOTATION], undefined);
+  });
+
+  it("a Linux pod (spec.os.name linux) is injected as one without spec.os", () => {
+    assert.equal(
+      planInjection(pod({ spec: { os: { name: "linux" } } }), "apps", config).action,
+      "inject",
+    );
+  });
 });

@@ -3,6 +3,7 @@
 // Pure: the admission glue looks the group up, then applies the returned pod as its mutation.
 import { z } from "zod";
 import {
+  PERMISSION_CLAIM_ANNOTATION,
   PERMISSION_GRANT_ANNOTATION,
   PERMISSION_GROUP_ANNOTATION,
   PERMISSION_STATUS_ANNOTATION,
@@ -146,10 +147,12 @@ export function freeVolumeName(volumes: readonly Volume[] | undefined): string {
   return name;
 }
 
+/**
+ * Only our own init container says a pod was injected (a reinvoked webhook sees it). Bulwark's
+ * annotations on a new pod say nothing: they were copied (a saved manifest, a tenant's), and are
+ * replaced at injection.
+ */
 function alreadyInjected(pod: PermissionPod): string | undefined {
-  if (pod.metadata?.annotations?.[PERMISSION_STATUS_ANNOTATION] !== undefined) {
-    return `pod already carries ${PERMISSION_STATUS_ANNOTATION}`;
-  }
   const containers = [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])];
   if (containers.some(c => c.name === INIT_CONTAINER_NAME)) {
     return `pod already has a container named ${INIT_CONTAINER_NAME}`;
@@ -169,6 +172,16 @@ function hostNetworkDenial(group: string): string {
   );
 }
 
+/**
+ * The init container's securityContext (runAsUser, seccomp, capabilities) is Linux-only, as is
+ * its image: the API server would refuse the injected pod naming fields the user never wrote.
+ */
+function osProblem(pod: PermissionPod): string | undefined {
+  const name = pod.spec?.os?.name;
+  if (name === undefined || name === "linux") return undefined;
+  return `spec.os.name: ${JSON.stringify(name)} pods cannot use permission groups: Bulwark's init container (${INIT_CONTAINER_NAME}) runs on Linux only`;
+}
+
 function injected<P extends PermissionPod>(pod: P, group: string, config: InjectConfig): P {
   const copy = structuredClone(pod);
   // Written through the structural view; every other field of P is carried over untouched.
@@ -176,8 +189,10 @@ function injected<P extends PermissionPod>(pod: P, group: string, config: Inject
   const metadata = (view.metadata ??= {});
   const annotations = (metadata.annotations = { ...metadata.annotations });
   annotations[PERMISSION_STATUS_ANNOTATION] = "pending";
-  // Only Bulwark writes grant records, and only after a grant: one on a new pod is not ours.
+  // Only Bulwark writes grant records and claims, and only on a pod it works on: one on a new
+  // pod is not ours.
   delete annotations[PERMISSION_GRANT_ANNOTATION];
+  delete annotations[PERMISSION_CLAIM_ANNOTATION];
   const finalizers = metadata.finalizers ?? [];
   if (!finalizers.includes(POD_PERMISSION_FINALIZER)) {
     metadata.finalizers = [...finalizers, POD_PERMISSION_FINALIZER];
@@ -218,5 +233,7 @@ export function planInjection<P extends PermissionPod>(
   const problem = groupProblem(group);
   if (problem) return { action: "deny", reason: problem };
   if (pod.spec?.hostNetwork === true) return { action: "deny", reason: hostNetworkDenial(group) };
+  const os = osProblem(pod);
+  if (os) return { action: "deny", reason: os };
   return { action: "inject", group, pod: injected(pod, group, config) };
 }

@@ -64,6 +64,7 @@ export interface PermissionPod {
   metadata?: PodMetadata;
   spec?: {
     hostNetwork?: boolean;
+    os?: { name?: string };
     initContainers?: Container[];
     containers?: Container[];
     volumes?: Volume[];

@@ -175,6 +175,32 @@ describe("pod permission", () => {
       }),
     );
     assert.match(host, /hostNetwork/);
+    const windows = await rejection(() =>
+      cluster.core.createNamespacedPod({
+        namespace: ns,
+        body: pod(
+          "windows",
+          { "permission.bulwark.dev/group": "db-readers" },
+          { os: { name: "windows" } },
+        ),
+      }),
+    );
+    assert.match(windows, /spec\.os\.name: "windows" pods cannot use permission groups/);
+  });
+
+  it("injects a pod created with Bulwark's annotations copied from another (a saved manifest)", async () => {
+    const created = await cluster.core.createNamespacedPod({
+      namespace: ns,
+      body: pod("copied", {
+        "permission.bulwark.dev/group": "db-readers",
+        "permission.bulwark.dev/status": '{"phase":"granted","uid":"someone-else","ip":"10.0.0.5"}',
+        "permission.bulwark.dev/grant": '{"ip":"10.0.0.5","uid":"someone-else"}',
+      }),
+    });
+    assert.equal(created.spec?.initContainers?.[0]?.name, "bulwark-init");
+    assert.ok(created.metadata?.finalizers?.includes("stke.io/podpermission-protection"));
+    assert.equal(created.metadata?.annotations?.["permission.bulwark.dev/status"], "pending");
+    assert.equal(created.metadata?.annotations?.["permission.bulwark.dev/grant"], undefined);
   });
 
   it("injects exactly once into every pod of a Deployment", async () => {

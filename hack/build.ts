@@ -7,7 +7,7 @@ import { basename, join, resolve } from "node:path";
 import { dump, load } from "js-yaml";
 import { formatErrors } from "../core/result";
 import { readYamlObjects } from "./control-plane/kube";
-import { splitFailOpenRules } from "./webhook-policy";
+import { applyWebhookPolicy } from "./webhook-policy";
 import {
   configureModule,
   defaultValues,
@@ -105,7 +105,7 @@ export function writeManifests(
     written.push(path);
   }
   const module = join(dir, "10-pepr-module.yaml");
-  const objects = readYamlObjects(MODULE_MANIFEST).map(splitFailOpenRules);
+  const objects = readYamlObjects(MODULE_MANIFEST).map(applyWebhookPolicy);
   writeFileSync(module, toYaml(configureModule(objects, values)));
   written.push(module);
   const workloads = join(dir, "20-bulwark.yaml");

@@ -1,6 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { splitFailOpenRules } from "./webhook-policy";
+import { applyWebhookPolicy } from "./webhook-policy";
 
 const config = {
   apiVersion: "admissionregistration.k8s.io/v1",
@@ -24,28 +24,77 @@ const config = {
   ],
 };
 
-describe("splitFailOpenRules", () => {
-  it("given pod, node and EndpointSlice rules, keeps pods failing closed and moves the others to a fail-open webhook", () => {
-    const split = splitFailOpenRules(config);
+describe("applyWebhookPolicy", () => {
+  it("gives pods, Secrets, Ingresses and the fail-open kinds a webhook each, the rest as Pepr wrote it", () => {
+    const withAll = {
+      ...config,
+      webhooks: [
+        {
+          ...config.webhooks[0]!,
+          rules: [
+            ...config.webhooks[0]!.rules,
+            {
+              apiGroups: [""],
+              apiVersions: ["v1"],
+              operations: ["CREATE"],
+              resources: ["secrets"],
+            },
+            {
+              apiGroups: ["networking.k8s.io"],
+              apiVersions: ["v1"],
+              operations: ["CREATE", "UPDATE"],
+              resources: ["ingresses"],
+            },
+            {
+              apiGroups: ["bulwark.dev"],
+              apiVersions: ["v1alpha1"],
+              operations: ["CREATE"],
+              resources: ["permissiongroups"],
+            },
+          ],
+        },
+      ],
+    };
+    const split = applyWebhookPolicy(withAll);
     assert.deepEqual(
-      split.webhooks.map(w => [w.name, w.failurePolicy, w.rules.map(r => r.resources[0])]),
+      split.webhooks.map(w => [
+        w.name,
+        w.failurePolicy,
+        w.rules.map(r => r.resources[0]),
+        (w as { matchConditions?: { name: string }[] }).matchConditions?.map(c => c.name),
+      ]),
       [
-        ["pepr-bulwark.pepr.dev", "Fail", ["pods"]],
-        ["pepr-bulwark-fail-open.pepr.dev", "Ignore", ["nodes", "endpointslices"]],
+        ["pepr-bulwark-pods.pepr.dev", "Fail", ["pods"], ["names-a-permission-group"]],
+        ["pepr-bulwark-fail-open.pepr.dev", "Ignore", ["nodes", "endpointslices"], undefined],
+        ["pepr-bulwark-tls-secrets.pepr.dev", "Ignore", ["secrets"], ["is-a-tls-secret"]],
+        ["pepr-bulwark-ingresses.pepr.dev", "Fail", ["ingresses"], ["may-be-served-by-bulwark"]],
+        ["pepr-bulwark.pepr.dev", "Fail", ["permissiongroups"], undefined],
       ],
     );
   });
 
-  it("given a configuration with only fail-closed rules, returns it unchanged", () => {
-    const podsOnly = {
+  it("given only rules without a policy, returns the webhook as it was", () => {
+    const crdsOnly = {
       ...config,
-      webhooks: [{ ...config.webhooks[0]!, rules: [config.webhooks[0]!.rules[0]!] }],
+      webhooks: [
+        {
+          ...config.webhooks[0]!,
+          rules: [
+            {
+              apiGroups: ["bulwark.dev"],
+              apiVersions: ["v1alpha1"],
+              operations: ["CREATE"],
+              resources: ["permissiongroups"],
+            },
+          ],
+        },
+      ],
     };
-    assert.deepEqual(splitFailOpenRules(podsOnly), podsOnly);
+    assert.deepEqual(applyWebhookPolicy(crdsOnly), crdsOnly);
   });
 
   it("given another kind of object, returns it as it is", () => {
     const namespace = { apiVersion: "v1", kind: "Namespace", metadata: { name: "x" } };
-    assert.equal(splitFailOpenRules(namespace), namespace);
+    assert.equal(applyWebhookPolicy(namespace), namespace);
   });
 });

@@ -171,7 +171,7 @@ describe("Pepr's generated chart: webhooks", () => {
       webhooks: [{ name: "pepr-bulwark.pepr.dev", failurePolicy: "Fail", rules }],
     }) as KubernetesObject;
 
-  it("become the build's own configurations, node rules failing open", () => {
+  it("become the build's own configurations, scoped per resource, node rules failing open", () => {
     const templates = webhookTemplates([
       config("MutatingWebhookConfiguration", [
         { resources: ["pods"], operations: ["CREATE"] },
@@ -190,7 +190,7 @@ describe("Pepr's generated chart: webhooks", () => {
     assert.deepEqual(
       mutating.webhooks.map(w => [w.name, w.failurePolicy]),
       [
-        ["pepr-bulwark.pepr.dev", "Fail"],
+        ["pepr-bulwark-pods.pepr.dev", "Fail"],
         ["pepr-bulwark-fail-open.pepr.dev", "Ignore"],
       ],
     );

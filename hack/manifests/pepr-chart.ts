@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { dump, load } from "js-yaml";
 import type { KubernetesObject, V1EnvVar } from "@kubernetes/client-node";
 import { readYamlObjects } from "../control-plane/kube";
-import { splitFailOpenRules } from "../webhook-policy";
+import { applyWebhookPolicy } from "../webhook-policy";
 import { moduleEnv, withEnv } from "./pepr-module";
 import type { BulwarkValues } from "./values";
 
@@ -57,7 +57,7 @@ export function webhookTemplates(
   for (const object of moduleObjects) {
     const file = WEBHOOK_TEMPLATES[object.kind ?? ""];
     if (!file) continue;
-    const text = dump(splitFailOpenRules(object), { lineWidth: -1, noRefs: true });
+    const text = dump(applyWebhookPolicy(object), { lineWidth: -1, noRefs: true });
     // Static YAML: braces in it (none today) would be Go template syntax to Helm.
     if (text.includes("{{"))
       throw new Error(`${object.kind} holds "{{", which Helm would template`);

@@ -152,6 +152,20 @@ describe("mysqlParamsSchema", () => {
       /^privileges\.1: EXECUTE applies to a whole database, not to table t$/,
     ],
     ["no database", { privileges: ["SELECT"] }, /^database: /],
+    ...["mysql", "information_schema", "performance_schema", "sys", "MySQL", "SYS"].map(
+      database =>
+        [
+          `the system schema ${database}`,
+          { database, privileges: ["SELECT"] },
+          /^database: ".*" is a system schema \(mysql, information_schema, performance_schema, sys\): never granted$/,
+        ] as [string, unknown, RegExp],
+    ),
+    [
+      "a table of the mysql schema",
+      { database: "mysql", table: "user", privileges: ["SELECT"] },
+      /^database: "mysql" is a system schema/,
+    ],
+    ["a database named like one", { database: "mysql_orders", privileges: ["SELECT"] }, "ok"],
     [
       "an unknown key",
       { database: "x", privileges: ["SELECT"], host: "%" },

@@ -94,9 +94,26 @@ const mysqlIdentifier = z.string().superRefine((value, ctx) => {
   if (problem) ctx.addIssue({ code: "custom", message: problem, input: value });
 });
 
+/**
+ * The server's own schemas: a grant on them hands out the accounts, the grants themselves or the
+ * server's internals. Refused in any case (on a case-insensitive file system `MySQL` is `mysql`).
+ */
+export const MYSQL_SYSTEM_SCHEMAS: readonly string[] = [
+  "mysql",
+  "information_schema",
+  "performance_schema",
+  "sys",
+];
+
+const mysqlDatabase = mysqlIdentifier.superRefine((value, ctx) => {
+  if (!MYSQL_SYSTEM_SCHEMAS.includes(value.toLowerCase())) return;
+  const message = `${JSON.stringify(value)} is a system schema (${MYSQL_SYSTEM_SCHEMAS.join(", ")}): never granted`;
+  ctx.addIssue({ code: "custom", message, input: value });
+});
+
 export const mysqlParamsSchema = z
   .strictObject({
-    database: mysqlIdentifier,
+    database: mysqlDatabase,
     /** One table; every table of the database when absent. */
     table: mysqlIdentifier.optional(),
     privileges: z

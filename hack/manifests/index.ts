@@ -8,6 +8,10 @@ import { gatewayObjects } from "./gateway";
 import { permissionServerObjects } from "./permission-server";
 import { rbacObjects } from "./rbac";
 import { publisherPolicyObjects } from "../../capabilities/ingress-guard/publisher-policy";
+import {
+  metadataPolicyObjects,
+  trustedWriters,
+} from "../../capabilities/pod-permission/metadata-policy";
 import type { BulwarkValues } from "./values";
 
 export { configureModule, moduleEnv } from "./pepr-module";
@@ -49,9 +53,14 @@ export function workloadManifests(values: BulwarkValues): KubernetesObject[] {
     ...components.flatMap(c => rbacObjects(values, c)),
     ...components.flatMap(c => workloads[c](values)),
     // The checksum guard runs in the Pepr module whatever workloads are on.
-    ...publisherPolicyObjects(values.gateway.checksum.publisherNamespaces).map(object => ({
-      ...object,
-      metadata: { ...object.metadata, labels: labels() },
-    })),
+    ...publisherPolicyObjects(values.gateway.checksum.publisherNamespaces).map(labelled),
+    // Only Bulwark writes its pod metadata: grants come from the permission server.
+    ...(values.permissionServer.enabled
+      ? metadataPolicyObjects(trustedWriters(values.namespace)).map(labelled)
+      : []),
   ];
+}
+
+function labelled<T extends { metadata: object }>(object: T): T {
+  return { ...object, metadata: { ...object.metadata, labels: labels() } };
 }

@@ -1,0 +1,82 @@
+// Bulwark's metadata on a pod is Bulwark's: the grant record says what to revoke, the status what
+// the init container waits for, the finalizer holds the pod until its grants are revoked. A user
+// who may patch pods in a namespace must not edit them: an edited record would make the finalizer
+// revoke at an IP the pod never had, a removed finalizer would leave a live grant behind. This
+// ValidatingAdmissionPolicy runs in the API server itself (no webhook, so it holds while Bulwark
+// is down) and refuses, on UPDATE, any change to permission.bulwark.dev/* annotations or labels
+// and the removal of the finalizer, except by Bulwark's own service accounts and cluster
+// administrators (system:masters: `bulwark uninstall`, `bulwark permission reset`).
+import { PERMISSION_PREFIX, POD_PERMISSION_FINALIZER } from "../../core/names";
+
+export const METADATA_POLICY = "bulwark-pod-permission-metadata";
+
+/** The users that write Bulwark's pod metadata: the permission server and the Pepr module. */
+export function trustedWriters(namespace: string): string[] {
+  return [
+    `system:serviceaccount:${namespace}:bulwark-permission-server`,
+    "system:serviceaccount:pepr-system:pepr-bulwark",
+  ];
+}
+
+/** CEL: the keys of `map` under Bulwark's prefix are the same, with the same values, in both. */
+function unchanged(old: string, current: string): string {
+  const ours = (map: string) => `${map}.filter(k, k.startsWith('${PERMISSION_PREFIX}'))`;
+  return (
+    `${ours(old)}.all(k, k in ${current} && ${current}[k] == ${old}[k]) && ` +
+    `${ours(current)}.all(k, k in ${old})`
+  );
+}
+
+export function metadataPolicyObjects(writers: readonly string[]) {
+  const users = `[${writers.map(w => `'${w}'`).join(", ")}]`;
+  return [
+    {
+      apiVersion: "admissionregistration.k8s.io/v1",
+      kind: "ValidatingAdmissionPolicy",
+      metadata: { name: METADATA_POLICY },
+      spec: {
+        failurePolicy: "Fail",
+        matchConstraints: {
+          resourceRules: [
+            { apiGroups: [""], apiVersions: ["v1"], operations: ["UPDATE"], resources: ["pods"] },
+          ],
+        },
+        matchConditions: [
+          {
+            name: "not-bulwark-nor-an-administrator",
+            expression: `!(request.userInfo.username in ${users}) && !('system:masters' in request.userInfo.?groups.orValue([]))`,
+          },
+        ],
+        variables: [
+          { name: "oldAnnotations", expression: "oldObject.metadata.?annotations.orValue({})" },
+          { name: "annotations", expression: "object.metadata.?annotations.orValue({})" },
+          { name: "oldLabels", expression: "oldObject.metadata.?labels.orValue({})" },
+          { name: "labels", expression: "object.metadata.?labels.orValue({})" },
+        ],
+        validations: [
+          {
+            expression: unchanged("variables.oldAnnotations", "variables.annotations"),
+            message: `${PERMISSION_PREFIX}* annotations are written by Bulwark only (its service accounts and cluster administrators)`,
+            reason: "Forbidden",
+          },
+          {
+            expression: unchanged("variables.oldLabels", "variables.labels"),
+            message: `${PERMISSION_PREFIX}* labels are written by Bulwark only (its service accounts and cluster administrators)`,
+            reason: "Forbidden",
+          },
+          {
+            expression: `!oldObject.metadata.?finalizers.orValue([]).exists(f, f == '${POD_PERMISSION_FINALIZER}') || object.metadata.?finalizers.orValue([]).exists(f, f == '${POD_PERMISSION_FINALIZER}')`,
+            message: `the ${POD_PERMISSION_FINALIZER} finalizer is removed by Bulwark once the pod's grants are revoked; not by hand`,
+            reason: "Forbidden",
+          },
+        ],
+      },
+    },
+    {
+      apiVersion: "admissionregistration.k8s.io/v1",
+      kind: "ValidatingAdmissionPolicyBinding",
+      metadata: { name: METADATA_POLICY },
+      spec: { policyName: METADATA_POLICY, validationActions: ["Deny"] },
+    },
+  ];
+}

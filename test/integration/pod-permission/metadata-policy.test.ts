@@ -1,0 +1,190 @@
+// A tenant who may patch pods in their namespace cannot edit Bulwark's metadata on them, through
+// the real API server: the ValidatingAdmissionPolicy (capabilities/pod-permission/
+// metadata-policy.ts) refuses changing or removing permission.bulwark.dev/* annotations and
+// labels, adding new ones, and removing the finalizer; their own annotations stay theirs.
+// Cluster-wide, so it is removed again when this file ends.
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { request } from "node:https";
+import { KubernetesObjectApi, type KubernetesObject } from "@kubernetes/client-node";
+import { applyOrThrow, waitUntil } from "../../../hack/control-plane/kube";
+import {
+  METADATA_POLICY,
+  metadataPolicyObjects,
+  trustedWriters,
+} from "../../../capabilities/pod-permission/metadata-policy";
+import { testCluster, testNamespace } from "../../harness/cluster";
+
+const cluster = testCluster();
+const TENANT = "tenant-a-admin@example.com";
+const FINALIZER = "stke.io/podpermission-protection";
+
+/** A JSON merge patch of pod `name` as `user` (Impersonate-User): the status and the body. */
+async function patchAs(
+  user: string,
+  namespace: string,
+  name: string,
+  patch: unknown,
+): Promise<{ status: number; body: string }> {
+  const options: { method: string; headers: Record<string, string> } = {
+    method: "PATCH",
+    headers: { "Impersonate-User": user, "content-type": "application/merge-patch+json" },
+  };
+  await cluster.kc.applyToHTTPSOptions(options as never);
+  const path = `/api/v1/namespaces/${namespace}/pods/${name}`;
+  return new Promise((resolve, reject) => {
+    const req = request(`${cluster.server}${path}`, options, res => {
+      let text = "";
+      res.on("data", chunk => (text += chunk));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
+    });
+    req.on("error", reject);
+    req.end(JSON.stringify(patch));
+  });
+}
+
+describe("Bulwark's pod metadata: only Bulwark writes it", () => {
+  let ns: string;
+  let drop: () => Promise<void>;
+  const policy = metadataPolicyObjects(trustedWriters("bulwark-system")) as KubernetesObject[];
+  const objects = KubernetesObjectApi.makeApiClient(cluster.kc);
+
+  before(async () => {
+    [ns, drop] = await testNamespace(cluster, "meta-policy");
+    await applyOrThrow(cluster.kc, [
+      ...policy,
+      {
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "Role",
+        metadata: { name: "pod-editor", namespace: ns },
+        rules: [
+          { apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "patch", "update"] },
+        ],
+      } as KubernetesObject,
+      {
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "RoleBinding",
+        metadata: { name: "pod-editor", namespace: ns },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "pod-editor" },
+        subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: TENANT }],
+      } as KubernetesObject,
+    ]);
+    // A pod as Bulwark leaves it once granted (written by the administrator: the harness).
+    await cluster.core.createNamespacedPod({
+      namespace: ns,
+      body: {
+        metadata: {
+          name: "payments-api-0",
+          finalizers: [FINALIZER],
+          labels: { app: "api" },
+          annotations: {
+            "permission.bulwark.dev/grant": '{"ip":"10.0.0.50","uid":"u"}',
+            "team.example.com/owner": "payments",
+          },
+        },
+        spec: { containers: [{ name: "app", image: "registry.example/app:1" }] },
+      },
+    });
+  });
+
+  after(async () => {
+    for (const object of policy) await objects.delete(object).catch(() => undefined);
+    // The finalizer is the administrator's to remove here.
+    await cluster.core
+      .patchNamespacedPod({
+        name: "payments-api-0",
+        namespace: ns,
+        body: [{ op: "remove", path: "/metadata/finalizers" }],
+      })
+      .catch(() => undefined);
+    await drop?.();
+  });
+
+  const refusals: [string, unknown, RegExp][] = [
+    [
+      "edits the grant record",
+      {
+        metadata: {
+          annotations: { "permission.bulwark.dev/grant": '{"ip":"10.0.0.99","uid":"u"}' },
+        },
+      },
+      /annotations are written by Bulwark only/,
+    ],
+    [
+      "removes the grant record",
+      { metadata: { annotations: { "permission.bulwark.dev/grant": null } } },
+      /annotations are written by Bulwark only/,
+    ],
+    [
+      "adds a status",
+      { metadata: { annotations: { "permission.bulwark.dev/status": "pending" } } },
+      /annotations are written by Bulwark only/,
+    ],
+    [
+      "adds a Bulwark label",
+      { metadata: { labels: { "permission.bulwark.dev/managed": "true" } } },
+      /labels are written by Bulwark only/,
+    ],
+    [
+      "removes the finalizer",
+      { metadata: { finalizers: [] } },
+      /finalizer is removed by Bulwark once the pod's grants are revoked/,
+    ],
+  ];
+
+  it("refuses the tenant each change to Bulwark's metadata, naming the policy", async () => {
+    // The policy takes a moment to be loaded by the API server.
+    const first = refusals[0]!;
+    await waitUntil("the policy to refuse", async () => {
+      const reply = await patchAs(TENANT, ns, "payments-api-0", first[1]);
+      if (reply.status === 200) {
+        await cluster.core.patchNamespacedPod({
+          name: "payments-api-0",
+          namespace: ns,
+          body: [
+            {
+              op: "replace",
+              path: "/metadata/annotations/permission.bulwark.dev~1grant",
+              value: '{"ip":"10.0.0.50","uid":"u"}',
+            },
+          ],
+        });
+        return undefined;
+      }
+      return reply.status === 403 ? reply : undefined;
+    });
+    for (const [what, patch, message] of refusals) {
+      const reply = await patchAs(TENANT, ns, "payments-api-0", patch);
+      assert.equal(reply.status, 403, `${what}: ${reply.body}`);
+      assert.match(reply.body, message, what);
+      assert.match(reply.body, new RegExp(METADATA_POLICY), what);
+    }
+    const pod = await cluster.core.readNamespacedPod({ name: "payments-api-0", namespace: ns });
+    assert.equal(
+      pod.metadata?.annotations?.["permission.bulwark.dev/grant"],
+      '{"ip":"10.0.0.50","uid":"u"}',
+    );
+    assert.deepEqual(pod.metadata?.finalizers, [FINALIZER]);
+  });
+
+  it("lets the tenant change everything else on the pod", async () => {
+    const reply = await patchAs(TENANT, ns, "payments-api-0", {
+      metadata: { annotations: { "team.example.com/owner": "billing" }, labels: { app: "api-v2" } },
+    });
+    assert.equal(reply.status, 200, reply.body);
+  });
+
+  it("lets the cluster administrator change it (bulwark uninstall, bulwark permission reset)", async () => {
+    await cluster.core.patchNamespacedPod({
+      name: "payments-api-0",
+      namespace: ns,
+      body: [
+        {
+          op: "add",
+          path: "/metadata/annotations/permission.bulwark.dev~1status",
+          value: "pending",
+        },
+      ],
+    });
+  });
+});

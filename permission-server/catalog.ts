@@ -3,6 +3,7 @@
 // spec or its Secret changes. The provider breaker belongs to the name, so a rebuild keeps it.
 import {
   parsePermissionGroupSpec,
+  providerInfo,
   parsePermissionProviderSpec,
   type PermissionProviderSpec,
   type ProviderInfo,
@@ -119,15 +120,26 @@ export class KubeCatalog implements Catalog {
     for (const permission of object.spec?.permissions ?? []) {
       if (typeof permission.provider !== "string") continue;
       const spec = await this.#providerSpec(permission.provider);
-      if (spec) providers.set(permission.provider, { type: spec.type });
+      if (spec) providers.set(permission.provider, providerInfo(spec));
     }
-    const resolved = parsePermissionGroupSpec(object.spec, providers);
+    // Checked again here: a provider's policy may have changed since the group was admitted.
+    const resolved = parsePermissionGroupSpec(object.spec, providers, {
+      name: namespace,
+      labels: await this.#namespaceLabels(namespace),
+    });
     if (!resolved.ok) {
       throw new CatalogError(
         `PermissionGroup ${namespace}/${name}: ${formatErrors(resolved.errors)}`,
       );
     }
     return resolved.value;
+  }
+
+  async #namespaceLabels(name: string): Promise<Record<string, string>> {
+    const namespace = await this.#cached(`namespace/${name}`, () =>
+      this.kube.core.readNamespace({ name }),
+    );
+    return namespace.metadata?.labels ?? {};
   }
 
   async #credentials(spec: PermissionProviderSpec): Promise<{

@@ -1,8 +1,9 @@
 // Admission of PermissionGroup and PermissionProvider: zod-checked params per provider type, and
 // a group may only name providers that exist.
-import { K8s, type PeprValidateRequest } from "pepr";
+import { K8s, kind, type PeprValidateRequest } from "pepr";
 import {
   parsePermissionProviderSpec,
+  providerInfo,
   validatePermissionGroup,
   validatePermissionProvider,
   type ProviderInfo,
@@ -32,9 +33,12 @@ export async function validateGroup(req: PeprValidateRequest<PermissionGroup>): 
   for (const provider of providers.items) {
     const spec = parsePermissionProviderSpec(provider.spec);
     if (spec.ok && provider.metadata?.name)
-      known.set(provider.metadata.name, { type: spec.value.type });
+      known.set(provider.metadata.name, providerInfo(spec.value));
   }
-  return answer(req, "PermissionGroup", validatePermissionGroup(req.Raw.spec, known));
+  // The providers' namespaceSelector is matched against the group's namespace's labels.
+  const name = req.Request.namespace ?? "";
+  const namespace = { name, labels: (await K8s(kind.Namespace).Get(name)).metadata?.labels ?? {} };
+  return answer(req, "PermissionGroup", validatePermissionGroup(req.Raw.spec, known, namespace));
 }
 
 export function validateProvider(req: PeprValidateRequest<PermissionProvider>): Response {

@@ -201,6 +201,35 @@ function providerSpecSchema() {
         default: D.concurrency,
         description: "Calls in flight to the backend, at most.",
       },
+      namespaceSelector: {
+        type: "object",
+        description:
+          "The namespaces whose PermissionGroups may use this provider (a label selector); absent: every namespace.",
+        properties: {
+          matchLabels: { type: "object", additionalProperties: { type: "string" } },
+          matchExpressions: {
+            type: "array",
+            items: {
+              type: "object",
+              required: ["key", "operator"],
+              properties: {
+                key: { type: "string" },
+                operator: { type: "string", enum: ["In", "NotIn", "Exists", "DoesNotExist"] },
+                values: { type: "array", items: { type: "string" } },
+              },
+            },
+          },
+        },
+      },
+      allowedParams: {
+        type: "object",
+        description:
+          "What groups may ask of this provider: glob patterns ('*' matches anything) for params.database (mysql) or params.resource (http); absent: anything.",
+        properties: {
+          databases: { type: "array", minItems: 1, items: { type: "string" } },
+          resources: { type: "array", minItems: 1, items: { type: "string" } },
+        },
+      },
     },
   };
 }

@@ -1,10 +1,11 @@
 // Ready conditions on PermissionGroup and PermissionProvider (watcher side). A group is Ready when
 // its spec is valid and every provider it names exists and is valid; groups are re-judged when a
 // provider changes, so the whole (small) set is synced together, debounced, and resynced.
-import { K8s, Log } from "pepr";
+import { K8s, kind, Log } from "pepr";
 import { setCondition, type ConditionChange } from "../../core/conditions";
 import {
   parsePermissionProviderSpec,
+  providerInfo,
   validatePermissionGroup,
   validatePermissionProvider,
   type ProviderInfo,
@@ -62,11 +63,20 @@ export class PermissionStatusWriter {
       for (const provider of providers) {
         const spec = parsePermissionProviderSpec(provider.spec);
         if (spec.ok && provider.metadata?.name)
-          known.set(provider.metadata.name, { type: spec.value.type });
+          known.set(provider.metadata.name, providerInfo(spec.value));
         await this.#write(PermissionProvider, provider, validatePermissionProvider(provider.spec));
       }
+      const labels = new Map(
+        (await K8s(kind.Namespace).Get()).items.map(n => [n.metadata?.name, n.metadata?.labels]),
+      );
       for (const group of (await K8s(PermissionGroup).Get()).items) {
-        await this.#write(PermissionGroup, group, validatePermissionGroup(group.spec, known));
+        const name = group.metadata?.namespace ?? "";
+        const namespace = { name, labels: labels.get(name) ?? {} };
+        await this.#write(
+          PermissionGroup,
+          group,
+          validatePermissionGroup(group.spec, known, namespace),
+        );
       }
     } catch (error) {
       Log.warn({ err: String(error) }, "permission status sync failed; retrying");

@@ -42,7 +42,18 @@ export {
   permissionGroupSpecSchema,
   parsePermissionGroupSpec,
   validatePermissionGroup,
+  providerInfo,
 } from "./spec";
+// Who may use a provider, and for what.
+export {
+  labelSelectorSchema,
+  selectorMatches,
+  globMatches,
+  type LabelSelector,
+  type AllowedParams,
+  type GroupNamespace,
+  type ProviderPolicy,
+} from "./provider-policy";
 export type {
   SecretRef,
   PermissionProviderSpec,

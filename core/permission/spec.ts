@@ -4,6 +4,14 @@ import { z } from "zod";
 import { fail, ok, type FieldError, type Result } from "../result";
 import { parseFields } from "./field-errors";
 import { PROVIDER_TYPES, paramsSchemas, type PermissionParams, type ProviderType } from "./params";
+import {
+  allowedParamsSchema,
+  labelSelectorSchema,
+  namespaceRefusal,
+  paramRefusal,
+  type GroupNamespace,
+  type ProviderPolicy,
+} from "./provider-policy";
 
 /** RFC 1123 label: a namespace, a permission's name inside its group. */
 export const DNS_LABEL_PATTERN = /^[a-z0-9](?:[-a-z0-9]*[a-z0-9])?$/;
@@ -99,6 +107,10 @@ const commonProviderFields = {
     })
     .default({ ...D.rateLimit }),
   concurrency: z.int().min(L.concurrency.min).max(L.concurrency.max).default(D.concurrency),
+  /** The namespaces whose groups may use it; absent: every namespace. */
+  namespaceSelector: labelSelectorSchema.optional(),
+  /** The databases (mysql) or resources (http) a group may name; absent: any. */
+  allowedParams: allowedParamsSchema.optional(),
 };
 
 export const permissionProviderSpecSchema = z.discriminatedUnion(
@@ -164,6 +176,12 @@ export type PermissionGroupSpec = z.infer<typeof permissionGroupSpecSchema>;
 /** What admission and the permission server need to know of a provider. */
 export interface ProviderInfo {
   type: ProviderType;
+  policy?: ProviderPolicy;
+}
+
+export function providerInfo(spec: PermissionProviderSpec): ProviderInfo {
+  const { type, namespaceSelector, allowedParams } = spec;
+  return { type, policy: { namespaceSelector, allowedParams } };
 }
 
 /** One permission with its params parsed for its provider's type. */
@@ -178,23 +196,37 @@ function resolvePermission(
   permission: z.infer<typeof permissionSchema>,
   index: number,
   providers: ReadonlyMap<string, ProviderInfo>,
+  namespace: GroupNamespace | undefined,
 ): Result<ResolvedPermission> {
   const field = `spec.permissions[${index}]`;
   const provider = providers.get(permission.provider);
-  if (!provider) {
-    return fail([
-      {
-        field: `${field}.provider`,
-        message: `provider ${JSON.stringify(permission.provider)} does not exist`,
-      },
-    ]);
-  }
+  const missing = `provider ${JSON.stringify(permission.provider)} does not exist`;
+  if (!provider) return fail([{ field: `${field}.provider`, message: missing }]);
+  const refused =
+    namespace && namespaceRefusal(permission.provider, provider.policy ?? {}, namespace);
+  if (refused) return fail([{ field: `${field}.provider`, message: refused }]);
+  const resolved = resolveParams(permission, provider.type, `${field}.params`);
+  if (!resolved.ok) return resolved;
+  const allowed = provider.policy?.allowedParams;
+  const [key, list, value] =
+    resolved.value.type === "http"
+      ? (["resource", allowed?.resources, resolved.value.params.resource] as const)
+      : (["database", allowed?.databases, resolved.value.params.database] as const);
+  const outside = paramRefusal(list, value, permission.provider);
+  return outside ? fail([{ field: `${field}.params.${key}`, message: outside }]) : resolved;
+}
+
+function resolveParams(
+  permission: z.infer<typeof permissionSchema>,
+  type: ProviderType,
+  field: string,
+): Result<ResolvedPermission> {
   const base = { name: permission.name, provider: permission.provider };
-  if (provider.type === "http") {
-    const params = parseFields(paramsSchemas.http, permission.params, `${field}.params`);
+  if (type === "http") {
+    const params = parseFields(paramsSchemas.http, permission.params, field);
     return params.ok ? ok({ ...base, type: "http", params: params.value }) : params;
   }
-  const params = parseFields(paramsSchemas.mysql, permission.params, `${field}.params`);
+  const params = parseFields(paramsSchemas.mysql, permission.params, field);
   return params.ok ? ok({ ...base, type: "mysql", params: params.value }) : params;
 }
 
@@ -221,13 +253,15 @@ function duplicateNames(spec: PermissionGroupSpec): FieldError[] {
 export function parsePermissionGroupSpec(
   spec: unknown,
   providers: ReadonlyMap<string, ProviderInfo>,
+  /** The group's namespace, for the providers' namespaceSelector; undefined: not checked. */
+  namespace?: GroupNamespace,
 ): Result<ResolvedPermissionGroup> {
   const parsed = parseFields(permissionGroupSpecSchema, spec, "spec");
   if (!parsed.ok) return parsed;
   const errors = duplicateNames(parsed.value);
   const permissions: ResolvedPermission[] = [];
   for (const [index, permission] of parsed.value.permissions.entries()) {
-    const resolved = resolvePermission(permission, index, providers);
+    const resolved = resolvePermission(permission, index, providers, namespace);
     if (resolved.ok) permissions.push(resolved.value);
     else errors.push(...resolved.errors);
   }
@@ -239,7 +273,8 @@ export function parsePermissionGroupSpec(
 export function validatePermissionGroup(
   spec: unknown,
   providers: ReadonlyMap<string, ProviderInfo>,
+  namespace?: GroupNamespace,
 ): FieldError[] {
-  const result = parsePermissionGroupSpec(spec, providers);
+  const result = parsePermissionGroupSpec(spec, providers, namespace);
   return result.ok ? [] : result.errors;
 }

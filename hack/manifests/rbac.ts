@@ -62,6 +62,8 @@ export function permissionServerRbac(values: BulwarkValues): WorkloadRbac {
       rule("", ["pods"], ["get", "list", "watch", "patch"]),
       // catalog.ts: a PermissionGroup and its PermissionProviders, read by name.
       rule("bulwark.dev", ["permissiongroups", "permissionproviders"], ["get"]),
+      // catalog.ts: the group's namespace's labels, for the providers' namespaceSelector.
+      rule("", ["namespaces"], ["get"]),
       // catalog.ts: a provider's credentials, a Secret reference with its own namespace, by name.
       rule("", ["secrets"], ["get"]),
       // events.ts: Events on the pods it grants.

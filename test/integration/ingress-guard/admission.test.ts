@@ -92,7 +92,10 @@ describe("ingress-guard admission", () => {
         }),
       }),
     );
-    assert.match(message, /admission webhook "pepr-bulwark\.pepr\.dev" denied the request/);
+    assert.match(
+      message,
+      /admission webhook "pepr-bulwark-ingresses\.pepr\.dev" denied the request/,
+    );
     assert.match(
       message,
       /metadata\.annotations\["nginx\.ingress\.kubernetes\.io\/canary-weight"\]: expected .*got "abc"/,

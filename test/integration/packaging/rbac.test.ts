@@ -58,6 +58,7 @@ const ALLOWED: Record<string, Check[]> = {
     ["patch", "", "pods", "shop"], // kube.ts patchPodAnnotations
     ["get", "bulwark.dev", "permissiongroups", "shop"], // catalog.ts
     ["get", "bulwark.dev", "permissionproviders", ""], // catalog.ts
+    ["get", "", "namespaces", ""], // catalog.ts: a group's namespace's labels
     ["get", "", "secrets", "vault"], // catalog.ts credentialsSecretRef
     ["create", "", "events", "shop"], // events.ts
     ["get", "", "configmaps", NS], // breaker-store.ts

@@ -3,7 +3,13 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { AppsV1Api, CustomObjectsApi, type V1Pod } from "@kubernetes/client-node";
+import {
+  AppsV1Api,
+  CustomObjectsApi,
+  PatchStrategy,
+  setHeaderOptions,
+  type V1Pod,
+} from "@kubernetes/client-node";
 import { waitUntil } from "../../../hack/control-plane/kube";
 import type { RevokeCall } from "../../harness/permission-endpoint";
 import {
@@ -126,6 +132,64 @@ describe("pod permission", () => {
     );
     assert.match(message, /spec\.permissions\[0\]\.provider: provider "nowhere" does not exist/);
     assert.match(message, /spec\.permissions\[1\]\.params\.action/);
+  });
+
+  it("rejects a PermissionGroup outside its provider's namespaceSelector or allowedParams", async () => {
+    const name = `scoped-${ns}`;
+    await custom.createClusterCustomObject({
+      ...BULWARK,
+      plural: "permissionproviders",
+      body: {
+        apiVersion: "bulwark.dev/v1alpha1",
+        kind: "PermissionProvider",
+        metadata: { name },
+        spec: {
+          type: "http",
+          address: "https://authz.example.com",
+          namespaceSelector: { matchLabels: { "team.example.com/payments": "true" } },
+          allowedParams: { resources: ["payments-*"] },
+        },
+      },
+    });
+    try {
+      const group = (resource: string) =>
+        custom.createNamespacedCustomObject({
+          ...BULWARK,
+          namespace: ns,
+          plural: "permissiongroups",
+          body: {
+            apiVersion: "bulwark.dev/v1alpha1",
+            kind: "PermissionGroup",
+            metadata: { name: `uses-${resource}` },
+            spec: {
+              permissions: [{ name: "a", provider: name, params: { resource, action: "read" } }],
+            },
+          },
+        });
+      const outside = await rejection(() => group("payments-db"));
+      assert.match(
+        outside,
+        new RegExp(
+          `spec\\.permissions\\[0\\]\\.provider: provider "${name}" may not be used in namespace ${ns}`,
+        ),
+      );
+      // Labelled into the selector, the namespace may use it, for what allowedParams lists only.
+      await cluster.core.patchNamespace(
+        {
+          name: ns,
+          body: { metadata: { labels: { "team.example.com/payments": "true" } } },
+        },
+        setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
+      );
+      const params = await rejection(() => group("ledger"));
+      assert.match(
+        params,
+        /spec\.permissions\[0\]\.params\.resource: "ledger" is not allowed by provider/,
+      );
+      await group("payments-db");
+    } finally {
+      await custom.deleteClusterCustomObject({ ...BULWARK, plural: "permissionproviders", name });
+    }
   });
 
   it("injects bulwark-init first, the token, the finalizer and the pending status in one CREATE", async () => {

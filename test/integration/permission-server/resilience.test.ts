@@ -5,7 +5,12 @@
 // `bulwark permission reset` recovers the pod once the parameter is fixed.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import type { V1Pod } from "@kubernetes/client-node";
+import {
+  CustomObjectsApi,
+  PatchStrategy,
+  setHeaderOptions,
+  type V1Pod,
+} from "@kubernetes/client-node";
 import { main as cli } from "../../../cli/main";
 import { waitUntil } from "../../../hack/control-plane/kube";
 import type { AuthzApi } from "../../harness/authz-api";
@@ -304,5 +309,67 @@ describe("permission server: outages and the per-pod breaker", () => {
       () => {},
     ).catch((error: Error) => error.message);
     assert.match(String(usage), /usage: bulwark permission reset POD -n NAMESPACE \| --all/);
+  });
+
+  it("checks the provider's namespaceSelector again at grant time: a group admitted before is refused", async () => {
+    await createGroup(cluster, ns, "scoped-later", {
+      permissions: [{ name: "db", provider, params: { resource: "orders", action: "read" } }],
+    });
+    // The provider is narrowed to other namespaces after the group was admitted.
+    const custom = cluster.kc.makeApiClient(CustomObjectsApi);
+    const current = (await custom.getClusterCustomObject({
+      group: "bulwark.dev",
+      version: "v1alpha1",
+      plural: "permissionproviders",
+      name: provider,
+    })) as { spec: Record<string, unknown> };
+    const narrowed = {
+      ...current.spec,
+      namespaceSelector: { matchLabels: { "team.example.com/other": "true" } },
+    };
+    await custom.patchClusterCustomObject(
+      {
+        group: "bulwark.dev",
+        version: "v1alpha1",
+        plural: "permissionproviders",
+        name: provider,
+        body: { spec: narrowed },
+      },
+      setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
+    );
+    try {
+      // The server reads providers through a 3 s cache (catalog.ts): let it expire.
+      await sleep(3500);
+      const pod = await startedPod("scoped-later-0", "scoped-later", "127.0.3.70");
+      const token = await podToken(cluster, pod);
+      const reason = await waitUntil(
+        "the grant to be refused for the namespace",
+        async () => {
+          await runInitFor(server.url, pod, token);
+          const read = await cluster.core.readNamespacedPod({
+            name: "scoped-later-0",
+            namespace: ns,
+          });
+          const status = JSON.parse(annotation(read, "permission.bulwark.dev/status") ?? "{}");
+          return /may not be used in namespace/.test(status.reason ?? "")
+            ? String(status.reason)
+            : undefined;
+        },
+        30_000,
+      );
+      assert.match(reason, new RegExp(`provider "${provider}" may not be used in namespace ${ns}`));
+      assert.equal(authz.isGranted("127.0.3.70", "orders", "read"), false);
+    } finally {
+      await custom.patchClusterCustomObject(
+        {
+          group: "bulwark.dev",
+          version: "v1alpha1",
+          plural: "permissionproviders",
+          name: provider,
+          body: { spec: { namespaceSelector: null } },
+        },
+        setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
+      );
+    }
   });
 });

@@ -5,7 +5,12 @@ import assert from "node:assert/strict";
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { KubernetesObject, V1Deployment, V1Pod } from "@kubernetes/client-node";
+import type {
+  KubernetesObject,
+  V1Deployment,
+  V1Pod,
+  V1PodDisruptionBudget,
+} from "@kubernetes/client-node";
 import { imageFromArgs, ROOT, valuesFromArgs } from "../hack/build";
 import { readYamlObjects } from "../hack/control-plane/kube";
 import { configureModule, defaultValues, DEFAULT_IMAGE } from "../hack/manifests";
@@ -97,6 +102,28 @@ describe("npm run build -- --image", () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it("adds a PodDisruptionBudget for the admission controller only, selecting its pods", () => {
+    const admission = peprDeployment("pepr-bulwark") as V1Deployment;
+    admission.spec!.selector.matchLabels = {
+      app: "pepr-bulwark",
+      "pepr.dev/controller": "admission",
+    };
+    const objects = [admission, peprDeployment("pepr-bulwark-watcher")] as KubernetesObject[];
+    const configured = configureModule(objects, defaultValues(IMAGE));
+    assert.deepEqual(
+      configured.map(o => `${o.kind}/${o.metadata?.name}`),
+      [
+        "Deployment/pepr-bulwark",
+        "PodDisruptionBudget/pepr-bulwark",
+        "Deployment/pepr-bulwark-watcher",
+      ],
+    );
+    const budget = configured[1] as V1PodDisruptionBudget;
+    assert.equal(budget.metadata?.namespace, "pepr-system");
+    assert.equal(budget.spec?.maxUnavailable, 1);
+    assert.deepEqual(budget.spec?.selector, admission.spec?.selector);
   });
 
   it("tells the Pepr controllers the init image; their own image stays Pepr's", () => {

@@ -7,7 +7,12 @@ import { dump, load } from "js-yaml";
 import type { KubernetesObject, V1EnvVar } from "@kubernetes/client-node";
 import { readYamlObjects } from "../control-plane/kube";
 import { applyWebhookPolicy } from "../webhook-policy";
-import { moduleEnv, withEnv } from "./pepr-module";
+import {
+  admissionDisruptionBudget,
+  isAdmissionController,
+  moduleEnv,
+  withEnv,
+} from "./pepr-module";
 import type { BulwarkValues } from "./values";
 
 type ChartValues = Record<string, unknown> & {
@@ -84,7 +89,13 @@ export function configureModuleChart(
     valuesYaml,
     dump(configuredChartValues(chart, values), { lineWidth: -1, noRefs: true }),
   );
-  const templates = webhookTemplates(readYamlObjects(moduleManifest));
+  const objects = readYamlObjects(moduleManifest);
+  const templates = webhookTemplates(objects);
+  const admission = objects.find(isAdmissionController);
+  if (admission) {
+    templates["admission-pdb.yaml"] =
+      `# Written by npm run build: Pepr writes no PodDisruptionBudget.\n${dump(admissionDisruptionBudget(admission), { lineWidth: -1, noRefs: true })}`;
+  }
   for (const [file, text] of Object.entries(templates)) {
     writeFileSync(join(dir, "templates", file), text);
   }

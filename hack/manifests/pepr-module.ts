@@ -1,7 +1,12 @@
 // Tells the Pepr module's controllers (admission and watcher Deployments, as `pepr build` writes
 // them) where the workloads are: which image to inject as the init container, the permission
 // server's URL and audience, Bulwark's namespace. The controller image stays as Pepr sets it.
-import type { KubernetesObject, V1Deployment, V1EnvVar } from "@kubernetes/client-node";
+import type {
+  KubernetesObject,
+  V1Deployment,
+  V1EnvVar,
+  V1PodDisruptionBudget,
+} from "@kubernetes/client-node";
 import { permissionServerUrl } from "./permission-server";
 import type { BulwarkValues } from "./values";
 
@@ -42,18 +47,50 @@ export function withEnv(env: readonly V1EnvVar[], current: readonly V1EnvVar[] =
   return [...current.filter(e => !names.has(e.name)), ...env];
 }
 
-/** The Pepr module's objects with Bulwark's settings on its controller Deployments. */
+/** Whether the object is Pepr's admission controller (it serves the webhooks). */
+export function isAdmissionController(
+  object: KubernetesObject,
+): object is KubernetesObject & V1Deployment {
+  const selector = (object as V1Deployment).spec?.selector?.matchLabels;
+  return object.kind === "Deployment" && selector?.["pepr.dev/controller"] === "admission";
+}
+
+/**
+ * At most one admission pod away at a time (drains, upgrades): pods that name a permission group
+ * and Bulwark's Ingresses are refused while none answers. Pepr writes none.
+ */
+export function admissionDisruptionBudget(
+  deployment: V1Deployment,
+): KubernetesObject & V1PodDisruptionBudget {
+  const { name, namespace, labels } = deployment.metadata ?? {};
+  return {
+    apiVersion: "policy/v1",
+    kind: "PodDisruptionBudget",
+    metadata: { name, namespace, ...(labels ? { labels } : {}) },
+    spec: {
+      maxUnavailable: 1,
+      selector: deployment.spec?.selector,
+      unhealthyPodEvictionPolicy: "AlwaysAllow",
+    },
+  };
+}
+
+/**
+ * The Pepr module's objects with Bulwark's settings on its controller Deployments, and a
+ * PodDisruptionBudget after the admission controller.
+ */
 export function configureModule<T extends KubernetesObject>(
   objects: T[],
   values: BulwarkValues,
 ): T[] {
   const env = moduleEnv(values);
-  return objects.map(object => {
-    if (object.kind !== "Deployment") return object;
+  return objects.flatMap(object => {
+    if (object.kind !== "Deployment") return [object];
     const deployment = structuredClone(object) as unknown as V1Deployment;
     for (const container of deployment.spec?.template.spec?.containers ?? []) {
       container.env = withEnv(env, container.env);
     }
-    return deployment as unknown as T;
+    const budget = isAdmissionController(object) ? [admissionDisruptionBudget(deployment)] : [];
+    return [deployment, ...budget] as unknown as T[];
   });
 }

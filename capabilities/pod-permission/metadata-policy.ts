@@ -4,11 +4,23 @@
 // revoke at an IP the pod never had, a removed finalizer would leave a live grant behind. This
 // ValidatingAdmissionPolicy runs in the API server itself (no webhook, so it holds while Bulwark
 // is down) and refuses, on UPDATE, any change to permission.bulwark.dev/* annotations or labels
-// and the removal of the finalizer, except by Bulwark's own service accounts and cluster
-// administrators (system:masters: `bulwark uninstall`, `bulwark permission reset`).
+// and the removal of the finalizer, except by Bulwark's own service accounts, system:masters, and
+// whoever may `update` bulwark.dev/podpermissionmetadata cluster-wide (cluster administrators:
+// `bulwark uninstall`, `bulwark permission reset`).
 import { PERMISSION_PREFIX, POD_PERMISSION_FINALIZER } from "../../core/names";
 
 export const METADATA_POLICY = "bulwark-pod-permission-metadata";
+
+/**
+ * Who else may write it: whoever RBAC allows this verb on this (virtual) resource cluster-wide.
+ * Cluster administrators have it through `*`; an operator who runs `bulwark permission reset` or
+ * `bulwark uninstall` without being one can be granted it. A namespace's RoleBinding cannot.
+ */
+export const OVERRIDE = {
+  group: "bulwark.dev",
+  resource: "podpermissionmetadata",
+  verb: "update",
+} as const;
 
 /** The users that write Bulwark's pod metadata: the permission server and the Pepr module. */
 export function trustedWriters(namespace: string): string[] {
@@ -44,7 +56,7 @@ export function metadataPolicyObjects(writers: readonly string[]) {
         matchConditions: [
           {
             name: "not-bulwark-nor-an-administrator",
-            expression: `!(request.userInfo.username in ${users}) && !('system:masters' in request.userInfo.?groups.orValue([]))`,
+            expression: `!(request.userInfo.username in ${users}) && !('system:masters' in request.userInfo.?groups.orValue([])) && !authorizer.group('${OVERRIDE.group}').resource('${OVERRIDE.resource}').check('${OVERRIDE.verb}').allowed()`,
           },
         ],
         variables: [

@@ -174,6 +174,50 @@ describe("Bulwark's pod metadata: only Bulwark writes it", () => {
     assert.equal(reply.status, 200, reply.body);
   });
 
+  it("lets a user granted update on bulwark.dev/podpermissionmetadata cluster-wide change it", async () => {
+    const operator = "permission-operator@example.com";
+    await applyOrThrow(cluster.kc, [
+      {
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "ClusterRole",
+        metadata: { name: `${ns}-metadata-override` },
+        rules: [
+          { apiGroups: [""], resources: ["pods"], verbs: ["get", "patch"] },
+          { apiGroups: ["bulwark.dev"], resources: ["podpermissionmetadata"], verbs: ["update"] },
+        ],
+      } as KubernetesObject,
+      {
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "ClusterRoleBinding",
+        metadata: { name: `${ns}-metadata-override` },
+        roleRef: {
+          apiGroup: "rbac.authorization.k8s.io",
+          kind: "ClusterRole",
+          name: `${ns}-metadata-override`,
+        },
+        subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: operator }],
+      } as KubernetesObject,
+    ]);
+    try {
+      const reply = await waitUntil("the operator's RBAC to apply", async () => {
+        const r = await patchAs(operator, ns, "payments-api-0", {
+          metadata: { annotations: { "permission.bulwark.dev/status": "pending" } },
+        });
+        return r.status === 200 ? r : undefined;
+      });
+      assert.equal(reply.status, 200);
+    } finally {
+      for (const kind of ["ClusterRoleBinding", "ClusterRole"])
+        await objects
+          .delete({
+            apiVersion: "rbac.authorization.k8s.io/v1",
+            kind,
+            metadata: { name: `${ns}-metadata-override` },
+          })
+          .catch(() => undefined);
+    }
+  });
+
   it("lets the cluster administrator change it (bulwark uninstall, bulwark permission reset)", async () => {
     await cluster.core.patchNamespacedPod({
       name: "payments-api-0",

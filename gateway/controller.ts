@@ -13,7 +13,7 @@ import type {
 } from "@kubernetes/client-node";
 import { ConsistencyState } from "../capabilities/ingress-guard/consistency-state";
 import type { ChecksumObject } from "../capabilities/ingress-guard/checksum-kinds";
-import { parseTrustedKeys, type GuardMode, type KeysLocation } from "../core/checksum";
+import type { GuardMode, KeysLocation } from "../core/checksum";
 import { isDefaultClass } from "../core/ingress/class";
 import { INGRESS_CLASS, INGRESS_CONTROLLER } from "../core/names";
 import type { GatewayMetrics } from "./admin/metrics";
@@ -226,21 +226,16 @@ export class GatewayController {
     if (!signatures?.required) return;
     const { namespace, name } = signatures.keys;
     const data = (object as { data?: Record<string, string> } | undefined)?.data;
-    const keys = parseTrustedKeys(data, `configmap ${namespace}/${name} data`);
-    if (!keys.ok) {
+    const taken = this.guard.takeTrustedKeys(data, signatures.keys);
+    if (!taken.ok) {
       this.#options.log("error", "trusted checksum keys not taken; the previous ones stay", {
         namespace,
         name,
-        errors: keys.errors.map(e => `${e.field} ${e.message}`),
+        errors: taken.errors.map(e => `${e.field} ${e.message}`),
       });
       return;
     }
-    this.guard.setSignaturePolicy({ required: true, keys: keys.value });
-    this.#options.log("info", "trusted checksum keys", {
-      namespace,
-      name,
-      keyIds: [...keys.value.keys()],
-    });
+    this.#options.log("info", "trusted checksum keys", { namespace, name, keyIds: taken.value });
     for (const kind of GUARDED_KINDS) this.#dirty.add(kind);
   }
 

@@ -247,6 +247,24 @@ describe("ConsistencyState: signatures required", () => {
     assert.equal(open.anyConsistent("ingress", Date.parse("2026-01-01T00:30:00Z")), true);
   });
 
+  it("takes keys from the ConfigMap's data, keeping the previous ones when an entry is bad", () => {
+    const state = new ConsistencyState(undefined, 0, { required: true, keys: new Map() });
+    state.observeObject("ingress", a);
+    state.observeChecksum("ingress", signed("good", [a], key, "2026-01-01T00:00:00Z"));
+    assert.equal(state.anyConsistent("ingress"), undefined, "no key yet");
+    const location = { namespace: "bulwark-system", name: "bulwark-checksum-keys" };
+    const taken = state.takeTrustedKeys({ publisher: signer.publicKeyPem }, location);
+    assert.deepEqual(taken, { ok: true, value: [signer.keyId], warnings: [] });
+    assert.equal(state.anyConsistent("ingress"), true);
+    const bad = state.takeTrustedKeys({ publisher: "not a key" }, location);
+    assert.ok(!bad.ok);
+    assert.equal(
+      bad.errors[0]?.field,
+      "configmap bulwark-system/bulwark-checksum-keys data.publisher",
+    );
+    assert.equal(state.anyConsistent("ingress"), true, "the previous keys stay");
+  });
+
   it("re-judges published objects when the keys rotate", () => {
     const state = new ConsistencyState(undefined, 0, policy);
     state.observeObject("ingress", a);

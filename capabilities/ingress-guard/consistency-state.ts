@@ -1,7 +1,17 @@
 // What the guard knows: the cluster's Ingresses and TLS Secrets, tracked in both checksum modes,
 // and the published checksum objects. No I/O: the reconciler feeds it events and lists, and
 // reads an Observation per checksum object.
-import { ChecksumTracker, objectKey, type ChecksumMode } from "../../core/checksum";
+import {
+  ChecksumTracker,
+  objectKey,
+  parseTrustedKeys,
+  verifyAttestation,
+  type ChecksumMode,
+  type KeysLocation,
+  type SignatureProblem,
+  type TrustedKeys,
+} from "../../core/checksum";
+import { ok, type Result } from "../../core/result";
 import {
   countsForChecksum,
   DEFAULT_SCOPE,
@@ -10,7 +20,6 @@ import {
 } from "../../core/ingress/selection";
 import type { Ingress, Secret } from "../../core/ingress/types";
 import { checksumKinds, checksumSpecSchema, type ChecksumKind } from "./checksum-crd";
-import { verifyAttestation, type SignatureProblem, type TrustedKeys } from "../../core/checksum";
 import { trustWindow, type TrustWindow } from "../../core/checksum/window";
 import type { ChecksumObject } from "./checksum-kinds";
 import type { Observation } from "./status";
@@ -112,6 +121,21 @@ export class ConsistencyState {
       for (const { object } of [...this.#kinds[kind].published.values()])
         this.observeChecksum(kind, object);
     }
+  }
+
+  /**
+   * The trusted keys from the data of the keys ConfigMap at `location` (its absence: none). An
+   * entry that is not an Ed25519 public key is not half-applied: the keys before stay, and the
+   * error names the entry. Returns the key IDs taken.
+   */
+  takeTrustedKeys(
+    data: Readonly<Record<string, string>> | undefined,
+    location: KeysLocation,
+  ): Result<string[]> {
+    const keys = parseTrustedKeys(data, `configmap ${location.namespace}/${location.name} data`);
+    if (!keys.ok) return keys;
+    this.setSignaturePolicy({ required: this.#signatures.required, keys: keys.value });
+    return ok([...keys.value.keys()]);
   }
 
   get scope(): ServingScope {

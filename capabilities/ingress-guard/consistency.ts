@@ -2,12 +2,7 @@
 // events plus its own periodic list (Pepr 1.1.4 drops failed callbacks and can miss events), and
 // writes each checksum object's status, an Event on every change of Consistent, and metrics.
 import { K8s, Log, kind as k } from "pepr";
-import {
-  isTrustedPublication,
-  objectKey,
-  parseTrustedKeys,
-  type GuardMode,
-} from "../../core/checksum";
+import { isTrustedPublication, objectKey, type GuardMode } from "../../core/checksum";
 import type { Ingress, Secret } from "../../core/ingress/types";
 import { recordEvent } from "../../kube/events";
 import {
@@ -150,17 +145,16 @@ export class ConsistencyGuard {
     const data = await readTrustedKeyData(this.#signatures.keys);
     const text = JSON.stringify(data ?? {});
     if (text === this.#keyData) return;
-    const keys = parseTrustedKeys(data, `configmap ${namespace}/${name} data`);
-    if (!keys.ok) {
+    const taken = this.state.takeTrustedKeys(data, this.#signatures.keys);
+    if (!taken.ok) {
       Log.error(
-        { ns: namespace, name, errors: keys.errors.map(e => `${e.field} ${e.message}`) },
+        { ns: namespace, name, errors: taken.errors.map(e => `${e.field} ${e.message}`) },
         "trusted checksum keys not taken; the previous ones stay",
       );
       return;
     }
     this.#keyData = text;
-    this.state.setSignaturePolicy({ required: true, keys: keys.value });
-    Log.info({ ns: namespace, name, keyIds: [...keys.value.keys()] }, "trusted checksum keys");
+    Log.info({ ns: namespace, name, keyIds: taken.value }, "trusted checksum keys");
   }
 
   /** The kind's checksum objects in the publisher namespaces; the others are announced ignored. */

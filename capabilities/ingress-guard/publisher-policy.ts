@@ -3,51 +3,35 @@
 // namespaces, and the ClusterRole a publisher is bound to, per namespace. The guard ignoring
 // untrusted objects (core/checksum/publishers.ts) is the second line, for a policy removed.
 import { CHECKSUM_GROUP } from "../../core/names";
+import { celStringList, denyingPolicy } from "../../core/admission-policy";
 
 export const PUBLISHER_POLICY = "bulwark-checksum-publishers";
 export const PUBLISHER_ROLE = "bulwark-checksum-publisher";
 
 const RESOURCES = ["ingresschecksums", "secretchecksums"];
 
-/** A CEL list literal of namespace names (validated names: no quoting needed beyond '). */
-function celList(names: readonly string[]): string {
-  return `[${names.map(name => `'${name}'`).join(", ")}]`;
-}
-
 export function publisherPolicyObjects(publisherNamespaces: readonly string[]) {
-  const list = celList(publisherNamespaces);
+  const list = celStringList(publisherNamespaces);
   return [
-    {
-      apiVersion: "admissionregistration.k8s.io/v1",
-      kind: "ValidatingAdmissionPolicy",
-      metadata: { name: PUBLISHER_POLICY },
-      spec: {
-        failurePolicy: "Fail",
-        matchConstraints: {
-          resourceRules: [
-            {
-              apiGroups: [CHECKSUM_GROUP],
-              apiVersions: ["*"],
-              operations: ["CREATE", "UPDATE"],
-              resources: RESOURCES,
-            },
-          ],
-        },
-        validations: [
+    ...denyingPolicy(PUBLISHER_POLICY, {
+      matchConstraints: {
+        resourceRules: [
           {
-            expression: `request.namespace in ${list}`,
-            messageExpression: `'checksum objects are trusted only in the publisher namespaces ${publisherNamespaces.join(", ")}; not in ' + request.namespace`,
-            reason: "Forbidden",
+            apiGroups: [CHECKSUM_GROUP],
+            apiVersions: ["*"],
+            operations: ["CREATE", "UPDATE"],
+            resources: RESOURCES,
           },
         ],
       },
-    },
-    {
-      apiVersion: "admissionregistration.k8s.io/v1",
-      kind: "ValidatingAdmissionPolicyBinding",
-      metadata: { name: PUBLISHER_POLICY },
-      spec: { policyName: PUBLISHER_POLICY, validationActions: ["Deny"] },
-    },
+      validations: [
+        {
+          expression: `request.namespace in ${list}`,
+          messageExpression: `'checksum objects are trusted only in the publisher namespaces ${publisherNamespaces.join(", ")}; not in ' + request.namespace`,
+          reason: "Forbidden",
+        },
+      ],
+    }),
     {
       apiVersion: "rbac.authorization.k8s.io/v1",
       kind: "ClusterRole",

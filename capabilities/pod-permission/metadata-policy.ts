@@ -8,6 +8,7 @@
 // whoever may `update` bulwark.dev/podpermissionmetadata cluster-wide (cluster administrators:
 // `bulwark uninstall`, `bulwark permission reset`).
 import { PERMISSION_PREFIX, POD_PERMISSION_FINALIZER } from "../../core/names";
+import { celStringList, denyingPolicy } from "../../core/admission-policy";
 
 export const METADATA_POLICY = "bulwark-pod-permission-metadata";
 
@@ -40,55 +41,41 @@ function unchanged(old: string, current: string): string {
 }
 
 export function metadataPolicyObjects(writers: readonly string[]) {
-  const users = `[${writers.map(w => `'${w}'`).join(", ")}]`;
-  return [
-    {
-      apiVersion: "admissionregistration.k8s.io/v1",
-      kind: "ValidatingAdmissionPolicy",
-      metadata: { name: METADATA_POLICY },
-      spec: {
-        failurePolicy: "Fail",
-        matchConstraints: {
-          resourceRules: [
-            { apiGroups: [""], apiVersions: ["v1"], operations: ["UPDATE"], resources: ["pods"] },
-          ],
-        },
-        matchConditions: [
-          {
-            name: "not-bulwark-nor-an-administrator",
-            expression: `!(request.userInfo.username in ${users}) && !('system:masters' in request.userInfo.?groups.orValue([])) && !authorizer.group('${OVERRIDE.group}').resource('${OVERRIDE.resource}').check('${OVERRIDE.verb}').allowed()`,
-          },
-        ],
-        variables: [
-          { name: "oldAnnotations", expression: "oldObject.metadata.?annotations.orValue({})" },
-          { name: "annotations", expression: "object.metadata.?annotations.orValue({})" },
-          { name: "oldLabels", expression: "oldObject.metadata.?labels.orValue({})" },
-          { name: "labels", expression: "object.metadata.?labels.orValue({})" },
-        ],
-        validations: [
-          {
-            expression: unchanged("variables.oldAnnotations", "variables.annotations"),
-            message: `${PERMISSION_PREFIX}* annotations are written by Bulwark only (its service accounts and cluster administrators)`,
-            reason: "Forbidden",
-          },
-          {
-            expression: unchanged("variables.oldLabels", "variables.labels"),
-            message: `${PERMISSION_PREFIX}* labels are written by Bulwark only (its service accounts and cluster administrators)`,
-            reason: "Forbidden",
-          },
-          {
-            expression: `!oldObject.metadata.?finalizers.orValue([]).exists(f, f == '${POD_PERMISSION_FINALIZER}') || object.metadata.?finalizers.orValue([]).exists(f, f == '${POD_PERMISSION_FINALIZER}')`,
-            message: `the ${POD_PERMISSION_FINALIZER} finalizer is removed by Bulwark once the pod's grants are revoked; not by hand`,
-            reason: "Forbidden",
-          },
-        ],
+  const users = celStringList(writers);
+  return denyingPolicy(METADATA_POLICY, {
+    matchConstraints: {
+      resourceRules: [
+        { apiGroups: [""], apiVersions: ["v1"], operations: ["UPDATE"], resources: ["pods"] },
+      ],
+    },
+    matchConditions: [
+      {
+        name: "not-bulwark-nor-an-administrator",
+        expression: `!(request.userInfo.username in ${users}) && !('system:masters' in request.userInfo.?groups.orValue([])) && !authorizer.group('${OVERRIDE.group}').resource('${OVERRIDE.resource}').check('${OVERRIDE.verb}').allowed()`,
       },
-    },
-    {
-      apiVersion: "admissionregistration.k8s.io/v1",
-      kind: "ValidatingAdmissionPolicyBinding",
-      metadata: { name: METADATA_POLICY },
-      spec: { policyName: METADATA_POLICY, validationActions: ["Deny"] },
-    },
-  ];
+    ],
+    variables: [
+      { name: "oldAnnotations", expression: "oldObject.metadata.?annotations.orValue({})" },
+      { name: "annotations", expression: "object.metadata.?annotations.orValue({})" },
+      { name: "oldLabels", expression: "oldObject.metadata.?labels.orValue({})" },
+      { name: "labels", expression: "object.metadata.?labels.orValue({})" },
+    ],
+    validations: [
+      {
+        expression: unchanged("variables.oldAnnotations", "variables.annotations"),
+        message: `${PERMISSION_PREFIX}* annotations are written by Bulwark only (its service accounts and cluster administrators)`,
+        reason: "Forbidden",
+      },
+      {
+        expression: unchanged("variables.oldLabels", "variables.labels"),
+        message: `${PERMISSION_PREFIX}* labels are written by Bulwark only (its service accounts and cluster administrators)`,
+        reason: "Forbidden",
+      },
+      {
+        expression: `!oldObject.metadata.?finalizers.orValue([]).exists(f, f == '${POD_PERMISSION_FINALIZER}') || object.metadata.?finalizers.orValue([]).exists(f, f == '${POD_PERMISSION_FINALIZER}')`,
+        message: `the ${POD_PERMISSION_FINALIZER} finalizer is removed by Bulwark once the pod's grants are revoked; not by hand`,
+        reason: "Forbidden",
+      },
+    ],
+  });
 }

@@ -6,7 +6,6 @@
 // checksum objects in their own namespaces for gateways told to trust them.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { request } from "node:https";
 import { KubernetesObjectApi, type KubernetesObject } from "@kubernetes/client-node";
 import { applyOrThrow, waitUntil } from "../../../hack/control-plane/kube";
 import {
@@ -14,32 +13,10 @@ import {
   PUBLISHER_POLICY,
 } from "../../../capabilities/ingress-guard/publisher-policy";
 import { testCluster, testNamespace } from "../../harness/cluster";
+import { asUser, userRole } from "../../harness/impersonation";
 
 const cluster = testCluster();
 const TENANT = "tenant-admin@example.com";
-
-/** One API call as `user` (Impersonate-User), returning the status and the body. */
-async function asUser(
-  user: string,
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<{ status: number; body: string }> {
-  const options: { method: string; headers: Record<string, string> } = {
-    method,
-    headers: { "Impersonate-User": user, "content-type": "application/json" },
-  };
-  await cluster.kc.applyToHTTPSOptions(options as never);
-  return new Promise((resolve, reject) => {
-    const req = request(`${cluster.server}${path}`, options, res => {
-      let text = "";
-      res.on("data", chunk => (text += chunk));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
-    });
-    req.on("error", reject);
-    req.end(body === undefined ? undefined : JSON.stringify(body));
-  });
-}
 
 function checksumObject(name: string) {
   return {
@@ -61,25 +38,13 @@ describe("who may publish a checksum", () => {
     await applyOrThrow(cluster.kc, [
       ...policy,
       // A namespace admin who was granted the CRD in their own namespace.
-      {
-        apiVersion: "rbac.authorization.k8s.io/v1",
-        kind: "Role",
-        metadata: { name: "checksum-writer", namespace: ns },
-        rules: [
-          {
-            apiGroups: ["tengine.taobao.org"],
-            resources: ["ingresschecksums"],
-            verbs: ["get", "list", "create", "update", "delete"],
-          },
-        ],
-      } as KubernetesObject,
-      {
-        apiVersion: "rbac.authorization.k8s.io/v1",
-        kind: "RoleBinding",
-        metadata: { name: "checksum-writer", namespace: ns },
-        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "checksum-writer" },
-        subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: TENANT }],
-      } as KubernetesObject,
+      ...userRole(ns, "checksum-writer", TENANT, [
+        {
+          apiGroups: ["tengine.taobao.org"],
+          resources: ["ingresschecksums"],
+          verbs: ["get", "list", "create", "update", "delete"],
+        },
+      ]),
     ]);
   });
 
@@ -93,9 +58,13 @@ describe("who may publish a checksum", () => {
   it("refuses the tenant's checksum object in their own namespace, naming the publisher namespaces", async () => {
     // The policy takes a moment to be loaded by the API server.
     const refused = await waitUntil("the policy to refuse", async () => {
-      const reply = await asUser(TENANT, "POST", path(), checksumObject("self-attested-1"));
+      const reply = await asUser(cluster, TENANT, {
+        method: "POST",
+        path: path(),
+        body: checksumObject("self-attested-1"),
+      });
       if (reply.status === 201) {
-        await asUser(TENANT, "DELETE", `${path()}/self-attested-1`);
+        await asUser(cluster, TENANT, { method: "DELETE", path: `${path()}/self-attested-1` });
         return undefined;
       }
       return reply;
@@ -109,7 +78,11 @@ describe("who may publish a checksum", () => {
     const binding = policy.find(o => o.kind === "ValidatingAdmissionPolicyBinding")!;
     await objects.delete(binding);
     const created = await waitUntil("the tenant's create to pass without the policy", async () => {
-      const reply = await asUser(TENANT, "POST", path(), checksumObject("self-attested-2"));
+      const reply = await asUser(cluster, TENANT, {
+        method: "POST",
+        path: path(),
+        body: checksumObject("self-attested-2"),
+      });
       return reply.status === 201 ? reply : undefined;
     });
     assert.equal(created.status, 201);

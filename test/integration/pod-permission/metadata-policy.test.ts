@@ -5,7 +5,6 @@
 // Cluster-wide, so it is removed again when this file ends.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { request } from "node:https";
 import { KubernetesObjectApi, type KubernetesObject } from "@kubernetes/client-node";
 import { applyOrThrow, waitUntil } from "../../../hack/control-plane/kube";
 import {
@@ -14,33 +13,17 @@ import {
   trustedWriters,
 } from "../../../capabilities/pod-permission/metadata-policy";
 import { testCluster, testNamespace } from "../../harness/cluster";
+import { asUser, userRole } from "../../harness/impersonation";
 
 const cluster = testCluster();
 const TENANT = "tenant-a-admin@example.com";
 const FINALIZER = "stke.io/podpermission-protection";
 
-/** A JSON merge patch of pod `name` as `user` (Impersonate-User): the status and the body. */
-async function patchAs(
-  user: string,
-  namespace: string,
-  name: string,
-  patch: unknown,
-): Promise<{ status: number; body: string }> {
-  const options: { method: string; headers: Record<string, string> } = {
-    method: "PATCH",
-    headers: { "Impersonate-User": user, "content-type": "application/merge-patch+json" },
-  };
-  await cluster.kc.applyToHTTPSOptions(options as never);
+/** A JSON merge patch of pod `name` as `user`. */
+function patchAs(user: string, namespace: string, name: string, patch: unknown) {
   const path = `/api/v1/namespaces/${namespace}/pods/${name}`;
-  return new Promise((resolve, reject) => {
-    const req = request(`${cluster.server}${path}`, options, res => {
-      let text = "";
-      res.on("data", chunk => (text += chunk));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
-    });
-    req.on("error", reject);
-    req.end(JSON.stringify(patch));
-  });
+  const contentType = "application/merge-patch+json";
+  return asUser(cluster, user, { method: "PATCH", path, body: patch, contentType });
 }
 
 describe("Bulwark's pod metadata: only Bulwark writes it", () => {
@@ -53,21 +36,9 @@ describe("Bulwark's pod metadata: only Bulwark writes it", () => {
     [ns, drop] = await testNamespace(cluster, "meta-policy");
     await applyOrThrow(cluster.kc, [
       ...policy,
-      {
-        apiVersion: "rbac.authorization.k8s.io/v1",
-        kind: "Role",
-        metadata: { name: "pod-editor", namespace: ns },
-        rules: [
-          { apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "patch", "update"] },
-        ],
-      } as KubernetesObject,
-      {
-        apiVersion: "rbac.authorization.k8s.io/v1",
-        kind: "RoleBinding",
-        metadata: { name: "pod-editor", namespace: ns },
-        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "pod-editor" },
-        subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: TENANT }],
-      } as KubernetesObject,
+      ...userRole(ns, "pod-editor", TENANT, [
+        { apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "patch", "update"] },
+      ]),
     ]);
     // A pod as Bulwark leaves it once granted (written by the administrator: the harness).
     await cluster.core.createNamespacedPod({

@@ -1,6 +1,7 @@
 // The gateway's settings: environment variables read through ONE zod schema whose keys are the
 // variables' names, so a bad value is reported by the name the operator set.
 import { z } from "zod";
+import { parseSwitch } from "../core/switch";
 import { podOrdinalFromName } from "../core/annotations/rollout";
 import { parseExcludedNamespaces } from "../core/ingress/selection";
 import { referrerAllowList } from "../core/annotations/referrer";
@@ -41,7 +42,7 @@ function flag(name: string, fallback: boolean) {
     .string()
     .default(String(fallback))
     .transform((text, ctx) => {
-      const value = { true: true, false: false, on: true, off: false }[text.trim().toLowerCase()];
+      const value = parseSwitch(text);
       if (value === undefined) {
         ctx.addIssue({
           code: "custom",

@@ -21,6 +21,7 @@ import {
   type KeysLocation,
 } from "../../core/checksum";
 import { isNotFound } from "../../kube/runtime";
+import { parseSwitch } from "../../core/switch";
 import type { ChecksumKind } from "./checksum-crd";
 
 /**
@@ -109,8 +110,8 @@ export function signatureSettings(env: NodeJS.ProcessEnv = process.env): {
   required: boolean;
   keys: KeysLocation;
 } {
-  const raw = (env.BULWARK_CHECKSUM_REQUIRE_SIGNATURE ?? "false").trim().toLowerCase();
-  const flag = { true: true, on: true, false: false, off: false }[raw];
+  const raw = env.BULWARK_CHECKSUM_REQUIRE_SIGNATURE ?? "false";
+  const flag = parseSwitch(raw);
   if (flag === undefined)
     Log.error(
       { value: raw },

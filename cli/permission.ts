@@ -15,6 +15,11 @@ import { PERMISSION_GROUP_ANNOTATION, PERMISSION_STATUS_ANNOTATION } from "../co
 import { parseGrantStatus } from "../permission-server/status";
 import type { PodEntry } from "../permission-server/pod-retry";
 import { BreakerStore } from "../permission-server/breaker-store";
+import {
+  PERMISSION_API_GROUP,
+  PERMISSION_API_VERSION,
+  permissionKinds,
+} from "../capabilities/pod-permission/permission-crds";
 import { apiMessage, isNotFound } from "../permission-server/kube";
 import { afterReset } from "../permission-server/pod-retry";
 
@@ -86,10 +91,10 @@ async function groupsUsing(
 ): Promise<Set<string>> {
   const custom = kc.makeApiClient(CustomObjectsApi);
   const list = (await custom.listNamespacedCustomObject({
-    group: "bulwark.dev",
-    version: "v1alpha1",
+    group: PERMISSION_API_GROUP,
+    version: PERMISSION_API_VERSION,
     namespace,
-    plural: "permissiongroups",
+    plural: permissionKinds.group.plural,
   })) as {
     items: { metadata?: { name?: string }; spec?: { permissions?: { provider?: string }[] } }[];
   };

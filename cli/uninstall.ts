@@ -40,6 +40,7 @@ export const BULWARK_CRDS = [
   "secretchecksums.tengine.taobao.org",
   "permissiongroups.bulwark.dev",
   "permissionproviders.bulwark.dev",
+  "permissiongrants.bulwark.dev",
 ];
 
 export const DEFAULT_INSTALLATION: Installation = {

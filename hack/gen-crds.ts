@@ -10,6 +10,7 @@ export const CRD_FILES: Record<string, () => object> = {
   "secretchecksums.tengine.taobao.org.yaml": () => checksumCrd("secret"),
   "permissiongroups.bulwark.dev.yaml": () => permissionCrd("group"),
   "permissionproviders.bulwark.dev.yaml": () => permissionCrd("provider"),
+  "permissiongrants.bulwark.dev.yaml": () => permissionCrd("grant"),
 };
 
 export function renderCrd(make: () => object): string {

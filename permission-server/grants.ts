@@ -2,7 +2,7 @@
 // Level-triggered and idempotent: `ensure(pod)` may be called on every call and poll, by any
 // replica; it starts an attempt only when the pod is not granted, no other replica holds its
 // claim, its breaker is closed and its backoff has expired. An attempt claims the pod, records
-// what it is about to grant (so a deletion mid-way revokes it), runs one job per permission
+// what it is about to grant in the ledger (so a deletion mid-way revokes it), runs one job per permission
 // through the provider's limiter and breaker, and ends granted (grant record, status, Event) or
 // failed (one strike in the breaker ConfigMap, the backoff stepped, status, Event).
 import type { V1Pod } from "@kubernetes/client-node";
@@ -12,12 +12,8 @@ import {
   PERMISSION_GROUP_ANNOTATION,
   PERMISSION_STATUS_ANNOTATION,
 } from "../core/names";
-import {
-  isBreakerOpen,
-  parseGrantRecord,
-  serializeGrantRecord,
-  type GrantRecord,
-} from "../core/permission";
+import { isBreakerOpen, serializeGrantRecord, type GrantRecord } from "../core/permission";
+import { withGranted, withIntent } from "../core/permission/ledger";
 import type { BreakerStore } from "./breaker-store";
 import { CatalogError, type Catalog } from "./catalog";
 import { otherHolder } from "./claim";
@@ -31,6 +27,7 @@ import {
   type JobTiming,
 } from "./grant-job";
 import { isConflict, patchPodAnnotations, type Kube } from "./kube";
+import type { GrantLedger } from "./ledger";
 import { errorText, type Logger } from "./log";
 import type { Metrics } from "./metrics";
 import type { PodCache } from "./pod-cache";
@@ -78,6 +75,7 @@ export interface GrantServiceDeps {
   > & { cmdb: CmdbSettings | undefined };
   catalog: Catalog;
   store: BreakerStore;
+  ledger: GrantLedger;
   pods: PodCache;
   revoker: Revoker;
   log: Logger;
@@ -389,7 +387,11 @@ class Attempt {
       if (!(error instanceof CatalogError)) throw error;
       return this.#fail(error.message);
     }
-    await this.#replaceOldRecord();
+    await this.#revokeOldIps();
+    // In the ledger before any provider is called: a deletion from here on revokes it.
+    await this.deps.ledger.update(this.#ledgerPod(), spec =>
+      withIntent(spec, this.#ledgerGrants(planned)),
+    );
     this.#status.permissions = pendingProgress(planned);
     await claimed.update({
       ...this.#statusAnnotation(),
@@ -416,20 +418,22 @@ class Attempt {
     return { ip, uid, group, permissions: planned, grantedAt: new Date().toISOString() };
   }
 
+  #ledgerPod() {
+    const { namespace, name, uid, group } = this.#ref;
+    return { namespace, name, uid, group };
+  }
+
+  #ledgerGrants(planned: Planned[]) {
+    return planned.map(p => ({ ip: this.#ref.ip, ...p }));
+  }
+
   /** The pod was granted at another IP before (its sandbox was recreated): revoke that first. */
-  async #replaceOldRecord(): Promise<void> {
-    const annotation = this.input.pod.metadata?.annotations?.[PERMISSION_GRANT_ANNOTATION];
-    const parsed = parseGrantRecord(annotation);
-    const old = parsed.ok ? parsed.value : undefined;
-    if (!old || old.uid !== this.#ref.uid || old.ip === this.#ref.ip) return;
-    const result = await this.deps.revoker.revoke({
-      ...old,
-      namespace: this.#ref.namespace,
-      pod: this.#ref.name,
-    });
+  async #revokeOldIps(): Promise<void> {
+    const { namespace, name, uid, ip } = this.#ref;
+    const result = await this.deps.revoker.revoke({ namespace, pod: name, uid }, { exceptIp: ip });
     if (result.failed.length > 0) {
       throw new Error(
-        `revoking the grants of the pod's old IP ${old.ip} failed: ${result.failed.map(f => f.reason).join("; ")}`,
+        `revoking the grants of the pod's old IP ${result.ips.join(", ")} failed: ${result.failed.map(f => f.reason).join("; ")}`,
       );
     }
   }
@@ -520,6 +524,9 @@ class Attempt {
   async #succeed(planned: Planned[]): Promise<AttemptOutcome> {
     const { store } = this.deps;
     if (!isEmptyEntry(this.input.entry)) await store.update(this.#ref.uid, afterSuccess);
+    await this.deps.ledger.update(this.#ledgerPod(), spec =>
+      withGranted(spec, this.#ledgerGrants(planned), new Date()),
+    );
     Object.assign(this.#status, { phase: "granted", failures: 0, rev: this.#status.rev + 1 });
     delete this.#status.retryAt;
     delete this.#status.reason;

@@ -1,7 +1,8 @@
 // The permission server's HTTP API (README.md documents it):
 //   POST /v1/grants                        the init client's call (pod token)
 //   GET  /v1/grants/:namespace/:pod        status, long-poll with ?rev=N&wait=SECONDS (pod token)
-//   POST /v1/revoke                        the Pepr finalizer path (a token that may patch the pod)
+//   POST /v1/revoke                        the Pepr finalizer path (a token that may patch the pod);
+//                                          revokes what the ledger holds for the pod's UID
 //   POST /v1/reset                         breaker reset (a token that may patch the pod)
 //   GET  /healthz, GET /metrics
 import type { V1Pod } from "@kubernetes/client-node";
@@ -20,7 +21,8 @@ import type { Metrics } from "./metrics";
 import type { PodCache } from "./pod-cache";
 import { podProblem } from "./pod-checks";
 import { afterReset } from "./pod-retry";
-import { revokeRequestSchema, type Revoker } from "./revoker";
+import { NotThisPodError, revokeRequestSchema, type Revoker } from "./revoker";
+import type { GrantLedger } from "./ledger";
 import { initVerdict, parseGrantStatus } from "./status";
 
 export interface HttpDeps {
@@ -32,6 +34,7 @@ export interface HttpDeps {
   longPollMaxMs: number;
   grants: GrantService;
   revoker: Revoker;
+  ledger: GrantLedger;
   store: BreakerStore;
   pods: PodCache;
   metrics: Metrics;
@@ -161,9 +164,10 @@ async function revoke(deps: HttpDeps, req: Request, res: Response): Promise<void
     },
   );
   if (!auth.ok) throw new HttpError(auth.status, auth.reason);
-  if (request.permissions.length === 0) {
-    res.status(404).json({ error: "the record lists no permissions: nothing to revoke" });
-    return;
+  // The UID must be the named pod's (its live copy, or its ledger says so): a caller who may patch
+  // its own pod must not abort, clear or revoke another pod's grants by sending that pod's UID.
+  if (!(await isPodsUid(deps, request))) {
+    throw new HttpError(404, `pod ${request.namespace}/${request.pod} has no UID ${request.uid}`);
   }
   // Our own attempt for this pod stops first, so nothing is granted after the revocation; another
   // replica's stops when it sees the deletion, and releases its claim: until then, come back.
@@ -173,7 +177,10 @@ async function revoke(deps: HttpDeps, req: Request, res: Response): Promise<void
     res.status(503).json({ error: `replica ${holder} is still granting to this pod; retry` });
     return;
   }
-  const result = await deps.revoker.revoke(request);
+  const result = await deps.revoker.revoke(request).catch((error: unknown) => {
+    if (error instanceof NotThisPodError) throw new HttpError(404, error.message);
+    throw error;
+  });
   await deps.store
     .update(request.uid, () => afterReset())
     .catch(error =>
@@ -186,11 +193,22 @@ async function revoke(deps: HttpDeps, req: Request, res: Response): Promise<void
     res.status(503).json({ error: "some revocations failed; retry", ...result });
     return;
   }
-  if (result.revoked.length === 0 && result.kept.length === 0) {
-    res.status(404).json({ error: "nothing to revoke", ...result });
+  if (result.ips.length === 0) {
+    res.status(404).json({ error: "the ledger holds nothing for this pod", ...result });
     return;
   }
   res.json(result);
+}
+
+/** Whether `uid` is the named pod's: its current UID, or its ledger names it. */
+async function isPodsUid(
+  deps: HttpDeps,
+  request: { namespace: string; pod: string; uid: string },
+): Promise<boolean> {
+  const pod = await deps.pods.fresh(request.namespace, request.pod);
+  if (pod?.metadata?.uid === request.uid) return true;
+  const owner = (await deps.ledger.read(request.uid))?.spec.pod;
+  return owner?.namespace === request.namespace && owner.name === request.pod;
 }
 
 /** The replica other than this one that holds a live claim on the (still existing) pod. */

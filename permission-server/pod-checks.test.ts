@@ -2,7 +2,6 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { podProblem } from "./pod-checks";
 import { planGrants, CMDB_PERMISSION } from "./plan";
-import { holdersOf } from "./revoker";
 
 const POD = {
   metadata: {
@@ -88,54 +87,5 @@ describe("planGrants", () => {
       planGrants({ ...group, registerWithCmdb: false }, undefined).planned.map(p => p.name),
       ["orders"],
     );
-  });
-});
-
-describe("holdersOf (IP reuse during revocation)", () => {
-  const permission = {
-    name: "orders",
-    provider: "authz",
-    params: { resource: "orders", action: "read" },
-  };
-  const record = (uid: string, ip: string) =>
-    JSON.stringify({
-      ip,
-      uid,
-      group: "g",
-      permissions: [permission],
-      grantedAt: "2026-01-01T00:00:00Z",
-    });
-  const pod = (uid: string, ip: string, deleting = false) => ({
-    metadata: {
-      uid,
-      namespace: "shop",
-      name: `pod-${uid}`,
-      annotations: { "permission.bulwark.dev/grant": record(uid, ip) },
-      ...(deleting ? { deletionTimestamp: new Date() } : {}),
-    },
-  });
-  it("names a live pod that now holds the same grant at the same IP", () => {
-    assert.deepEqual(
-      holdersOf(
-        [pod("old", "10.0.0.1", true), pod("new", "10.0.0.1")],
-        "old",
-        "10.0.0.1",
-        permission,
-      ),
-      ["shop/pod-new"],
-    );
-  });
-  it("ignores the revoked pod itself, terminating pods and other IPs or params", () => {
-    const other = { ...permission, params: { resource: "payments", action: "read" } };
-    assert.deepEqual(
-      holdersOf(
-        [pod("old", "10.0.0.1"), pod("x", "10.0.0.2"), pod("y", "10.0.0.1", true)],
-        "old",
-        "10.0.0.1",
-        permission,
-      ),
-      [],
-    );
-    assert.deepEqual(holdersOf([pod("new", "10.0.0.1")], "old", "10.0.0.1", other), []);
   });
 });

@@ -1,80 +1,79 @@
-// Revocation of a grant record (the Pepr finalizer path's POST /v1/revoke, and a pod whose IP
-// changed): each permission is revoked at the record's IP, keyed by the record's pod UID, except
-// what another live pod at the same IP holds now (IPs are reused while a pod is Terminating: its
-// permission must not go with the old pod's). Providers treat "already absent" as success.
-import type { V1Pod } from "@kubernetes/client-node";
+// Revocation from the ledger (the Pepr finalizer path's POST /v1/revoke, a pod whose IP changed,
+// and the sweep of pods that are gone): exactly what the pod UID's PermissionGrant holds is
+// revoked, at the IPs it records; what the caller sends only names the pod. A grant another pod's
+// ledger holds the same way at the same IP (IPs are reused while a pod is Terminating) is left in
+// place, and providers whose grants share state per IP are told what others still hold there.
+// Providers treat "already absent" as success.
 import { z } from "zod";
-import { PERMISSION_GRANT_ANNOTATION } from "../core/names";
-import { grantRecordSchema, parseGrantRecord, type GrantRecord } from "../core/permission";
+import { holdersOf, heldByOthers, withoutEntry, type LedgerEntry } from "../core/permission/ledger";
 import type { Catalog } from "./catalog";
 import type { ProviderHandle } from "./grant-job";
-import type { Kube } from "./kube";
+import type { GrantLedger } from "./ledger";
 import { errorText, type Logger } from "./log";
 import type { Metrics } from "./metrics";
+import type { RevokeRequest as ProviderRevoke } from "./providers/types";
 
-/** The body revoke.ts sends: the grant record plus the pod's namespace and name. */
-export const revokeRequestSchema = grantRecordSchema.extend({
+/**
+ * The body revoke.ts sends: the pod's namespace, name and UID. Anything else (an older module
+ * sent the whole grant record) is ignored: the ledger says what to revoke.
+ */
+export const revokeRequestSchema = z.object({
   namespace: z.string().min(1),
   pod: z.string().min(1),
-  grantedAt: z.string().optional(),
+  uid: z.string().min(1),
 });
 export type RevokeRequest = z.infer<typeof revokeRequestSchema>;
 
-type Permission = GrantRecord["permissions"][number];
-
 export interface RevokeResult {
   revoked: string[];
-  /** Still held by another live pod at the same IP: left in place. */
+  /** Still held by another pod's ledger at the same IP: left in place. */
   kept: { name: string; by: string }[];
   /** Nothing to revoke with: the provider no longer exists. */
   skipped: { name: string; reason: string }[];
   failed: { name: string; reason: string }[];
+  /** The IPs the ledger held grants at. */
+  ips: string[];
 }
 
-const sameGrant = (a: Permission, b: Permission): boolean =>
-  a.provider === b.provider && JSON.stringify(a.params) === JSON.stringify(b.params);
-
-function liveRecord(pod: V1Pod): GrantRecord | undefined {
-  const record = parseGrantRecord(pod.metadata?.annotations?.[PERMISSION_GRANT_ANNOTATION]);
-  return record.ok ? record.value : undefined;
-}
-
-/** "ns/name" of the live pods (other than `uid`) whose grant record holds `permission` at `ip`. */
-export function holdersOf(
-  pods: readonly V1Pod[],
-  uid: string,
-  ip: string,
-  permission: Permission,
-): string[] {
-  const holders: string[] = [];
-  for (const pod of pods) {
-    if (pod.metadata?.uid === uid || pod.metadata?.deletionTimestamp) continue;
-    const record = liveRecord(pod);
-    if (record?.ip === ip && record.permissions.some(p => sameGrant(p, permission))) {
-      holders.push(`${pod.metadata?.namespace}/${pod.metadata?.name}`);
-    }
-  }
-  return holders;
-}
+/** The ledger belongs to another pod than the one the caller named. */
+export class NotThisPodError extends Error {}
 
 export class Revoker {
   constructor(
-    private readonly deps: { kube: Kube; catalog: Catalog; log: Logger; metrics: Metrics },
+    private readonly deps: { catalog: Catalog; ledger: GrantLedger; log: Logger; metrics: Metrics },
   ) {}
 
-  async revoke(request: RevokeRequest): Promise<RevokeResult> {
-    const result: RevokeResult = { revoked: [], kept: [], skipped: [], failed: [] };
-    const sameIp = await this.deps.kube.core.listPodForAllNamespaces({
-      fieldSelector: `status.podIP=${request.ip}`,
-    });
-    for (const permission of request.permissions) {
-      await this.#revokeOne(request, permission, sameIp.items, result);
+  /**
+   * Revokes what the ledger holds for `pod.uid` (at every IP but `exceptIp`), and removes what
+   * was revoked or left to another holder from the ledger. Throws NotThisPodError when the UID's
+   * ledger names another pod.
+   */
+  async revoke(pod: RevokeRequest, options: { exceptIp?: string } = {}): Promise<RevokeResult> {
+    const result: RevokeResult = { revoked: [], kept: [], skipped: [], failed: [], ips: [] };
+    const ledger = await this.deps.ledger.read(pod.uid);
+    if (!ledger) return result;
+    const owner = ledger.spec.pod;
+    if (owner.namespace !== pod.namespace || owner.name !== pod.pod) {
+      throw new NotThisPodError(
+        `pod UID ${pod.uid} is ${owner.namespace}/${owner.name}'s, not ${pod.namespace}/${pod.pod}'s`,
+      );
+    }
+    const entries = ledger.spec.entries.filter(e => e.ip !== options.exceptIp);
+    result.ips = [...new Set(entries.map(e => e.ip))];
+    const done: LedgerEntry[] = [];
+    for (const entry of entries) {
+      if (await this.#revokeOne(ledger.spec.group, { ...owner }, entry, result)) done.push(entry);
+    }
+    if (done.length > 0) {
+      await this.deps.ledger.update({ ...owner, group: ledger.spec.group }, spec =>
+        done.reduce(withoutEntry, spec),
+      );
     }
     this.deps.log.info("revoked", {
-      ns: request.namespace,
-      name: request.pod,
-      uid: request.uid,
-      ip: request.ip,
+      ns: owner.namespace,
+      name: owner.name,
+      uid: owner.uid,
+      ips: result.ips,
       revoked: result.revoked,
       kept: result.kept.length,
       skipped: result.skipped.length,
@@ -83,50 +82,60 @@ export class Revoker {
     return result;
   }
 
+  /** Whether the entry is done with (revoked, kept by another pod, or its provider gone). */
   async #revokeOne(
-    request: RevokeRequest,
-    permission: Permission,
-    sameIp: readonly V1Pod[],
+    group: string,
+    pod: { namespace: string; name: string; uid: string },
+    entry: LedgerEntry,
     result: RevokeResult,
-  ): Promise<void> {
+  ): Promise<boolean> {
     const count = (outcome: string): void =>
-      void this.deps.metrics.revokes.inc({ provider: permission.provider, outcome });
-    const holders = holdersOf(sameIp, request.uid, request.ip, permission);
-    if (holders.length > 0) {
-      result.kept.push({ name: permission.name, by: holders.join(", ") });
-      return count("kept");
-    }
+      void this.deps.metrics.revokes.inc({ provider: entry.provider, outcome });
     try {
-      const handle = await this.deps.catalog.providerIfExists(permission.provider);
-      if (!handle) {
-        result.skipped.push({
-          name: permission.name,
-          reason: `PermissionProvider ${permission.provider} no longer exists`,
-        });
-        return count("skipped");
+      const holders = holdersOf(await this.deps.ledger.atIp(entry.ip), pod.uid, entry);
+      if (holders.length > 0) {
+        result.kept.push({ name: entry.name, by: holders.join(", ") });
+        count("kept");
+        return true;
       }
+      const handle = await this.deps.catalog.providerIfExists(entry.provider);
+      if (!handle) {
+        const reason = `PermissionProvider ${entry.provider} no longer exists`;
+        result.skipped.push({ name: entry.name, reason });
+        this.deps.log.warn("nothing to revoke with; the ledger entry is dropped", {
+          ns: pod.namespace,
+          name: pod.name,
+          permission: entry.name,
+          ip: entry.ip,
+          reason,
+        });
+        count("skipped");
+        return true;
+      }
+      const { ip, provider, params } = entry;
       await revokeCall(handle, {
-        podUid: request.uid,
-        namespace: request.namespace,
-        pod: request.pod,
-        ip: request.ip,
-        group: request.group,
-        params: permission.params,
+        podUid: pod.uid,
+        namespace: pod.namespace,
+        pod: pod.name,
+        ip,
+        group,
+        params,
+        stillHeld: async () =>
+          heldByOthers(await this.deps.ledger.atIp(ip), { uid: pod.uid, ip, provider }),
       });
-      result.revoked.push(permission.name);
+      result.revoked.push(entry.name);
       count("revoked");
+      return true;
     } catch (error) {
-      result.failed.push({ name: permission.name, reason: errorText(error) });
+      result.failed.push({ name: entry.name, reason: errorText(error) });
       count("failed");
+      return false;
     }
   }
 }
 
 /** One revoke call under the provider's limiter and timeout; an open provider breaker fails fast. */
-async function revokeCall(
-  handle: ProviderHandle,
-  request: Parameters<ProviderHandle["provider"]["revoke"]>[0],
-): Promise<void> {
+async function revokeCall(handle: ProviderHandle, request: ProviderRevoke): Promise<void> {
   if (!handle.breaker.tryAcquire()) {
     throw new Error(`provider ${handle.name} is unavailable (breaker ${handle.breaker.state})`);
   }

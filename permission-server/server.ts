@@ -1,6 +1,6 @@
 // Assembles the permission server: Kubernetes clients, the pod cache, the catalog of groups and
-// providers, the breaker store, the grant service, the HTTP API; a prune sweep removes breaker
-// entries of pods that are gone. `startServer` is what main.ts, the tests and the local stack run.
+// providers, the breaker store, the grant ledger, the grant service, the HTTP API; a sweep removes
+// breaker entries of pods that are gone and revokes what the ledger still holds for them. `startServer` is what main.ts, the tests and the local stack run.
 import { createServer as createHttpServer, type Server } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
@@ -10,8 +10,9 @@ import { BreakerStore } from "./breaker-store";
 import { KubeCatalog, type ProviderBuilder } from "./catalog";
 import { realClock, type Clock } from "./grant-job";
 import { GrantService } from "./grants";
+import { GrantLedger } from "./ledger";
 import { createApp } from "./http";
-import { makeKube, type Kube } from "./kube";
+import { isNotFound, makeKube, type Kube } from "./kube";
 import { errorText, type Logger } from "./log";
 import { Metrics } from "./metrics";
 import { PodCache } from "./pod-cache";
@@ -79,12 +80,14 @@ export async function startServer(
     share: 1 / settings.replicas,
   });
   const store = new BreakerStore(kube.core, settings.namespace, settings.breakerConfigMap);
-  const revoker = new Revoker({ kube, catalog, log, metrics });
+  const ledger = new GrantLedger(kube.custom, settings.namespace);
+  const revoker = new Revoker({ catalog, ledger, log, metrics });
   const grants = new GrantService({
     kube,
     settings,
     catalog,
     store,
+    ledger,
     pods,
     revoker,
     log,
@@ -100,6 +103,7 @@ export async function startServer(
     longPollMaxMs: settings.longPollMaxMs,
     grants,
     revoker,
+    ledger,
     store,
     pods,
     metrics,
@@ -113,7 +117,10 @@ export async function startServer(
   const host = settings.host === "0.0.0.0" ? "127.0.0.1" : settings.host;
   const url = `${settings.tls ? "https" : "http"}://${host}:${port}`;
 
-  const prune = setInterval(() => void pruneBreakers(kube, store, log), settings.pruneIntervalMs);
+  const prune = setInterval(() => {
+    void pruneBreakers(kube, store, log);
+    void revokeOrphans({ kube, ledger, revoker, log });
+  }, settings.pruneIntervalMs);
   prune.unref();
   const gauges = setInterval(() => {
     for (const [name, breaker] of catalog.breakers()) {
@@ -156,5 +163,33 @@ export async function pruneBreakers(kube: Kube, store: BreakerStore, log: Logger
     if (removed.length > 0) log.info("pruned breaker entries of pods that are gone", { removed });
   } catch (error) {
     log.warn("breaker prune failed; the next sweep retries", { err: errorText(error) });
+  }
+}
+
+/**
+ * Revokes what the ledger holds for pods that no longer exist: a finalizer removed by force (the
+ * revocation deadline, `bulwark uninstall`, a person) leaves no grant behind. Each candidate is
+ * read fresh by name, so a pod created after the list is never taken for gone.
+ */
+export async function revokeOrphans(deps: {
+  kube: Kube;
+  ledger: GrantLedger;
+  revoker: Revoker;
+  log: Logger;
+}): Promise<void> {
+  const { kube, ledger, revoker, log } = deps;
+  try {
+    for (const { spec } of await ledger.list()) {
+      const { namespace, name, uid } = spec.pod;
+      const pod = await kube.core.readNamespacedPod({ namespace, name }).catch((error: unknown) => {
+        if (isNotFound(error)) return undefined;
+        throw error;
+      });
+      if (pod?.metadata?.uid === uid) continue;
+      log.info("revoking the grants of a pod that is gone", { ns: namespace, name, uid });
+      await revoker.revoke({ namespace, pod: name, uid });
+    }
+  } catch (error) {
+    log.warn("orphan grant sweep failed; the next sweep retries", { err: errorText(error) });
   }
 }

@@ -26,7 +26,7 @@ type Schema = {
   "x-kubernetes-preserve-unknown-fields"?: boolean;
 };
 
-function versionOf(kind: "group" | "provider") {
+function versionOf(kind: "group" | "provider" | "grant") {
   const version = permissionCrd(kind).spec.versions[0];
   assert.ok(version);
   return version;
@@ -83,6 +83,22 @@ describe("permissionCrd: names and scope", () => {
       assert.equal(columns.at(-1)?.name, "Age");
     });
   }
+});
+
+describe("permissionCrd: the PermissionGrant ledger", () => {
+  it("is namespaced, structural, and its columns show the pod, its IPs and permissions", () => {
+    const crd = permissionCrd("grant");
+    assert.equal(crd.metadata.name, "permissiongrants.bulwark.dev");
+    assert.equal(crd.spec.scope, "Namespaced");
+    const version = versionOf("grant");
+    assert.deepEqual(structuralProblems(version.schema.openAPIV3Schema, "openAPIV3Schema"), []);
+    assert.deepEqual(
+      version.additionalPrinterColumns.map(c => c.name),
+      ["Namespace", "Pod", "IP", "Permissions", "Age"],
+    );
+    const spec = version.schema.openAPIV3Schema.properties.spec as Schema;
+    assert.deepEqual(Object.keys(spec.properties ?? {}), ["pod", "group", "entries"]);
+  });
 });
 
 describe("permissionCrd: group schema", () => {

@@ -1,6 +1,8 @@
-// PermissionGroup (namespaced) and PermissionProvider (cluster-scoped), bulwark.dev/v1alpha1.
-// The structural schemas below check shape and bounds; params are schemaless here and validated
-// per provider type by core/permission's zod schemas, which admission runs.
+// PermissionGroup (namespaced) and PermissionProvider (cluster-scoped), bulwark.dev/v1alpha1, and
+// PermissionGrant: the permission server's ledger (core/permission/ledger.ts), one per pod UID in
+// the server's namespace, written by the server alone. The structural schemas below check shape
+// and bounds; params are schemaless here and validated per provider type by core/permission's
+// zod schemas, which admission runs.
 import type { Condition } from "../../core/conditions";
 import { customResourceDefinition } from "../../core/crd";
 import {
@@ -40,6 +42,13 @@ export const permissionKinds = {
     singular: "permissionprovider",
     shortName: "pp",
     scope: "Cluster",
+  },
+  grant: {
+    kind: "PermissionGrant",
+    plural: "permissiongrants",
+    singular: "permissiongrant",
+    shortName: "pgrant",
+    scope: "Namespaced",
   },
 } as const;
 export type PermissionKind = keyof typeof permissionKinds;
@@ -234,7 +243,52 @@ function providerSpecSchema() {
   };
 }
 
-const SPEC_SCHEMAS = { group: groupSpecSchema, provider: providerSpecSchema } as const;
+function grantSpecSchema() {
+  const podField = (description: string) => ({ type: "string", minLength: 1, description });
+  return {
+    type: "object",
+    required: ["pod", "group", "entries"],
+    properties: {
+      pod: {
+        type: "object",
+        required: ["namespace", "name", "uid"],
+        description: "The pod the grants belong to.",
+        properties: {
+          namespace: podField("The pod's namespace."),
+          name: podField("The pod's name."),
+          uid: podField("The pod's UID (also this object's name)."),
+        },
+      },
+      group: { type: "string", minLength: 1, description: "The PermissionGroup granted." },
+      entries: {
+        type: "array",
+        description:
+          "One per (IP, permission): written before the provider is called, revoked and removed at the pod's deletion.",
+        items: {
+          type: "object",
+          required: ["ip", "name", "provider", "params"],
+          properties: {
+            ip: { type: "string", minLength: 1 },
+            name: { type: "string", minLength: 1 },
+            provider: { type: "string", minLength: 1 },
+            params: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
+            grantedAt: {
+              type: "string",
+              format: "date-time",
+              description: "When the provider said granted; absent while in flight.",
+            },
+          },
+        },
+      },
+    },
+  };
+}
+
+const SPEC_SCHEMAS = {
+  group: groupSpecSchema,
+  provider: providerSpecSchema,
+  grant: grantSpecSchema,
+} as const;
 
 const PRINTER_COLUMNS = {
   group: [
@@ -250,6 +304,13 @@ const PRINTER_COLUMNS = {
     { name: "Timeout", type: "integer", jsonPath: ".spec.timeoutSeconds", priority: 1 },
     ageColumn,
   ],
+  grant: [
+    { name: "Namespace", type: "string", jsonPath: ".spec.pod.namespace" },
+    { name: "Pod", type: "string", jsonPath: ".spec.pod.name" },
+    { name: "IP", type: "string", jsonPath: ".spec.entries[*].ip" },
+    { name: "Permissions", type: "string", jsonPath: ".spec.entries[*].name" },
+    ageColumn,
+  ],
 };
 
 const DESCRIPTIONS = {
@@ -257,6 +318,8 @@ const DESCRIPTIONS = {
     "PermissionGroup: a named set of permissions granted to every pod annotated permission.bulwark.dev/group: <name> before its containers start.",
   provider:
     "PermissionProvider: how Bulwark's permission server reaches one authorization backend (http or mysql).",
+  grant:
+    "PermissionGrant: the permission server's ledger of what it granted to one pod (named by the pod's UID); written by the server only, read by revocation.",
 };
 
 export function permissionCrd(kind: PermissionKind) {

@@ -1,5 +1,5 @@
-// Revocation (watcher side): for each of Bulwark's pods that is being deleted, revoke what its
-// grant record says, then remove only our finalizer. Pepr delivers pod updates; a periodic sweep
+// Revocation (watcher side): for each of Bulwark's pods that is being deleted, ask the permission
+// server to revoke what its ledger holds for the pod's UID, then remove only our finalizer. Pepr delivers pod updates; a periodic sweep
 // catches pods that started terminating while the watcher was down. Failed revocations retry
 // with Kubernetes' backoff until the deadline, after which the finalizer goes with a Warning.
 import { readFileSync } from "node:fs";
@@ -10,7 +10,6 @@ import {
   revocationPlan,
   stepBackoff,
   type Backoff,
-  type GrantRecord,
   type PermissionPod,
 } from "../../core/permission";
 import { recordEvent } from "../../kube/events";
@@ -74,7 +73,6 @@ export class Revoker {
           message: `finalizer removed: ${plan.reason}`,
         });
         return;
-      case "release-invalid-record":
       case "force-release":
         Log.warn({ ...log, reason: plan.reason }, "releasing without revocation");
         await this.#release(pod, {
@@ -84,23 +82,15 @@ export class Revoker {
         });
         return;
       case "revoke":
-        await this.#revoke(pod, plan.record);
+        await this.#revoke(pod);
     }
   }
 
-  async #revoke(pod: Pod, record: GrantRecord): Promise<void> {
-    const uid = record.uid;
-    await recordEvent(
-      pod,
-      {
-        type: "Normal",
-        reason: "Revoking",
-        message: `revoking ${record.permissions.length} permissions of ${record.ip}`,
-      },
-      COMPONENT,
-    );
+  async #revoke(pod: Pod): Promise<void> {
+    const uid = pod.metadata?.uid ?? "";
+    let outcome: string;
     try {
-      await this.#callRevoke(pod, record);
+      outcome = await this.#callRevoke(pod);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       Log.warn(
@@ -112,15 +102,14 @@ export class Revoker {
       return;
     }
     this.#clearRetry(uid);
-    await this.#release(pod, {
-      type: "Normal",
-      reason: "Revoked",
-      message: `revoked ${record.permissions.map(p => p.name).join(", ")} for ${record.ip}`,
-    });
+    await this.#release(pod, { type: "Normal", reason: "Revoked", message: outcome });
   }
 
-  /** The grant record's IP and UID, never the pod's current IP: a Terminating pod's IP may be reused. */
-  async #callRevoke(pod: Pod, record: GrantRecord): Promise<void> {
+  /**
+   * Names the pod only: the server revokes what its ledger holds for the UID, at the IPs it
+   * granted (never the pod's current IP, which may be reused). Answers what was revoked.
+   */
+  async #callRevoke(pod: Pod): Promise<string> {
     // The same CA the init containers are given: the watcher's token goes only to our server.
     const fetchTrusted = trustingFetch(await this.#settings.ca.current());
     const url = new URL("/v1/revoke", this.#settings.inject.serverUrl).toString();
@@ -130,16 +119,17 @@ export class Revoker {
       body: JSON.stringify({
         namespace: pod.metadata?.namespace,
         pod: pod.metadata?.name,
-        ...record,
+        uid: pod.metadata?.uid,
       }),
       signal: AbortSignal.timeout(this.#settings.revokeTimeoutMs),
     });
-    // Not granted (404) is as good as revoked: revocation is idempotent.
-    if (!response.ok && response.status !== 404) {
-      throw new Error(
-        `permission server answered ${response.status} ${(await response.text()).slice(0, 200)}`,
-      );
+    const text = await response.text();
+    // Nothing in the ledger (404) is as good as revoked: revocation is idempotent.
+    if (response.status === 404) return "nothing was granted to this pod";
+    if (!response.ok) {
+      throw new Error(`permission server answered ${response.status} ${text.slice(0, 200)}`);
     }
+    return revokedMessage(text);
   }
 
   /** Read on every call: kubelet rotates the projected token. No token, no header (and a 401). */
@@ -201,5 +191,21 @@ export class Revoker {
     this.#clearRetry(pod.metadata?.uid ?? "");
     Log.info({ ns: namespace, name, reason: note.reason }, "finalizer removed");
     await recordEvent({ ...pod, apiVersion: "v1", kind: "Pod" }, note, COMPONENT);
+  }
+}
+
+/** The Event text for the server's answer: what it revoked and kept, at which IPs. */
+function revokedMessage(text: string): string {
+  try {
+    const answer = JSON.parse(text) as { revoked?: unknown; kept?: unknown; ips?: unknown };
+    const list = (value: unknown): string[] =>
+      Array.isArray(value) ? value.map(v => (typeof v === "string" ? v : String(v?.name))) : [];
+    const revoked = list(answer.revoked);
+    const kept = list(answer.kept);
+    const ips = list(answer.ips);
+    const keptText = kept.length > 0 ? `; kept ${kept.join(", ")} (held by another pod)` : "";
+    return `revoked ${revoked.join(", ") || "nothing"} for ${ips.join(", ") || "no IP"}${keptText}`;
+  } catch {
+    return "revoked";
   }
 }

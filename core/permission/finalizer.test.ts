@@ -7,7 +7,6 @@ import {
   type JsonPatchOp,
   type RevocationPlan,
 } from "./finalizer";
-import { serializeGrantRecord, type GrantRecord } from "./grant-record";
 import type { PermissionPod } from "./pod";
 
 const F = POD_PERMISSION_FINALIZER;
@@ -52,22 +51,17 @@ describe("finalizerRemovalPatch", () => {
 });
 
 const UID = "6f1c2b1e-3f0a-4a57-9a51-0d7f3c7e2a10";
-const record: GrantRecord = {
-  ip: "10.244.1.17",
-  uid: UID,
-  group: "db-readers",
-  permissions: [
-    { name: "call-billing", provider: "authz", params: { resource: "billing", action: "read" } },
-  ],
-  grantedAt: "2025-05-01T10:00:00Z",
-};
 const DELETED = "2025-05-01T12:00:00Z";
 const MINUTE = 60_000;
 const DEADLINE = 10 * MINUTE;
+// A copied or edited grant record: the plan never reads it.
+const edited = {
+  [PERMISSION_GRANT_ANNOTATION]: JSON.stringify({ ip: "10.9.9.9", uid: "someone-else" }),
+};
 
 function terminating(
-  annotations: Record<string, string> = {},
   extra: Partial<PermissionPod["metadata"]> = {},
+  podIP: string | null = "10.244.1.17",
 ): PermissionPod {
   return {
     metadata: {
@@ -75,14 +69,12 @@ function terminating(
       uid: UID,
       deletionTimestamp: DELETED,
       finalizers: ["batch.kubernetes.io/job-tracking", F],
-      annotations,
+      annotations: edited,
       ...extra,
     },
-    // The IP now belongs to someone else's pod; the record's is the one to revoke.
-    status: { podIP: "10.244.9.9" },
+    status: podIP === null ? {} : { podIP },
   };
 }
-const granted = { [PERMISSION_GRANT_ANNOTATION]: serializeGrantRecord(record) };
 
 function at(offsetMs: number): Date {
   return new Date(Date.parse(DELETED) + offsetMs);
@@ -92,74 +84,54 @@ describe("revocationPlan", () => {
   const cases: [string, PermissionPod, Date, RevocationPlan["action"], RegExp | undefined][] = [
     [
       "a pod not being deleted",
-      { metadata: { finalizers: [F], annotations: granted } },
+      { metadata: { finalizers: [F] }, status: { podIP: "10.0.0.1" } },
       at(0),
       "none",
       /not being deleted/,
     ],
     [
       "a terminating pod without our finalizer",
-      terminating(granted, { finalizers: ["x/y"] }),
+      terminating({ finalizers: ["x/y"] }),
       at(0),
       "none",
       /no stke\.io\/podpermission-protection finalizer/,
     ],
     [
-      "a terminating pod that was never granted",
-      terminating(),
+      "a terminating pod that never had an IP",
+      terminating({}, null),
       at(0),
       "release",
-      /^never granted$/,
+      /never had an IP/,
     ],
     [
-      "a malformed grant record",
-      terminating({ [PERMISSION_GRANT_ANNOTATION]: "{not json" }),
+      "a pod that never had an IP, past the deadline",
+      terminating({}, null),
+      at(DEADLINE * 3),
+      "release",
+      /never had an IP/,
+    ],
+    ["a pod with an IP inside the deadline", terminating(), at(DEADLINE), "revoke", undefined],
+    ["a pod still in its grace period", terminating(), at(-30_000), "revoke", undefined],
+    [
+      "a pod without any grant annotation (removed by someone)",
+      terminating({ annotations: {} }),
       at(0),
-      "release-invalid-record",
-      /permission\.bulwark\.dev\/grant"\]: is not JSON/,
-    ],
-    [
-      "a record without an IP",
-      terminating({ [PERMISSION_GRANT_ANNOTATION]: JSON.stringify({ ...record, ip: undefined }) }),
-      at(0),
-      "release-invalid-record",
-      /grant"\]\.ip: /,
-    ],
-    [
-      "another pod's record",
-      terminating(granted, { uid: "other-uid" }),
-      at(0),
-      "release-invalid-record",
-      /records pod UID 6f1c.*not this pod.s other-uid \(copied/,
-    ],
-    ["a granted pod inside the deadline", terminating(granted), at(DEADLINE), "revoke", undefined],
-    [
-      "a granted pod still in its grace period",
-      terminating(granted),
-      at(-30_000),
       "revoke",
       undefined,
     ],
     [
-      "a granted pod past the deadline",
-      terminating(granted),
+      "a pod past the deadline",
+      terminating(),
       at(DEADLINE + 1),
       "force-release",
-      /grants to 10\.244\.1\.17 \(pod UID 6f1c.*\) were not revoked within 600s/,
-    ],
-    [
-      "a never-granted pod past the deadline",
-      terminating(),
-      at(DEADLINE * 3),
-      "release",
-      /never granted/,
+      /pod UID 6f1c.* within 600s .*sweep revokes/,
     ],
     [
       "a Date deletionTimestamp past the deadline",
-      terminating(granted, { deletionTimestamp: new Date(DELETED) }),
+      terminating({ deletionTimestamp: new Date(DELETED) }),
       at(DEADLINE + 1),
       "force-release",
-      /not revoked/,
+      /did not confirm/,
     ],
   ];
   for (const [title, pod, now, action, reason] of cases) {
@@ -169,14 +141,4 @@ describe("revocationPlan", () => {
       if (reason) assert.match("reason" in plan ? plan.reason : "", reason);
     });
   }
-
-  it("given a granted pod whose IP was reused, returns the record's IP and UID, not the current IP", () => {
-    const plan = revocationPlan(terminating(granted), at(0), DEADLINE);
-    assert.deepEqual(plan, { action: "revoke", record });
-  });
-
-  it("given a pod past the deadline, returns the record for the Warning Event", () => {
-    const plan = revocationPlan(terminating(granted), at(DEADLINE * 2), DEADLINE);
-    assert.deepEqual(plan.action === "force-release" ? plan.record : undefined, record);
-  });
 });

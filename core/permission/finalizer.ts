@@ -1,9 +1,6 @@
 // What to do about a pod that carries our finalizer: the revocation plan when it is being
 // deleted, and the JSON Patch that removes only our finalizer entry.
-import { annotationPath } from "../annotations/family";
-import { PERMISSION_GRANT_ANNOTATION, POD_PERMISSION_FINALIZER } from "../names";
-import { formatErrors } from "../result";
-import { parseGrantRecord, type GrantRecord } from "./grant-record";
+import { POD_PERMISSION_FINALIZER } from "../names";
 import type { PermissionPod } from "./pod";
 
 export type JsonPatchOp =
@@ -35,51 +32,29 @@ export function finalizerRemovalPatch(
 export type RevocationPlan =
   /** Not ours to act on: not being deleted, or our finalizer is gone. */
   | { action: "none"; reason: string }
-  /** Nothing was granted: remove the finalizer at once. */
+  /** The pod never had an IP, so nothing can have been granted: remove the finalizer at once. */
   | { action: "release"; reason: string }
   /**
-   * The grant record cannot be used (malformed, or another pod's): remove the finalizer and
-   * emit a Warning. No retry can repair the record, and revoking by the current IP could take
-   * the permission from a new pod that reuses it; the permission server's own grants, keyed by
-   * pod UID, are the place to find what may be left.
+   * The permission server did not confirm the revocation within the deadline: remove the
+   * finalizer, Warning Event. Its ledger still holds the grants, and its sweep revokes them once
+   * it can, so nothing is left behind for good.
    */
-  | { action: "release-invalid-record"; reason: string }
-  /** Revocation did not succeed within the deadline: remove the finalizer, Warning Event. */
-  | { action: "force-release"; reason: string; record: GrantRecord }
-  /** Revoke exactly this record's grants (its IP and UID), then remove the finalizer. */
-  | { action: "revoke"; record: GrantRecord };
+  | { action: "force-release"; reason: string }
+  /**
+   * Ask the permission server to revoke what its ledger holds for this pod UID (its own record,
+   * never the pod's annotations, which whoever may patch the pod can edit), then remove the
+   * finalizer.
+   */
+  | { action: "revoke" };
 
 function deletionTime(value: string | Date): number {
   return value instanceof Date ? value.getTime() : Date.parse(value);
 }
 
-type RecordCheck = { usable: true; record: GrantRecord } | { usable: false; plan: RevocationPlan };
-
-function checkRecord(pod: PermissionPod): RecordCheck {
-  const parsed = parseGrantRecord(pod.metadata?.annotations?.[PERMISSION_GRANT_ANNOTATION]);
-  if (!parsed.ok) {
-    return {
-      usable: false,
-      plan: { action: "release-invalid-record", reason: formatErrors(parsed.errors) },
-    };
-  }
-  const record = parsed.value;
-  if (record === undefined) {
-    return { usable: false, plan: { action: "release", reason: "never granted" } };
-  }
-  const uid = pod.metadata?.uid;
-  if (uid !== undefined && record.uid !== uid) {
-    const field = annotationPath(PERMISSION_GRANT_ANNOTATION);
-    const reason = `${field}: records pod UID ${record.uid}, not this pod's ${uid} (copied from another pod?)`;
-    return { usable: false, plan: { action: "release-invalid-record", reason } };
-  }
-  return { usable: true, record };
-}
-
 /**
- * The revocation step for a pod, from its own fields only. `deadlineMs` counts from the
- * deletionTimestamp (the end of the grace period the deleter asked for): after it the finalizer
- * is removed whatever happened, so no pod is stuck Terminating forever.
+ * The revocation step for a pod. `deadlineMs` counts from the deletionTimestamp (the end of the
+ * grace period the deleter asked for): after it the finalizer is removed whatever happened, so no
+ * pod is stuck Terminating forever.
  */
 export function revocationPlan(pod: PermissionPod, now: Date, deadlineMs: number): RevocationPlan {
   const deletion = pod.metadata?.deletionTimestamp;
@@ -87,16 +62,14 @@ export function revocationPlan(pod: PermissionPod, now: Date, deadlineMs: number
   if (!(pod.metadata?.finalizers ?? []).includes(POD_PERMISSION_FINALIZER)) {
     return { action: "none", reason: `no ${POD_PERMISSION_FINALIZER} finalizer` };
   }
-  const checked = checkRecord(pod);
-  if (!checked.usable) return checked.plan;
-  const { record } = checked;
+  // Grants go to status.podIP only, which kubelet sets: without one, nothing was granted.
+  if (!pod.status?.podIP) return { action: "release", reason: "never had an IP: nothing granted" };
   const overdueMs = now.getTime() - deletionTime(deletion) - deadlineMs;
   if (overdueMs > 0) {
     return {
       action: "force-release",
-      record,
-      reason: `grants to ${record.ip} (pod UID ${record.uid}) were not revoked within ${Math.round(deadlineMs / 1000)}s of the deletionTimestamp; removing the finalizer anyway: revoke them by hand`,
+      reason: `the permission server did not confirm revoking pod UID ${pod.metadata?.uid ?? "?"}'s grants within ${Math.round(deadlineMs / 1000)}s of the deletionTimestamp; removing the finalizer anyway (the server's sweep revokes what its ledger still holds)`,
     };
   }
-  return { action: "revoke", record };
+  return { action: "revoke" };
 }

@@ -70,10 +70,14 @@ export function permissionServerRbac(values: BulwarkValues): WorkloadRbac {
       rule("", ["events"], ["create"]),
     ],
     namespaced: [
-      // breaker-store.ts: the per-pod breaker ConfigMap in its own namespace.
+      // breaker-store.ts: the per-pod breaker ConfigMap in its own namespace; ledger.ts: the
+      // PermissionGrant ledger, which only this account writes.
       {
         namespace: values.namespace,
-        rules: [rule("", ["configmaps"], ["get", "create", "update"])],
+        rules: [
+          rule("", ["configmaps"], ["get", "create", "update"]),
+          rule("bulwark.dev", ["permissiongrants"], ["get", "list", "create", "update", "delete"]),
+        ],
       },
     ],
   };

@@ -10,9 +10,10 @@ import {
   mysqlEndpoint,
   MysqlProvider,
   parseMysqlCredentials,
+  revokeStatements,
   type MysqlCredentials,
 } from "./mysql";
-import { TransientProviderError, type GrantRequest } from "./types";
+import { TransientProviderError, type GrantRequest, type RevokeRequest } from "./types";
 
 const POD_PASSWORD = `app-'pa"ss\\word`;
 const never = new AbortController().signal;
@@ -26,6 +27,14 @@ function request(ip: string, params: Record<string, unknown>): GrantRequest {
     group: "orders",
     params,
   };
+}
+
+/** The revoke of `grant` when no other pod holds anything at its IP (or holds `others`). */
+function revokeOf(
+  grant: GrantRequest,
+  others: readonly Record<string, unknown>[] = [],
+): RevokeRequest {
+  return { ...grant, stillHeld: async () => others };
 }
 
 async function transient(promise: Promise<unknown>): Promise<TransientProviderError> {
@@ -120,8 +129,8 @@ describe("mysql provider against a real MariaDB", () => {
       "SELECT COUNT(*) AS n FROM mysql.user WHERE User = 'app' AND Host = '127.0.0.12'",
     );
     assert.equal(accounts[0]?.n, 1);
-    await provider.revoke(req, never);
-    await provider.revoke(req, never);
+    await provider.revoke(revokeOf(req), never);
+    await provider.revoke(revokeOf(req), never);
     assert.equal(await db.canLogIn("127.0.0.12", "app", POD_PASSWORD), "ER_HOST_NOT_PRIVILEGED");
   });
 
@@ -208,7 +217,7 @@ describe("mysql provider against a real MariaDB", () => {
     const req = request("127.0.0.26", { database: "shop", privileges: ["SELECT"] });
     const error = await transient(nocreate.grant(req, never));
     assert.match(error.message, /ER_SPECIFIC_ACCESS_DENIED_ERROR/);
-    await transient(nocreate.revoke(req, never));
+    await transient(nocreate.revoke(revokeOf(req), never));
   });
 
   it("given wrong admin credentials, throws transient (the setup's fault, not the pod's)", async () => {
@@ -235,7 +244,7 @@ describe("mysql provider against a real MariaDB", () => {
       down.grant(request("127.0.0.18", { database: "shop", privileges: ["SELECT"] }), never),
     );
     assert.match(error.message, /ECONNREFUSED/);
-    await transient(down.revoke(request("127.0.0.18", {}), never));
+    await transient(down.revoke(revokeOf(request("127.0.0.18", {})), never));
   });
 
   it("given a server that never answers the handshake, times out as transient", async () => {
@@ -326,7 +335,7 @@ describe("mysql provider against a real MariaDB", () => {
         timeoutMs: 1000,
         credentials,
       });
-      const error = await transient(blocked.revoke(request("127.0.0.24", {}), never));
+      const error = await transient(blocked.revoke(revokeOf(request("127.0.0.24", {})), never));
       assert.match(error.message, /holds its lock|no answer within/);
       // Another account is not blocked.
       const req = request("127.0.0.25", { database: "shop", privileges: ["SELECT"] });
@@ -334,6 +343,74 @@ describe("mysql provider against a real MariaDB", () => {
     } finally {
       await holder.end();
     }
+  });
+
+  it("revokes one pod's grant at a reused IP and leaves what another pod holds there", async () => {
+    const ip = "127.0.0.30";
+    const old = request(ip, {
+      database: "shop",
+      table: "orders",
+      privileges: ["SELECT", "INSERT"],
+    });
+    const fresh = request(ip, { database: "shop", table: "orders", privileges: ["SELECT"] });
+    const other = request(ip, { database: "a_b", privileges: ["SELECT"] });
+    for (const req of [old, fresh, other]) {
+      assert.equal((await provider.grant(req, never)).state, "granted");
+    }
+    // The old pod goes; the new pod holds SELECT on the same table and a grant on a_b.
+    await provider.revoke(revokeOf(old, [fresh.params, other.params]), never);
+    const grants = async () =>
+      (await db.query<Record<string, string>[]>(`SHOW GRANTS FOR 'app'@'${ip}'`))
+        .map(row => Object.values(row)[0] ?? "")
+        .filter(g => !g.startsWith("GRANT USAGE"))
+        .sort();
+    assert.deepEqual(await grants(), [
+      "GRANT SELECT ON `a\\_b`.* TO `app`@`127.0.0.30`",
+      "GRANT SELECT ON `shop`.`orders` TO `app`@`127.0.0.30`",
+    ]);
+    assert.deepEqual(await selectAs(db, ip, "SELECT COUNT(*) AS n FROM shop.orders"), [{ n: 2 }]);
+    assert.equal(
+      await selectAs(db, ip, "INSERT INTO shop.orders VALUES (9)"),
+      "ER_TABLEACCESS_DENIED_ERROR",
+    );
+    // Revoking again is a no-op; a grant already gone is success.
+    await provider.revoke(revokeOf(old, [fresh.params, other.params]), never);
+    await provider.revoke(revokeOf(other, [fresh.params]), never);
+    await provider.revoke(revokeOf(other, [fresh.params]), never);
+    assert.deepEqual(await grants(), ["GRANT SELECT ON `shop`.`orders` TO `app`@`127.0.0.30`"]);
+    // The last holder goes: the account with it.
+    await provider.revoke(revokeOf(fresh), never);
+    assert.equal(await db.canLogIn(ip, "app", POD_PASSWORD), "ER_HOST_NOT_PRIVILEGED");
+  });
+
+  it("decides a revoke under the account's lock: a grant recorded meanwhile is seen", async () => {
+    const ip = "127.0.0.31";
+    const old = request(ip, { database: "shop", privileges: ["SELECT"] });
+    const fresh = request(ip, { database: "shop", table: "orders", privileges: ["SELECT"] });
+    await provider.grant(old, never);
+    const holder = await createConnection({ socketPath: db.socketPath, user: "root" });
+    let asked = 0;
+    try {
+      await holder.query("SELECT GET_LOCK(?, 1)", [accountLockName(`app@${ip}`)]);
+      const revoke = provider.revoke(
+        {
+          ...old,
+          stillHeld: async () => {
+            asked++;
+            return [fresh.params];
+          },
+        },
+        never,
+      );
+      await new Promise(resolve => setTimeout(resolve, 300));
+      assert.equal(asked, 0, "not asked while another grant or revoke holds the account");
+      await holder.query("SELECT RELEASE_LOCK(?)", [accountLockName(`app@${ip}`)]);
+      await revoke;
+    } finally {
+      await holder.end();
+    }
+    assert.equal(asked, 1, "asked once, after the lock");
+    assert.equal(await db.canLogIn(ip, "app", POD_PASSWORD), true, "the account stays");
   });
 
   it("keeps the pod account's password in step with the Secret", async () => {
@@ -369,6 +446,58 @@ describe("mysql provider helpers", () => {
       },
     ]);
     assert.equal(grantTarget({ database: "a_b%", privileges: ["SELECT"] }), "`a\\_b\\%`.*");
+  });
+
+  it("revokes: drops the account when nothing else is held, else only the privileges no one else holds on the same target", () => {
+    const shop = { database: "shop", privileges: ["SELECT", "INSERT", "DELETE"] } as const;
+    const drop = { sql: "DROP USER IF EXISTS ?@?", values: ["app", "10.0.0.1"] };
+    const revoke = (privileges: string, target: string) => ({
+      sql: `REVOKE ${privileges} ON ${target} FROM ?@?`,
+      values: ["app", "10.0.0.1"],
+      absentIsDone: true,
+    });
+    const cases: [
+      string,
+      Parameters<typeof revokeStatements>[2],
+      Record<string, unknown>[],
+      object[],
+    ][] = [
+      ["nothing else held", { ...shop, privileges: [...shop.privileges] }, [], [drop]],
+      ["invalid params, nothing else held", undefined, [], [drop]],
+      [
+        "invalid params, something else held",
+        undefined,
+        [{ database: "x", privileges: ["SELECT"] }],
+        [],
+      ],
+      [
+        "another pod holds SELECT on the same target",
+        { ...shop, privileges: [...shop.privileges] },
+        [{ database: "shop", privileges: ["SELECT"] }],
+        [revoke("INSERT, DELETE", "`shop`.*")],
+      ],
+      [
+        "another pod holds a table of the database: a separate grant",
+        { ...shop, privileges: [...shop.privileges] },
+        [{ database: "shop", table: "orders", privileges: ["SELECT"] }],
+        [revoke("SELECT, INSERT, DELETE", "`shop`.*")],
+      ],
+      [
+        "another pod holds all of it",
+        { database: "shop", table: "orders", privileges: ["SELECT"] },
+        [{ database: "shop", table: "orders", privileges: ["SELECT", "UPDATE"] }],
+        [],
+      ],
+      [
+        "a held entry that does not parse keeps the account",
+        { database: "a_b", privileges: ["SELECT"] },
+        [{ database: "a_b", privileges: "SELECT" }],
+        [revoke("SELECT", "`a\\_b`.*")],
+      ],
+    ];
+    for (const [what, params, held, expected] of cases) {
+      assert.deepEqual(revokeStatements("app", "10.0.0.1", params, held), expected, what);
+    }
   });
 
   it("reads host and port from an address", () => {

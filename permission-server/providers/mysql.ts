@@ -1,7 +1,10 @@
 // The `mysql` provider: gives the pod's IP a database account, as MySQL and MariaDB match
 // accounts by client host. grant = CREATE USER IF NOT EXISTS '<podUser>'@'<ip>', ALTER USER (the
-// password follows the Secret), GRANT <privileges> ON <db>.<table|*>; revoke = DROP USER IF
-// EXISTS '<podUser>'@'<ip>'. Synchronous: grant answers `granted` or `denied`, never `pending`.
+// password follows the Secret), GRANT <privileges> ON <db>.<table|*>. Revoke takes away only this
+// pod's grant: when no other pod's ledger holds anything at the IP through the provider, DROP USER
+// IF EXISTS '<podUser>'@'<ip>'; otherwise REVOKE the privileges on <db>.<table|*> that no other
+// pod holds on the same target (an IP reused while the old pod was Terminating keeps the new
+// pod's grants). Synchronous: grant answers `granted` or `denied`, never `pending`.
 //
 // Each call opens one connection with the admin account, runs its statements under one deadline
 // (connect included) and closes it; the server's lock_wait_timeout is set to the same deadline.
@@ -18,10 +21,17 @@ import {
   MYSQL_DATABASE_PRIVILEGES,
   mysqlParamsSchema,
   type MysqlParams,
+  type MysqlPrivilege,
 } from "../../core/permission/params";
 import { fail, ok, type FieldError, type Result } from "../../core/result";
 import { abortError, clip, deadline, errorCode, errorText, parseParams } from "./errors";
-import { TransientProviderError, type GrantRequest, type GrantState, type Provider } from "./types";
+import {
+  TransientProviderError,
+  type GrantRequest,
+  type GrantState,
+  type Provider,
+  type RevokeRequest,
+} from "./types";
 
 /**
  * The credentials Secret's keys:
@@ -82,6 +92,8 @@ export interface Statement {
    * USER, a password policy rejecting podPassword), the same for every pod: transient.
    */
   fromParams?: true;
+  /** A REVOKE: the server saying the grant is not there (already revoked) is success. */
+  absentIsDone?: true;
 }
 
 /** `db`.`table`, or `db`.* with the database name's `_` and `%` escaped (they are wildcards). */
@@ -110,6 +122,51 @@ export function grantStatements(
       sql: `GRANT ${privileges.join(", ")} ON ${grantTarget(params)} TO ?@?`,
       values: [podUser, ip],
       fromParams: true,
+    },
+  ];
+}
+
+/** What the server answers a REVOKE of a grant the account does not have. */
+const ABSENT_GRANT_CODES: ReadonlySet<string> = new Set([
+  "ER_NONEXISTING_GRANT",
+  "ER_NONEXISTING_TABLE_GRANT",
+]);
+
+/**
+ * The statements of one revoke. Nothing else held through the account (`stillHeld` empty): drop
+ * it, which takes every privilege with it. Otherwise revoke this grant's privileges on its
+ * target minus those another pod holds on the very same target (grants on `db`.* and on
+ * `db`.`table` are separate rows, so only an equal target overlaps). Params that are not valid
+ * mysql params (`undefined`) can never have been granted: only the drop, if any, applies. A held
+ * entry whose params do not parse still keeps the account (it may be a grant in flight).
+ */
+export function revokeStatements(
+  podUser: string,
+  ip: string,
+  params: MysqlParams | undefined,
+  stillHeld: readonly Record<string, unknown>[],
+): Statement[] {
+  if (stillHeld.length === 0) {
+    return [{ sql: "DROP USER IF EXISTS ?@?", values: [podUser, ip] }];
+  }
+  if (!params) return [];
+  const target = grantTarget(params);
+  const keep = new Set<string>();
+  for (const held of stillHeld) {
+    const other = mysqlParamsSchema.safeParse(held);
+    if (other.success && grantTarget(other.data) === target) {
+      for (const privilege of other.data.privileges) keep.add(privilege);
+    }
+  }
+  const privileges = params.privileges
+    .map(p => MYSQL_DATABASE_PRIVILEGES.find(k => k === p))
+    .filter((p): p is MysqlPrivilege => p !== undefined && !keep.has(p));
+  if (privileges.length === 0) return [];
+  return [
+    {
+      sql: `REVOKE ${privileges.join(", ")} ON ${target} FROM ?@?`,
+      values: [podUser, ip],
+      absentIsDone: true,
     },
   ];
 }
@@ -208,12 +265,20 @@ export class MysqlProvider implements Provider {
     return this.grant(request, signal);
   }
 
-  /** Drops the pod user at the IP, and with it every privilege this provider gave that IP. */
-  async revoke(request: GrantRequest, signal: AbortSignal): Promise<void> {
+  /**
+   * Revokes this pod's grant at the IP (revokeStatements), deciding under the account's lock, so
+   * a grant to another pod at the same IP is either in the ledger already or runs after.
+   */
+  async revoke(request: RevokeRequest, signal: AbortSignal): Promise<void> {
     if (isIP(request.ip) === 0) return; // nothing can have been granted to it
-    const drop = { sql: "DROP USER IF EXISTS ?@?", values: [this.credentials.podUser, request.ip] };
-    // Every failure is transient here: a DROP USER the admin may not run is a setup fault.
-    await this.session("revoke", signal, request.ip, [drop]);
+    const parsed = mysqlParamsSchema.safeParse(request.params);
+    const params = parsed.success ? parsed.data : undefined;
+    const { podUser } = this.credentials;
+    // Every failure is transient here: a DROP USER or REVOKE the admin may not run is a setup
+    // fault.
+    await this.session("revoke", signal, request.ip, async () =>
+      revokeStatements(podUser, request.ip, params, await request.stillHeld()),
+    );
   }
 
   async close(): Promise<void> {}
@@ -226,12 +291,15 @@ export class MysqlProvider implements Provider {
     return parseParams(mysqlParamsSchema, request.params);
   }
 
-  /** Connects, locks the account, runs `statements` in order, disconnects: within the deadline. */
+  /**
+   * Connects, locks the account, runs `statements` in order (decided after the lock when given
+   * as a function), disconnects: within the deadline.
+   */
   private async session(
     what: string,
     caller: AbortSignal,
     ip: string,
-    statements: Statement[],
+    statements: Statement[] | (() => Promise<Statement[]>),
   ): Promise<void> {
     const limit = deadline(caller, this.timeoutMs);
     const connection = createConnection({
@@ -249,11 +317,17 @@ export class MysqlProvider implements Provider {
     let current: Statement | undefined;
     const run = async (statement: Statement): Promise<unknown> => {
       current = statement;
-      const [rows] = await Promise.race([
-        connection.promise().query(statement.sql, statement.values),
-        stopped,
-      ]);
-      return rows;
+      try {
+        const [rows] = await Promise.race([
+          connection.promise().query(statement.sql, statement.values),
+          stopped,
+        ]);
+        return rows;
+      } catch (error) {
+        const code = errorCode(error);
+        if (statement.absentIsDone && code !== undefined && ABSENT_GRANT_CODES.has(code)) return [];
+        throw error;
+      }
     };
     let phase: Phase = "connecting";
     try {
@@ -262,7 +336,8 @@ export class MysqlProvider implements Provider {
       const waitSeconds = Math.max(1, Math.ceil(this.timeoutMs / 1000));
       for (const statement of sessionSetup(waitSeconds)) await run(statement);
       await this.lockAccount(run, ip, waitSeconds);
-      for (const statement of statements) await run(statement);
+      const decided = typeof statements === "function" ? await statements() : statements;
+      for (const statement of decided) await run(statement);
       connection.end(() => undefined);
     } catch (error) {
       connection.destroy();

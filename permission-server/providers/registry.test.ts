@@ -58,7 +58,7 @@ describe("buildProvider", () => {
     assert.ok(api.stats().peakQps <= 4, `peak ${api.stats().peakQps}`);
     assert.equal(api.stats().byStatus[429], undefined);
     assert.equal(provider.limiter.stats().started, 9);
-    await provider.revoke(request(1), never);
+    await provider.revoke({ ...request(1), stillHeld: async () => [] }, never);
     assert.equal(api.isGranted("10.9.0.1", "orders-db"), false);
     await provider.close();
     await assert.rejects(provider.grant(request(2), never), /closed/);

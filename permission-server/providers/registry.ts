@@ -10,7 +10,7 @@ import { fail, ok, type FieldError, type Result } from "../../core/result";
 import { HttpProvider, parseHttpCredentials } from "./http";
 import { ProviderLimiter, type LimiterClock } from "./limiter";
 import { MysqlProvider, parseMysqlCredentials } from "./mysql";
-import type { GrantRequest, GrantState, Provider } from "./types";
+import type { GrantRequest, GrantState, Provider, RevokeRequest } from "./types";
 
 /** The parts of a PermissionProvider object the registry reads. */
 export interface PermissionProviderObject {
@@ -57,7 +57,7 @@ export function limitProvider(provider: Provider, limiter: ProviderLimiter): Pro
       limiter.run(() => provider.grant(request, signal), signal),
     poll: (request: GrantRequest, jobId: string, signal: AbortSignal): Promise<GrantState> =>
       limiter.run(() => provider.poll(request, jobId, signal), signal),
-    revoke: (request: GrantRequest, signal: AbortSignal): Promise<void> =>
+    revoke: (request: RevokeRequest, signal: AbortSignal): Promise<void> =>
       limiter.run(() => provider.revoke(request, signal), signal),
     close: async () => {
       limiter.close();

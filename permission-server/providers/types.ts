@@ -14,6 +14,16 @@ export interface GrantRequest {
   params: Record<string, unknown>;
 }
 
+/** A revoke: the grant to undo, and what other pods still hold at the same IP through it. */
+export interface RevokeRequest extends GrantRequest {
+  /**
+   * The params other pods' ledgers hold at this IP through this provider, read fresh when
+   * called. A provider whose grants share backend state per IP (the MySQL account) calls it
+   * after locking that state, so a grant to a new pod at the IP is either seen or runs after.
+   */
+  stillHeld(): Promise<readonly Record<string, unknown>[]>;
+}
+
 /** A grant in flight or ended. `jobId` is the backend's handle, kept in the grant record. */
 export type GrantState =
   | { state: "pending"; jobId: string }
@@ -38,7 +48,10 @@ export interface Provider {
   readonly name: string;
   grant(request: GrantRequest, signal: AbortSignal): Promise<GrantState>;
   poll(request: GrantRequest, jobId: string, signal: AbortSignal): Promise<GrantState>;
-  /** Removes what grant created for this pod IP; absent already is success. */
-  revoke(request: GrantRequest, signal: AbortSignal): Promise<void>;
+  /**
+   * Removes what grant created for this pod and IP, leaving what `stillHeld` says other pods
+   * hold; absent already is success.
+   */
+  revoke(request: RevokeRequest, signal: AbortSignal): Promise<void>;
   close(): Promise<void>;
 }

@@ -34,10 +34,10 @@ export async function publishEndpointCa(kubeconfigPath: string, caPem: string): 
 
 export interface RevokeCall {
   uid: string;
-  ip: string;
   namespace?: string;
   pod?: string;
-  permissions: { name: string }[];
+  /** Whatever else the body held (the module sends the pod's namespace, name and UID only). */
+  [other: string]: unknown;
   answeredStatus: number;
   /** Whether the call carried a bearer token (the watcher's service-account token). */
   authenticated: boolean;

@@ -64,6 +64,10 @@ const ALLOWED: Record<string, Check[]> = {
     ["get", "", "configmaps", NS], // breaker-store.ts
     ["create", "", "configmaps", NS],
     ["update", "", "configmaps", NS],
+    ["create", "bulwark.dev", "permissiongrants", NS], // ledger.ts
+    ["update", "bulwark.dev", "permissiongrants", NS],
+    ["delete", "bulwark.dev", "permissiongrants", NS],
+    ["list", "bulwark.dev", "permissiongrants", NS],
   ],
   "bulwark-edge-health": [
     ["list", "", "nodes", ""], // kube.ts ListWatch of nodes
@@ -98,6 +102,7 @@ const DENIED: Record<string, Check[]> = {
     ["create", "", "pods/exec", "shop"],
     ["create", "", "configmaps", "shop"],
     ["update", "bulwark.dev", "permissiongroups", "shop"],
+    ["create", "bulwark.dev", "permissiongrants", "shop"], // the ledger lives in its namespace only
     ["patch", "", "nodes", ""],
   ],
   "bulwark-edge-health": [

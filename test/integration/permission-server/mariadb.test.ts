@@ -1,6 +1,8 @@
 // A Deployment of annotated pods against a real MariaDB, with two permission-server replicas:
 // every pod's init client ends granted and the pod's IP can log in; after a scale-down the
-// removed pods' finalizer path revokes, and their IPs can no longer log in.
+// removed pods' finalizer path revokes, and their IPs can no longer log in. An IP reused by a new
+// pod (another database, fewer privileges) keeps everything the new pod was granted when the old
+// pod's deletion revokes.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { AppsV1Api, type V1Pod } from "@kubernetes/client-node";
@@ -11,6 +13,7 @@ import { forwardRevokes } from "../../harness/permission-endpoint";
 import type { RunningServer } from "../../../permission-server/server";
 import {
   createGroup,
+  createPod,
   createProvider,
   deleteProvider,
   GROUP_ANNOTATION,
@@ -19,6 +22,7 @@ import {
   runInitFor,
   setPodIp,
   startReplicas,
+  waitGone,
 } from "./helpers";
 
 const cluster = testCluster();
@@ -41,6 +45,8 @@ describe("permission server with MariaDB: a Deployment scales up and down", () =
     await db.query("CREATE DATABASE shop");
     await db.query("CREATE TABLE shop.orders (id INT PRIMARY KEY)");
     await db.query("INSERT INTO shop.orders VALUES (1), (2)");
+    await db.query("CREATE DATABASE audit");
+    await db.query("CREATE TABLE audit.log (id INT)");
     await cluster.core.createNamespacedSecret({
       namespace: ns,
       body: {
@@ -69,6 +75,17 @@ describe("permission server with MariaDB: a Deployment scales up and down", () =
           provider,
           params: { database: "shop", table: "orders", privileges: ["SELECT", "INSERT"] },
         },
+      ],
+    });
+    // What a new pod at a reused IP holds: less of shop.orders, and another database.
+    await createGroup(cluster, ns, "shop-reader", {
+      permissions: [
+        {
+          name: "orders",
+          provider,
+          params: { database: "shop", table: "orders", privileges: ["SELECT"] },
+        },
+        { name: "audit", provider, params: { database: "audit", privileges: ["SELECT"] } },
       ],
     });
     servers = await startReplicas(cluster, ns, 2);
@@ -171,5 +188,44 @@ describe("permission server with MariaDB: a Deployment scales up and down", () =
         `${ip} (${name}) can no longer log in`,
       );
     }
+  });
+
+  it("an IP reused by a new pod: deleting the old pod revokes only what the new one does not hold", async () => {
+    const ip = "127.0.2.50";
+    const granted = async (name: string, group: string, server: RunningServer) => {
+      await createPod(cluster, ns, name, group);
+      const pod = await setPodIp(cluster, ns, name, ip);
+      assert.deepEqual(await runInitFor(server.url, pod, await podToken(cluster, pod)), {
+        granted: true,
+      });
+    };
+    await granted("reuse-old", "shop-db", servers[0] as RunningServer);
+    await granted("reuse-new", "shop-reader", servers[1] as RunningServer);
+    await cluster.core.deleteNamespacedPod({ name: "reuse-old", namespace: ns });
+    await waitGone(cluster, ns, "reuse-old");
+    const asNew = async (sql: string): Promise<unknown> => {
+      const connection = await db.connectFrom(ip, POD_USER, POD_PASSWORD);
+      try {
+        return (await connection.query(sql))[0];
+      } catch (error) {
+        return (error as { code?: string }).code;
+      } finally {
+        await connection.end();
+      }
+    };
+    assert.deepEqual(await asNew("SELECT COUNT(*) AS n FROM shop.orders"), [{ n: 2 }]);
+    assert.deepEqual(await asNew("SELECT COUNT(*) AS n FROM audit.log"), [{ n: 0 }]);
+    assert.equal(
+      await asNew("INSERT INTO shop.orders VALUES (7)"),
+      "ER_TABLEACCESS_DENIED_ERROR",
+      "the old pod's INSERT went with it",
+    );
+    await cluster.core.deleteNamespacedPod({ name: "reuse-new", namespace: ns });
+    await waitGone(cluster, ns, "reuse-new");
+    assert.notEqual(
+      await db.canLogIn(ip, POD_USER, POD_PASSWORD),
+      true,
+      "the account with the last pod",
+    );
   });
 });

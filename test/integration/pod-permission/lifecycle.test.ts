@@ -66,7 +66,13 @@ async function grant(ns: string, name: string, ip: string): Promise<V1Pod> {
     ],
     grantedAt: new Date().toISOString(),
   };
-  // Annotations only: a pod update that touched containers would be refused.
+  // The IP kubelet would post, then the record's mirror annotation (the stand-in endpoint plays
+  // the server). Annotations only: a pod update that touched containers would be refused.
+  await cluster.core.patchNamespacedPodStatus({
+    name,
+    namespace: ns,
+    body: [{ op: "add", path: "/status/podIP", value: ip }],
+  });
   return cluster.core.patchNamespacedPod({
     name,
     namespace: ns,
@@ -334,10 +340,14 @@ describe("pod permission", () => {
       calls.map(c => c.answeredStatus),
       [503, 503, 200],
     );
-    assert.equal(calls[2]?.ip, "10.1.2.3");
+    // The module names the pod; the server's ledger says what was granted where.
+    assert.deepEqual(
+      [calls[2]?.namespace, calls[2]?.pod, calls[2]?.ip, calls[2]?.permissions],
+      [ns, "granted", undefined, undefined],
+    );
   });
 
-  it("revokes the recorded (IP, UID) even when another pod now has that IP", async () => {
+  it("revokes by the deleted pod's UID, never touching the new pod that now has its IP", async () => {
     await cluster.core.createNamespacedPod({
       namespace: ns,
       body: pod("old", { "permission.bulwark.dev/group": "db-readers" }),
@@ -354,7 +364,8 @@ describe("pod permission", () => {
     });
     await cluster.core.deleteNamespacedPod({ name: "old", namespace: ns });
     await waitUntil("the old pod to be gone", () => gone(ns, "old"), 30_000);
-    const calls = (await revokeCalls()).filter(c => c.ip === "10.9.9.9");
+    const uids = [old.metadata?.uid, fresh.metadata?.uid];
+    const calls = (await revokeCalls()).filter(c => uids.includes(c.uid));
     assert.deepEqual(
       calls.map(c => c.uid),
       [old.metadata?.uid],

@@ -301,7 +301,7 @@ describe("bulwark uninstall", () => {
     );
     assert.match(stdout, /^dry run: nothing is changed$/m);
     assert.match(stdout, /^\[1\/5\] strip the pod-permission finalizer from pods: \d+ object/m);
-    assert.match(stdout, /^\[5\/5\] delete the CustomResourceDefinitions: 4 object/m);
+    assert.match(stdout, /^\[5\/5\] delete the CustomResourceDefinitions: 5 object/m);
     for (const crd of ["ingresschecksums.tengine.taobao.org", "permissiongroups.bulwark.dev"]) {
       assert.match(
         stdout,

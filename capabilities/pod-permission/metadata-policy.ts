@@ -1,13 +1,22 @@
-// Bulwark's metadata on a pod is Bulwark's: the grant record says what to revoke, the status what
-// the init container waits for, the finalizer holds the pod until its grants are revoked. A user
-// who may patch pods in a namespace must not edit them: an edited record would make the finalizer
-// revoke at an IP the pod never had, a removed finalizer would leave a live grant behind. This
-// ValidatingAdmissionPolicy runs in the API server itself (no webhook, so it holds while Bulwark
-// is down) and refuses, on UPDATE, any change to permission.bulwark.dev/* annotations or labels
-// and the removal of the finalizer, except by Bulwark's own service accounts, system:masters, and
-// whoever may `update` bulwark.dev/podpermissionmetadata cluster-wide (cluster administrators:
-// `bulwark uninstall`, `bulwark permission reset`).
-import { PERMISSION_PREFIX, POD_PERMISSION_FINALIZER } from "../../core/names";
+// Bulwark's metadata on a pod is Bulwark's: the status is what the init container waits for, the
+// grant annotation mirrors the server's ledger for people, the managed label puts the pod in the
+// revocation sweep, the finalizer holds the pod until its grants are revoked. A user who may patch
+// pods in a namespace must not edit them. This ValidatingAdmissionPolicy runs in the API server
+// itself (no webhook, so it holds while Bulwark is down) and refuses, except for Bulwark's own
+// service accounts, system:masters, and whoever may `update` bulwark.dev/podpermissionmetadata
+// cluster-wide (cluster administrators: `bulwark uninstall`, `bulwark permission reset`):
+// - on UPDATE, any change to permission.bulwark.dev/* annotations or labels and the removal of
+//   the finalizer;
+// - on CREATE (validation runs after Bulwark's mutation, which drops a copied grant record or
+//   claim and sets the status to `pending`), any permission.bulwark.dev/* metadata other than what
+//   that mutation leaves: the group the creator asks for, status `pending`, label managed=true.
+import {
+  PERMISSION_GROUP_ANNOTATION,
+  PERMISSION_MANAGED_LABEL,
+  PERMISSION_PREFIX,
+  PERMISSION_STATUS_ANNOTATION,
+  POD_PERMISSION_FINALIZER,
+} from "../../core/names";
 import { celStringList, denyingPolicy } from "../../core/admission-policy";
 
 export const METADATA_POLICY = "bulwark-pod-permission-metadata";
@@ -40,12 +49,31 @@ function unchanged(old: string, current: string): string {
   );
 }
 
+/** CEL: the keys of `map` under Bulwark's prefix that `allowed` (a CEL condition on k) refuses. */
+function refusedKeys(map: string, allowed: string): string {
+  return `${map}.filter(k, k.startsWith('${PERMISSION_PREFIX}') && !(${allowed}))`;
+}
+
+const CREATE_ANNOTATIONS = refusedKeys(
+  "variables.annotations",
+  `k == '${PERMISSION_GROUP_ANNOTATION}' || (k == '${PERMISSION_STATUS_ANNOTATION}' && variables.annotations[k] == 'pending')`,
+);
+const CREATE_LABELS = refusedKeys(
+  "variables.labels",
+  `k == '${PERMISSION_MANAGED_LABEL}' && variables.labels[k] == 'true'`,
+);
+
 export function metadataPolicyObjects(writers: readonly string[]) {
   const users = celStringList(writers);
   return denyingPolicy(METADATA_POLICY, {
     matchConstraints: {
       resourceRules: [
-        { apiGroups: [""], apiVersions: ["v1"], operations: ["UPDATE"], resources: ["pods"] },
+        {
+          apiGroups: [""],
+          apiVersions: ["v1"],
+          operations: ["CREATE", "UPDATE"],
+          resources: ["pods"],
+        },
       ],
     },
     matchConditions: [
@@ -55,24 +83,41 @@ export function metadataPolicyObjects(writers: readonly string[]) {
       },
     ],
     variables: [
-      { name: "oldAnnotations", expression: "oldObject.metadata.?annotations.orValue({})" },
+      { name: "update", expression: "request.operation == 'UPDATE'" },
+      {
+        name: "oldAnnotations",
+        expression: "variables.update ? oldObject.metadata.?annotations.orValue({}) : {}",
+      },
       { name: "annotations", expression: "object.metadata.?annotations.orValue({})" },
-      { name: "oldLabels", expression: "oldObject.metadata.?labels.orValue({})" },
+      {
+        name: "oldLabels",
+        expression: "variables.update ? oldObject.metadata.?labels.orValue({}) : {}",
+      },
       { name: "labels", expression: "object.metadata.?labels.orValue({})" },
     ],
     validations: [
       {
-        expression: unchanged("variables.oldAnnotations", "variables.annotations"),
+        expression: `variables.update || ${CREATE_ANNOTATIONS}.size() == 0`,
+        messageExpression: `'a new pod may carry only ${PERMISSION_GROUP_ANNOTATION} of the ${PERMISSION_PREFIX}* annotations (Bulwark sets the rest); remove: ' + ${CREATE_ANNOTATIONS}.join(', ')`,
+        reason: "Forbidden",
+      },
+      {
+        expression: `variables.update || ${CREATE_LABELS}.size() == 0`,
+        messageExpression: `'${PERMISSION_PREFIX}* labels are set by Bulwark only (${PERMISSION_MANAGED_LABEL}=true when it injects); remove: ' + ${CREATE_LABELS}.join(', ')`,
+        reason: "Forbidden",
+      },
+      {
+        expression: `!variables.update || ${unchanged("variables.oldAnnotations", "variables.annotations")}`,
         message: `${PERMISSION_PREFIX}* annotations are written by Bulwark only (its service accounts and cluster administrators)`,
         reason: "Forbidden",
       },
       {
-        expression: unchanged("variables.oldLabels", "variables.labels"),
+        expression: `!variables.update || ${unchanged("variables.oldLabels", "variables.labels")}`,
         message: `${PERMISSION_PREFIX}* labels are written by Bulwark only (its service accounts and cluster administrators)`,
         reason: "Forbidden",
       },
       {
-        expression: `!oldObject.metadata.?finalizers.orValue([]).exists(f, f == '${POD_PERMISSION_FINALIZER}') || object.metadata.?finalizers.orValue([]).exists(f, f == '${POD_PERMISSION_FINALIZER}')`,
+        expression: `!variables.update || !oldObject.metadata.?finalizers.orValue([]).exists(f, f == '${POD_PERMISSION_FINALIZER}') || object.metadata.?finalizers.orValue([]).exists(f, f == '${POD_PERMISSION_FINALIZER}')`,
         message: `the ${POD_PERMISSION_FINALIZER} finalizer is removed by Bulwark once the pod's grants are revoked; not by hand`,
         reason: "Forbidden",
       },

@@ -1,7 +1,11 @@
 // Runs the built Pepr module as local processes against the control plane, as its two
 // Deployments run in a cluster: an admission controller and a watcher (PEPR_WATCH_MODE=true),
-// the webhook configurations pointing at https://127.0.0.1:<port> with our CA as caBundle.
+// the webhook configurations pointing at https://127.0.0.1:<port> with our CA as caBundle. Both
+// run as the module's ServiceAccount with the RBAC `pepr build` generated (never as the
+// administrator), so what is missing from that RBAC fails here as it would in a cluster, and the
+// admission policies that trust Bulwark's accounts see the account they would.
 import {
+  CoreV1Api,
   KubernetesObjectApi,
   type KubeConfig,
   type KubernetesObject,
@@ -94,6 +98,54 @@ export function localWebhookConfigurations(
     });
 }
 
+/** The module's RBAC and account from its manifest (Pepr binds them to pepr-system/pepr-<uuid>). */
+const IDENTITY_KINDS = new Set([
+  "ServiceAccount",
+  "ClusterRole",
+  "ClusterRoleBinding",
+  "Role",
+  "RoleBinding",
+]);
+
+/** Applies the module's identity and writes a kubeconfig holding a token of its account. */
+async function moduleKubeconfig(
+  cp: ControlPlane,
+  kc: KubeConfig,
+  manifest: KubernetesObject[],
+): Promise<string> {
+  await applyOrThrow(
+    kc,
+    manifest.filter(o => IDENTITY_KINDS.has(o.kind ?? "")),
+  );
+  const account = `pepr-${PEPR_UUID}`;
+  const request = await kc.makeApiClient(CoreV1Api).createNamespacedServiceAccountToken({
+    name: account,
+    namespace: PEPR_NAMESPACE,
+    body: { spec: { audiences: [], expirationSeconds: 48 * 3600 } },
+  });
+  const token = request.status?.token;
+  if (!token) throw new Error(`TokenRequest for ${PEPR_NAMESPACE}/${account} returned no token`);
+  const path = join(cp.dir, "pepr-module.kubeconfig");
+  const config = {
+    apiVersion: "v1",
+    kind: "Config",
+    clusters: [
+      {
+        name: "bulwark",
+        cluster: {
+          server: cp.server,
+          "certificate-authority-data": Buffer.from(cp.pki.caPem).toString("base64"),
+        },
+      },
+    ],
+    users: [{ name: account, user: { token } }],
+    contexts: [{ name: account, context: { cluster: "bulwark", user: account } }],
+    "current-context": account,
+  };
+  writeFileSync(path, JSON.stringify(config, null, 2), { mode: 0o600 });
+  return path;
+}
+
 export async function startPeprModule(
   cp: ControlPlane,
   options: PeprModuleOptions,
@@ -115,13 +167,15 @@ export async function startPeprModule(
   ]);
   await waitForCrdsEstablished(kc, [peprStoreCRD.metadata!.name!]);
 
+  const manifestObjects = readYamlObjects(manifest);
+  const kubeconfigPath = await moduleKubeconfig(cp, kc, manifestObjects);
   const cert = issueLoopbackServingCertificate(cp.pki, "pepr-module");
   const [port, watcherPort] = [await freePort(), await freePort()];
   const apiPath = randomBytes(32).toString("hex");
   const url = `https://127.0.0.1:${port}`;
   const baseEnv: NodeJS.ProcessEnv = {
     ...process.env,
-    KUBECONFIG: cp.kubeconfigPath,
+    KUBECONFIG: kubeconfigPath,
     PEPR_API_PATH: apiPath,
     SSL_KEY_PATH: cert.keyPath,
     SSL_CERT_PATH: cert.certPath,
@@ -148,12 +202,7 @@ export async function startPeprModule(
     restartDelayMs: options.watcherRestartDelayMs ?? 5000,
     log,
   });
-  const webhooks = localWebhookConfigurations(
-    readYamlObjects(manifest),
-    url,
-    apiPath,
-    cp.pki.caPem,
-  );
+  const webhooks = localWebhookConfigurations(manifestObjects, url, apiPath, cp.pki.caPem);
   const stop = async (): Promise<void> => {
     await removeWebhooks(kc, webhooks).catch(() => {});
     await watcher.stop();

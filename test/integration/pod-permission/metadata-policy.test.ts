@@ -1,7 +1,10 @@
 // A tenant who may patch pods in their namespace cannot edit Bulwark's metadata on them, through
 // the real API server: the ValidatingAdmissionPolicy (capabilities/pod-permission/
 // metadata-policy.ts) refuses changing or removing permission.bulwark.dev/* annotations and
-// labels, adding new ones, and removing the finalizer; their own annotations stay theirs.
+// labels, adding new ones, and removing the finalizer; their own annotations stay theirs. At
+// CREATE it admits exactly what Bulwark's mutation leaves (a copied grant record or status is
+// stripped by it, so such a pod is still created and injected), and the Pepr module, running as
+// its own ServiceAccount as in a cluster, still removes its finalizer.
 // Cluster-wide, so it is removed again when this file ends.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -12,7 +15,7 @@ import {
   metadataPolicyObjects,
   trustedWriters,
 } from "../../../capabilities/pod-permission/metadata-policy";
-import { testCluster, testNamespace } from "../../harness/cluster";
+import { createPermissionGroup, testCluster, testNamespace } from "../../harness/cluster";
 import { asUser, userRole } from "../../harness/impersonation";
 
 const cluster = testCluster();
@@ -31,13 +34,33 @@ describe("Bulwark's pod metadata: only Bulwark writes it", () => {
   let drop: () => Promise<void>;
   const policy = metadataPolicyObjects(trustedWriters("bulwark-system")) as KubernetesObject[];
   const objects = KubernetesObjectApi.makeApiClient(cluster.kc);
+  let provider: string;
+
+  /** Creates a pod as the tenant (JSON body as kubectl sends it). */
+  function createAs(name: string, metadata: Record<string, unknown>) {
+    return asUser(cluster, TENANT, {
+      method: "POST",
+      path: `/api/v1/namespaces/${ns}/pods`,
+      body: {
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: { name, ...metadata },
+        spec: { containers: [{ name: "app", image: "registry.example/app:1" }] },
+      },
+    });
+  }
 
   before(async () => {
     [ns, drop] = await testNamespace(cluster, "meta-policy");
+    provider = await createPermissionGroup(cluster, ns, "db-readers");
     await applyOrThrow(cluster.kc, [
       ...policy,
       ...userRole(ns, "pod-editor", TENANT, [
-        { apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "patch", "update"] },
+        {
+          apiGroups: [""],
+          resources: ["pods"],
+          verbs: ["get", "list", "patch", "update", "create", "delete"],
+        },
       ]),
     ]);
     // A pod as Bulwark leaves it once granted (written by the administrator: the harness).
@@ -67,6 +90,13 @@ describe("Bulwark's pod metadata: only Bulwark writes it", () => {
         namespace: ns,
         body: [{ op: "remove", path: "/metadata/finalizers" }],
       })
+      .catch(() => undefined);
+    await objects
+      .delete({
+        apiVersion: "bulwark.dev/v1alpha1",
+        kind: "PermissionProvider",
+        metadata: { name: provider },
+      } as KubernetesObject)
       .catch(() => undefined);
     await drop?.();
   });
@@ -201,5 +231,82 @@ describe("Bulwark's pod metadata: only Bulwark writes it", () => {
         },
       ],
     });
+  });
+
+  it("creates a tenant's pod carrying a copied grant record and status: the mutation strips them, the pod is injected", async () => {
+    const reply = await createAs("copied", {
+      annotations: {
+        "permission.bulwark.dev/group": "db-readers",
+        "permission.bulwark.dev/status": '{"phase":"granted","uid":"u","ip":"10.0.0.50"}',
+        "permission.bulwark.dev/grant": '{"ip":"10.0.0.50","uid":"u"}',
+        "permission.bulwark.dev/claim": '{"holder":"x","until":"2099-01-01T00:00:00Z"}',
+      },
+      labels: { "permission.bulwark.dev/managed": "true" },
+    });
+    assert.equal(reply.status, 201, reply.body);
+    const pod = await cluster.core.readNamespacedPod({ name: "copied", namespace: ns });
+    const bulwark = Object.entries(pod.metadata?.annotations ?? {}).filter(([k]) =>
+      k.startsWith("permission.bulwark.dev/"),
+    );
+    assert.deepEqual(bulwark.sort(), [
+      ["permission.bulwark.dev/group", "db-readers"],
+      ["permission.bulwark.dev/status", "pending"],
+    ]);
+    assert.equal(pod.spec?.initContainers?.[0]?.name, "bulwark-init");
+    assert.deepEqual(pod.metadata?.finalizers, [FINALIZER]);
+  });
+
+  const createRefusals: [string, Record<string, unknown>, RegExp][] = [
+    [
+      "a status on a pod Bulwark does not inject",
+      { annotations: { "permission.bulwark.dev/status": "granted" } },
+      /may carry only permission\.bulwark\.dev\/group .*remove: permission\.bulwark\.dev\/status/,
+    ],
+    [
+      "a grant record on a pod Bulwark does not inject",
+      { annotations: { "permission.bulwark.dev/grant": '{"ip":"10.0.0.50"}' } },
+      /remove: permission\.bulwark\.dev\/grant/,
+    ],
+    [
+      "a Bulwark label with another value",
+      { labels: { "permission.bulwark.dev/managed": "false" } },
+      /labels are set by Bulwark only.*remove: permission\.bulwark\.dev\/managed/,
+    ],
+    [
+      "a Bulwark label Bulwark never sets",
+      { labels: { "permission.bulwark.dev/exempt": "true" } },
+      /remove: permission\.bulwark\.dev\/exempt/,
+    ],
+  ];
+
+  it("refuses a tenant's new pod with Bulwark metadata the mutation did not set, naming the key", async () => {
+    for (const [what, metadata, message] of createRefusals) {
+      const reply = await createAs("refused", metadata);
+      assert.equal(reply.status, 403, `${what}: ${reply.body}`);
+      assert.match(reply.body, message, what);
+      assert.match(reply.body, new RegExp(METADATA_POLICY), what);
+    }
+    const plain = await createAs("plain", { labels: { app: "web" } });
+    assert.equal(plain.status, 201, plain.body);
+  });
+
+  it("lets the module, as its own ServiceAccount, remove the finalizer when the tenant deletes the pod", async () => {
+    const reply = await asUser(cluster, TENANT, {
+      method: "DELETE",
+      path: `/api/v1/namespaces/${ns}/pods/copied`,
+    });
+    assert.equal(reply.status, 200, reply.body);
+    await waitUntil(
+      "the module to release the never-started pod",
+      async () => {
+        try {
+          await cluster.core.readNamespacedPod({ name: "copied", namespace: ns });
+          return undefined;
+        } catch (error) {
+          return (error as { code?: number }).code === 404 || undefined;
+        }
+      },
+      30_000,
+    );
   });
 });

@@ -105,7 +105,11 @@ export function writeManifests(
     written.push(path);
   }
   const module = join(dir, "10-pepr-module.yaml");
-  const objects = readYamlObjects(MODULE_MANIFEST).map(applyWebhookPolicy);
+  const policy = {
+    ownNamespace: values.namespace,
+    classlessIngresses: values.gateway.ingressClass.default,
+  };
+  const objects = readYamlObjects(MODULE_MANIFEST).map(o => applyWebhookPolicy(o, policy));
   writeFileSync(module, toYaml(configureModule(objects, values)));
   written.push(module);
   const workloads = join(dir, "20-bulwark.yaml");

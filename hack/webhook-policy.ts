@@ -4,11 +4,15 @@
 // Each resource class gets a webhook of its own here, scoped by matchConditions (GA since
 // Kubernetes 1.30, evaluated by the API server before it calls anyone):
 //
-// - pods: only those that name a permission group; fail closed (injection is the boundary).
-// - Secrets: only kubernetes.io/tls ones; fail open: cert-manager and every TLS writer must not
-//   depend on Bulwark, and the gateway re-validates every pair it serves.
-// - Ingresses: only those Bulwark may serve (class bulwark, or no class, which is Bulwark's when
-//   it is the default); fail closed: the guard's review of a served Ingress is the boundary.
+// - pods: only those that name a permission group, outside Bulwark's own namespace; fail closed
+//   (injection is the boundary).
+// - Secrets: only kubernetes.io/tls ones, outside Bulwark's own namespace; fail open: cert-manager
+//   and every TLS writer must not depend on Bulwark, and the gateway re-validates every pair it
+//   serves.
+// - Ingresses: only those Bulwark may serve: class bulwark, and class-less ones unless the install
+//   says Bulwark's IngressClass is not the default (CEL cannot read the IngressClass, so a build
+//   that cannot know, such as the module chart, keeps them); fail closed: the guard's review of a
+//   served Ingress is the boundary.
 // - nodes, endpoints, EndpointSlices: fail open; the kubelet and the controllers write them, and
 //   the edge-health reconciler repairs whatever slips through.
 // - anything else (Bulwark's own CRDs): as Pepr wrote it.
@@ -27,14 +31,39 @@ interface Policy {
   suffix: string;
   failurePolicy?: "Fail" | "Ignore";
   matchConditions?: MatchCondition[];
+  /** Leave Bulwark's own namespace out (its own workloads never wait on its admission). */
+  skipOwnNamespace?: true;
 }
+
+export interface WebhookPolicyOptions {
+  /** Bulwark's namespace (values.namespace). */
+  ownNamespace: string;
+  /** Whether class-less Ingresses may be Bulwark's: false only when its class is known not to be the default. */
+  classlessIngresses: boolean;
+}
+
+export const DEFAULT_WEBHOOK_POLICY: WebhookPolicyOptions = {
+  ownNamespace: "bulwark-system",
+  classlessIngresses: true,
+};
 
 const LEGACY_CLASS = "kubernetes.io/ingress.class";
 
+/** CEL: the Ingress names class bulwark, or (when `classless`) names no class at all. */
+function ingressCondition(classless: boolean): string {
+  const legacy = `object.metadata.annotations['${LEGACY_CLASS}']`;
+  const hasLegacy = `has(object.metadata.annotations) && '${LEGACY_CLASS}' in object.metadata.annotations`;
+  const byAnnotation = classless
+    ? `(!(${hasLegacy}) || ${legacy} == '${INGRESS_CLASS}')`
+    : `(${hasLegacy} && ${legacy} == '${INGRESS_CLASS}')`;
+  return `object != null && (has(object.spec.ingressClassName) ? object.spec.ingressClassName == '${INGRESS_CLASS}' : ${byAnnotation})`;
+}
+
 /** CEL over the admitted object; `object` is null on DELETE, which these rules never match. */
-const POLICIES: Record<string, Policy> = {
+const policies = (options: WebhookPolicyOptions): Record<string, Policy> => ({
   pods: {
     suffix: "pods",
+    skipOwnNamespace: true,
     matchConditions: [
       {
         name: "names-a-permission-group",
@@ -45,6 +74,7 @@ const POLICIES: Record<string, Policy> = {
   secrets: {
     suffix: "tls-secrets",
     failurePolicy: "Ignore",
+    skipOwnNamespace: true,
     matchConditions: [
       {
         name: "is-a-tls-secret",
@@ -57,16 +87,7 @@ const POLICIES: Record<string, Policy> = {
     matchConditions: [
       {
         name: "may-be-served-by-bulwark",
-        expression:
-          "object != null && (has(object.spec.ingressClassName) ? object.spec.ingressClassName == '" +
-          INGRESS_CLASS +
-          "' : (!has(object.metadata.annotations) || !('" +
-          LEGACY_CLASS +
-          "' in object.metadata.annotations) || object.metadata.annotations['" +
-          LEGACY_CLASS +
-          "'] == '" +
-          INGRESS_CLASS +
-          "'))",
+        expression: ingressCondition(options.classlessIngresses),
       },
     ],
   },
@@ -76,7 +97,7 @@ const POLICIES: Record<string, Policy> = {
       { suffix: "fail-open", failurePolicy: "Ignore" } satisfies Policy,
     ]),
   ),
-};
+});
 
 interface Rule {
   resources?: string[];
@@ -86,6 +107,7 @@ interface Rule {
 interface Webhook {
   name: string;
   failurePolicy?: string;
+  namespaceSelector?: unknown;
   rules?: Rule[];
   matchConditions?: MatchCondition[];
   [key: string]: unknown;
@@ -94,13 +116,16 @@ interface Webhook {
 type WebhookConfiguration = KubernetesObject & { webhooks?: Webhook[] };
 
 /** The policy of a rule: by its first resource that has one (Pepr writes one per rule). */
-function policyOf(rule: Rule): Policy | undefined {
-  const resource = rule.resources?.find(r => POLICIES[r] !== undefined);
-  return resource === undefined ? undefined : POLICIES[resource];
+function policyOf(all: Record<string, Policy>, rule: Rule): Policy | undefined {
+  const resource = rule.resources?.find(r => all[r] !== undefined);
+  return resource === undefined ? undefined : all[resource];
 }
 
 /** Each webhook's rules grouped by policy, each group a webhook of its own. */
-export function applyWebhookPolicy<T extends KubernetesObject>(config: T): T {
+export function applyWebhookPolicy<T extends KubernetesObject>(
+  config: T,
+  options: WebhookPolicyOptions = DEFAULT_WEBHOOK_POLICY,
+): T {
   const typed = config as WebhookConfiguration;
   if (
     typed.kind !== "MutatingWebhookConfiguration" &&
@@ -108,13 +133,16 @@ export function applyWebhookPolicy<T extends KubernetesObject>(config: T): T {
   )
     return config;
   const webhooks: Webhook[] = [];
+  const all = policies(options);
   for (const webhook of typed.webhooks ?? []) {
     const groups = new Map<Policy | undefined, Rule[]>();
     for (const rule of webhook.rules ?? []) {
-      const policy = policyOf(rule);
+      const policy = policyOf(all, rule);
       groups.set(policy, [...(groups.get(policy) ?? []), rule]);
     }
-    for (const [policy, rules] of groups) addScoped(webhooks, webhook, policy, rules);
+    for (const [policy, rules] of groups) {
+      addScoped(webhooks, webhook, policy, { rules, ownNamespace: options.ownNamespace });
+    }
   }
   return { ...typed, webhooks } as unknown as T;
 }
@@ -124,7 +152,7 @@ function addScoped(
   webhooks: Webhook[],
   webhook: Webhook,
   policy: Policy | undefined,
-  rules: Rule[],
+  { rules, ownNamespace }: { rules: Rule[]; ownNamespace: string },
 ): void {
   if (!policy) {
     webhooks.push({ ...webhook, rules });
@@ -141,8 +169,31 @@ function addScoped(
     name,
     failurePolicy: policy.failurePolicy ?? webhook.failurePolicy,
     rules,
+    ...(policy.skipOwnNamespace
+      ? { namespaceSelector: withoutNamespace(webhook.namespaceSelector, ownNamespace) }
+      : {}),
     ...(policy.matchConditions ? { matchConditions: policy.matchConditions } : {}),
   });
+}
+
+interface Selector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: { key: string; operator: string; values?: string[] }[];
+}
+
+const NAMESPACE_NAME = "kubernetes.io/metadata.name";
+
+/** `selector` (Pepr's NotIn list of its own namespaces) that also leaves `namespace` out. */
+function withoutNamespace(selector: unknown, namespace: string): Selector {
+  const current = (selector ?? {}) as Selector;
+  const expressions = [...(current.matchExpressions ?? [])];
+  const index = expressions.findIndex(e => e.key === NAMESPACE_NAME && e.operator === "NotIn");
+  const existing = index >= 0 ? expressions[index] : undefined;
+  const values = [...new Set([...(existing?.values ?? []), namespace])];
+  const notIn = { key: NAMESPACE_NAME, operator: "NotIn", values };
+  if (index >= 0) expressions[index] = notIn;
+  else expressions.push(notIn);
+  return { ...current, matchExpressions: expressions };
 }
 
 function named(name: string, suffix: string): string {

@@ -17,6 +17,8 @@ import { testCluster, testNamespace } from "../harness/cluster";
 
 const cluster = testCluster();
 const DEAD_URL = "https://127.0.0.1:1/down";
+/** The namespace the harness's module is built for (hack/webhook-policy.ts's default). */
+const OWN_NAMESPACE = "bulwark-system";
 
 type Configuration = V1MutatingWebhookConfiguration | V1ValidatingWebhookConfiguration;
 
@@ -64,7 +66,7 @@ const ingress = (name: string, className: string) => ({
 });
 
 describe("admission scope: with Bulwark's admission down", () => {
-  it("plain pods, Secrets, TLS Secrets and other classes' Ingresses are written; annotated pods and Bulwark's Ingresses are not", async () => {
+  it("plain pods, Secrets, TLS Secrets, other classes' Ingresses and annotated pods in Bulwark's namespace are written; annotated pods and Bulwark's Ingresses are not", async () => {
     const [ns, drop] = await testNamespace(cluster, "adm-scope");
     const copies = await deadCopies();
     assert.ok(copies.length >= 2, "the module registers mutating and validating webhooks");
@@ -84,6 +86,14 @@ describe("admission scope: with Bulwark's admission down", () => {
       await cluster.core.createNamespacedPod({
         namespace: ns,
         body: { metadata: { name: "plain" }, spec: annotatedPod("x").spec },
+      });
+      // Bulwark's own workloads never wait on its admission, annotated or not.
+      const own = `own-${Date.now()}`;
+      await cluster.core.createNamespacedPod({ namespace: OWN_NAMESPACE, body: annotatedPod(own) });
+      await cluster.core.deleteNamespacedPod({
+        namespace: OWN_NAMESPACE,
+        name: own,
+        gracePeriodSeconds: 0,
       });
       await cluster.core.createNamespacedSecret({
         namespace: ns,

@@ -189,7 +189,7 @@ describe("EdgeDaemon", () => {
 
 function pair(options: { overlapMs: number; maxClockSkewMs?: number }) {
   const clock = { now: 5_000_000 };
-  const members = [
+  const members: Member[] = [
     { name: "a", ip: "10.0.0.1" },
     { name: "b", ip: "10.0.0.2" },
   ];
@@ -217,22 +217,21 @@ function pair(options: { overlapMs: number; maxClockSkewMs?: number }) {
       log: quiet,
     },
   );
+  /** `sender`'s row about itself, signed with `keys`, made `skew` ms ahead on its clock. */
+  const rowOf = (sender: string, keys: Buffer[] = [key], skew = 0) =>
+    signResult(
+      {
+        sender,
+        timestamp: clock.now + skew,
+        nonce: newNonce(),
+        checkedAt: clock.now + skew - 100,
+        results: { [sender]: true },
+      },
+      keys,
+    );
   /** b's row about itself, signed with `keys`, sent `skew` ms ahead on b's clock. */
-  const fromB = (keys: Buffer[], skew = 0) =>
-    d.receive(
-      signResult(
-        {
-          sender: "b",
-          timestamp: clock.now + skew,
-          nonce: newNonce(),
-          checkedAt: clock.now + skew - 100,
-          results: { b: true },
-        },
-        keys,
-      ),
-      "10.0.0.2",
-    ).status;
-  return { d, clock, fromB };
+  const fromB = (keys: Buffer[], skew = 0) => d.receive(rowOf("b", keys, skew), "10.0.0.2").status;
+  return { d, clock, fromB, rowOf, members };
 }
 
 describe("EdgeDaemon key rotation", () => {
@@ -339,6 +338,42 @@ describe("EdgeDaemon: a sender with a skewed clock", () => {
     assert.equal(d.view().targets.find(t => t.target === "b")?.yes.length, 1);
     clock.now += 1;
     assert.equal(d.view().targets.find(t => t.target === "b")?.yes.length, 0);
+    d.stop();
+  });
+});
+
+describe("EdgeDaemon: a message's nonce is remembered only once the message is accepted", () => {
+  // The attack: sniff b's genuine message and send it first from another address. If the receiver
+  // remembered the nonce before checking the source, b's own copy would then be refused as a
+  // replay: anyone on the path could suppress b's votes.
+  it("a sniffed message replayed from a wrong address first: 403, then the genuine one is accepted", () => {
+    const { d, rowOf } = pair({ overlapMs: 0 });
+    const genuine = rowOf("b");
+    const replayed = d.receive(structuredClone(genuine), "10.0.0.66");
+    assert.deepEqual([replayed.status, replayed.body.reason], [403, "wrong-source"]);
+    const real = d.receive(structuredClone(genuine), "10.0.0.2");
+    assert.deepEqual([real.status, real.body], [200, { accepted: true }]);
+    assert.equal(d.view().rows.find(r => r.sender === "b")?.results.b, true, "b's row counts");
+    d.stop();
+  });
+
+  it("a message from a node outside the group does not burn its nonce", () => {
+    const { d, rowOf, members } = pair({ overlapMs: 0 });
+    const fromC = rowOf("c");
+    const outside = d.receive(structuredClone(fromC), "10.0.0.3");
+    assert.deepEqual([outside.status, outside.body.reason], [403, "not-a-member"]);
+    members.push({ name: "c", ip: "10.0.0.3" }); // c joins the group (the watch has it now)
+    assert.equal(d.receive(structuredClone(fromC), "10.0.0.3").status, 200);
+    d.stop();
+  });
+
+  it("a true replay from the sender's own address is still refused (409 replayed)", () => {
+    const { d, rowOf } = pair({ overlapMs: 0 });
+    const genuine = rowOf("b");
+    assert.equal(d.receive(structuredClone(genuine), "10.0.0.2").status, 200);
+    const again = d.receive(structuredClone(genuine), "10.0.0.2");
+    assert.deepEqual([again.status, again.body.reason], [409, "replayed"]);
+    assert.equal(d.stats.rejected.replayed, 1);
     d.stop();
   });
 });

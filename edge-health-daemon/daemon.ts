@@ -9,6 +9,7 @@ import {
   newNonce,
   receivedCheckedAt,
   REJECTION_STATUS,
+  rememberNonce,
   ReplayGuard,
   signResult,
   verifyResult,
@@ -182,7 +183,10 @@ export class EdgeDaemon {
     return [...this.#o.keys, ...retired].slice(0, MAX_KEYS);
   }
 
-  /** Handles one PUT /result body from `remoteAddress`. */
+  /**
+   * Handles one PUT /result body from `remoteAddress`. Every check (shape, signature, clock,
+   * sender in the group, source address) comes before the nonce is remembered (signing.ts).
+   */
   receive(raw: unknown, remoteAddress: string | undefined): Reply {
     const now = this.#io.now();
     const verified = verifyResult(raw, {
@@ -203,6 +207,14 @@ export class EdgeDaemon {
         403,
         "wrong-source",
         `${m.sender} is ${member.ip}, message came from ${normalize(remoteAddress)}`,
+      );
+    }
+    const remembered = rememberNonce(m, this.#guard, now);
+    if (!remembered.ok) {
+      return this.#reject(
+        REJECTION_STATUS[remembered.reason],
+        remembered.reason,
+        remembered.detail,
       );
     }
     // Kept on our clock, never later than the sender's own check time (signing.ts).

@@ -4,6 +4,7 @@ import {
   canonicalJson,
   newNonce,
   receivedCheckedAt,
+  rememberNonce,
   ReplayGuard,
   signResult,
   verifyResult,
@@ -37,12 +38,27 @@ describe("canonicalJson", () => {
 });
 
 describe("verifyResult", () => {
-  it("accepts a genuine message once, then rejects its replay", () => {
+  it("records nothing: a message verifies again until its nonce is remembered, then is replayed", () => {
     const guard = new ReplayGuard(5000);
     const message = signResult(body(), key);
-    assert.equal(verifyResult(message, { keys: [key], guard, now, maxSkewMs: 2000 }).ok, true);
-    const again = verifyResult(message, { keys: [key], guard, now: now + 10, maxSkewMs: 2000 });
+    const options = { keys: [key], guard, now, maxSkewMs: 2000 };
+    assert.equal(verifyResult(message, options).ok, true);
+    assert.equal(verifyResult(message, { ...options, now: now + 10 }).ok, true, "not recorded");
+    assert.equal(guard.size, 0);
+    assert.equal(rememberNonce(message, guard, now + 10).ok, true);
+    const again = verifyResult(message, { ...options, now: now + 20 });
     assert.deepEqual(again.ok ? "" : again.reason, "replayed");
+  });
+
+  it("rememberNonce takes a nonce once: a second copy is refused as replayed", () => {
+    const guard = new ReplayGuard(5000);
+    const message = signResult(body(), key);
+    assert.equal(rememberNonce(message, guard, now).ok, true);
+    const second = rememberNonce(message, guard, now);
+    assert.deepEqual(second.ok ? "" : [second.reason, second.detail], [
+      "replayed",
+      `nonce ${message.nonce} already seen`,
+    ]);
   });
 
   it("verifies whatever the key order of the received JSON", () => {

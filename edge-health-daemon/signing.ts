@@ -5,7 +5,10 @@
 // signature covers sender, timestamp, nonce, the sender's check time and the results, as canonical
 // JSON (object keys sorted by UTF-16 code unit, no whitespace); a receiver drops a message that is
 // malformed, badly signed, outside the clock window, or whose nonce it has seen in that window.
-// Nonces are recorded only after the signature verifies, so forged traffic cannot fill the cache.
+// Verifying records nothing: a nonce is remembered (`rememberNonce`) only once the receiver has
+// accepted the whole message, sender and source address included. Remembering it earlier would let
+// anyone who sniffs a genuine message burn its nonce by sending a copy from another address (or a
+// forged one), so that the real one is refused as a replay; and forged traffic could fill the cache.
 //
 // Key rotation without a gap: a daemon holds one or more keys (the Secret's lines, plus for
 // `--hmac-overlap` the key it had before the last change) and signs with EVERY one: `hmac` with
@@ -119,6 +122,11 @@ export class ReplayGuard {
 
   constructor(readonly windowMs: number) {}
 
+  /** Whether `nonce` was recorded within the window; records nothing. */
+  has(nonce: string): boolean {
+    return this.#seen.has(nonce);
+  }
+
   /** True when `nonce` is new (and records it), false when seen within the window. */
   admit(nonce: string, timestamp: number, now: number): boolean {
     if (now - this.#lastPrune > this.windowMs / 4) this.#prune(now);
@@ -178,7 +186,14 @@ export function receivedCheckedAt(message: ResultBody, now: number): number {
   return Math.min(message.checkedAt, now - (message.timestamp - message.checkedAt));
 }
 
-/** Verifies a received body: shape, signature (any key), clock window, then nonce. */
+function replayed(message: ResultBody): Extract<Verified, { ok: false }> {
+  return { ok: false, reason: "replayed", detail: `nonce ${message.nonce} already seen` };
+}
+
+/**
+ * Verifies a received body: shape, signature (any key), clock window, and that its nonce is not
+ * remembered yet. Records nothing: the receiver calls `rememberNonce` once it accepts the message.
+ */
 export function verifyResult(
   raw: unknown,
   options: {
@@ -211,8 +226,16 @@ export function verifyResult(
   const { now, guard } = options;
   const clock = clockProblem(message, now, guard.windowMs, options.maxSkewMs);
   if (clock) return clock;
-  if (!guard.admit(message.nonce, message.timestamp, now)) {
-    return { ok: false, reason: "replayed", detail: `nonce ${message.nonce} already seen` };
-  }
+  if (guard.has(message.nonce)) return replayed(message);
+  return { ok: true, message };
+}
+
+/**
+ * Records the nonce of a message the receiver has verified AND accepted (sender, source): the
+ * last step before the message is used. Check and record are one step, so of two copies only the
+ * first counts; the other is refused as replayed.
+ */
+export function rememberNonce(message: SignedResult, guard: ReplayGuard, now: number): Verified {
+  if (!guard.admit(message.nonce, message.timestamp, now)) return replayed(message);
   return { ok: true, message };
 }

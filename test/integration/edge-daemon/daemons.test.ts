@@ -203,6 +203,10 @@ describe("edge-health daemons: 7 processes on loopback, real API server", () => 
     assert.deepEqual(await put(to, stale, from), { status: 422, reason: "stale" });
 
     assert.deepEqual(await put(to, body(), "127.0.0.1"), { status: 403, reason: "wrong-source" });
+    // A sniffed genuine message sent first from another address must not burn its nonce.
+    const sniffed = body();
+    assert.deepEqual(await put(to, sniffed, "127.0.0.1"), { status: 403, reason: "wrong-source" });
+    assert.equal((await put(to, sniffed, from)).status, 200, "the genuine copy is still accepted");
 
     // n1's clock 1.5 s ahead (allowed skew 2 s): accepted, but kept at our time of its check, so
     // it cannot stay fresh longer than an on-time row. 3 s ahead: refused.

@@ -2,7 +2,8 @@
 // go straight into the peers' receive(), probes answer from a set of "down" nodes.
 import assert from "node:assert/strict";
 import { afterEach, describe, it } from "node:test";
-import { EdgeDaemon, type DaemonIo } from "./daemon";
+import type { VoteTerm } from "../core/edge";
+import { EdgeDaemon, type DaemonIo, type VoteOnRecord } from "./daemon";
 import type { Member } from "./membership";
 import { newNonce, signResult } from "./signing";
 import type { Decision } from "./tally";
@@ -10,7 +11,7 @@ import type { Decision } from "./tally";
 const key = Buffer.from("0123456789abcdef0123456789abcdef");
 const quiet = { info: () => {}, warn: () => {}, debug: () => {} };
 
-function cluster(n: number, maxProbePeers = 16, hmacOverlapMs = 10_000) {
+function cluster(n: number, maxProbePeers = 16, hmacOverlapMs = 10_000, voteTermPeriods = 3) {
   const members: Member[] = Array.from({ length: n }, (_, i) => ({
     name: `n${i}`,
     ip: `10.0.0.${i + 1}`,
@@ -21,18 +22,36 @@ function cluster(n: number, maxProbePeers = 16, hmacOverlapMs = 10_000) {
   // Partition: a node's half, by name; traffic between different halves fails.
   const half = new Map<string, number>();
   const cut = (a: string, b: string) => (half.get(a) ?? 0) !== (half.get(b) ?? 0);
+  // The Node annotations: the value and its term. `watch.frozen`: onRecord keeps returning what
+  // the watch cache had when it froze (a watch that lags behind the writes).
   const record = new Map<string, string>();
+  const terms = new Map<string, VoteTerm>();
+  const watch = { frozen: undefined as Map<string, VoteOnRecord> | undefined };
+  const freezeWatch = () => {
+    watch.frozen = new Map(members.map(m => [m.name, onRecord(m.name)]));
+  };
+  const onRecord = (node: string): VoteOnRecord =>
+    watch.frozen?.get(node) ?? { value: record.get(node), term: terms.get(node) };
+  /** Writes that changed the value on record. */
   const writes: { by: string; node: string; value: Decision }[] = [];
+  /** Writes of the value already on record, with a new term; `leftMs`: what the old one had left. */
+  const refreshes: { by: string; node: string; value: Decision; leftMs?: number }[] = [];
   const daemons = new Map<string, EdgeDaemon>();
   for (const m of members) {
     const io: DaemonIo = {
       now: () => now,
       members: () => members,
-      onRecord: node => record.get(node),
-      write: async (node, value) => {
+      onRecord,
+      write: async (node, value, term) => {
         if (apiDown.has(m.name)) throw new Error("API server unreachable");
+        const before = { value: record.get(node), term: terms.get(node) };
         record.set(node, value);
-        writes.push({ by: m.name, node, value });
+        terms.set(node, term);
+        if (before.value !== value) writes.push({ by: m.name, node, value });
+        else {
+          const leftMs = before.term && before.term.validUntilMs - now;
+          refreshes.push({ by: m.name, node, value, ...(leftMs === undefined ? {} : { leftMs }) });
+        }
       },
       probe: async ip => {
         const target = members.find(x => x.ip === ip);
@@ -60,6 +79,7 @@ function cluster(n: number, maxProbePeers = 16, hmacOverlapMs = 10_000) {
           messageMaxAgeMs: 30_000,
           maxProbePeers,
           writerFallbackPeriods: 3,
+          voteTermPeriods,
           verifySource: true,
         },
         io,
@@ -72,7 +92,27 @@ function cluster(n: number, maxProbePeers = 16, hmacOverlapMs = 10_000) {
     await new Promise(r => setImmediate(r)); // let the writes settle
   };
   const stop = () => daemons.forEach(d => d.stop());
-  return { members, daemons, down, apiDown, half, record, writes, round, stop };
+  const clock = {
+    get now() {
+      return now;
+    },
+    advance: (ms: number) => void (now += ms),
+  };
+  return {
+    members,
+    daemons,
+    down,
+    apiDown,
+    half,
+    record,
+    terms,
+    writes,
+    refreshes,
+    freezeWatch,
+    clock,
+    round,
+    stop,
+  };
 }
 
 describe("EdgeDaemon", () => {
@@ -103,6 +143,8 @@ describe("EdgeDaemon", () => {
     assert.equal(c.record.get("n0"), "false");
     const falseWrites = c.writes.filter(w => w.value === "false");
     assert.deepEqual(falseWrites, [{ by: "n1", node: "n0", value: "false" }]);
+    const term = c.terms.get("n0");
+    assert.equal(term && term.validUntilMs - term.decidedAtMs, 3000, '"false" has a term too');
   });
 
   it("the dead node is the lowest-named (the writer of everything): decided within 2 rounds", async () => {
@@ -126,18 +168,23 @@ describe("EdgeDaemon", () => {
     assert.deepEqual([...c.record.values()], ["true", "true", "true"]);
   });
 
-  it("2|2 even split: neither half writes anything", async () => {
+  it("2|2 even split: neither half writes a value; the last votes go stale", async () => {
     const c = cluster(4);
     stop = c.stop;
     for (let i = 0; i < 3; i++) await c.round();
     const before = c.writes.length;
     c.half.set("n2", 1).set("n3", 1);
-    for (let i = 0; i < 6; i++) await c.round();
+    for (let i = 0; i < 8; i++) await c.round();
     assert.equal(c.writes.length, before, JSON.stringify(c.writes.slice(before)));
     assert.deepEqual(
       [...c.record.values()],
       ["true", "true", "true", "true"],
-      "the last vote stays",
+      "the last value stays",
+    );
+    // Rows from before the cut count for the vote timeout (3 periods), then nobody renews.
+    assert.ok(
+      [...c.terms.values()].every(t => t.validUntilMs <= c.clock.now),
+      "past their terms",
     );
     const view = c.daemons.get("n0")?.view();
     assert.ok(view?.targets.every(t => t.decision === undefined));
@@ -187,6 +234,128 @@ describe("EdgeDaemon", () => {
   });
 });
 
+describe("EdgeDaemon: every vote is written with a term, renewed while its majority holds", () => {
+  let stop = () => {};
+  afterEach(() => stop());
+  const PERIOD = 1000;
+
+  it("a written vote carries its term: decided at the write, valid for 3 check periods", async () => {
+    const c = cluster(5);
+    stop = c.stop;
+    // Round 1 exchanges rows; the record is first seen then, and round 2's rows are the first
+    // ones checked after it (tally.ts: evidence newer than the record), so round 3 writes.
+    for (let i = 0; i < 2; i++) await c.round();
+    assert.equal(c.record.size, 0);
+    await c.round();
+    const writtenAt = c.clock.now;
+    assert.equal(c.record.size, 5);
+    for (const m of c.members) {
+      assert.deepEqual(c.terms.get(m.name), {
+        decidedAtMs: writtenAt,
+        validUntilMs: writtenAt + 3 * PERIOD,
+      });
+    }
+  });
+
+  it("the writer renews the term before it has less than 2 periods left; it never runs low", async () => {
+    const c = cluster(5);
+    stop = c.stop;
+    for (let i = 0; i < 3; i++) await c.round();
+    for (let i = 0; i < 8; i++) {
+      const before = c.refreshes.length;
+      await c.round();
+      for (const m of c.members) {
+        const left = (c.terms.get(m.name)?.validUntilMs ?? 0) - c.clock.now;
+        assert.ok(left >= 2 * PERIOD, `${m.name}: ${left} ms left after round ${i}`);
+      }
+      const renewed = c.refreshes.slice(before).map(r => r.node);
+      assert.equal(new Set(renewed).size, renewed.length, "at most one renewal per node a round");
+    }
+    assert.ok(c.refreshes.length >= 5 * 3, `${c.refreshes.length} renewals in 8 periods`);
+    assert.ok(
+      c.refreshes.every(r => r.by === "n0"),
+      "n0, the writer, renews",
+    );
+    assert.ok(c.refreshes.every(r => r.leftMs !== undefined && r.leftMs < 2 * PERIOD));
+    assert.equal(c.writes.length, 5, "the values themselves were written once");
+  });
+
+  it("a writer that cannot write: the others renew only when less than 1 period is left, before it runs out", async () => {
+    const c = cluster(3);
+    stop = c.stop;
+    for (let i = 0; i < 3; i++) await c.round();
+    c.apiDown.add("n0"); // still heard from, so still the writer in everyone's view
+    c.clock.advance(PERIOD / 2); // daemons do not decide in step with the term's start
+    const before = c.refreshes.length;
+    for (let i = 0; i < 8; i++) {
+      await c.round();
+      for (const m of c.members) {
+        const until = c.terms.get(m.name)?.validUntilMs ?? 0;
+        assert.ok(until > c.clock.now, `${m.name}'s vote ran out at round ${i}`);
+      }
+    }
+    const byOthers = c.refreshes.slice(before);
+    assert.ok(byOthers.length >= 3, `${byOthers.length} renewals by the others`);
+    assert.ok(byOthers.every(r => r.by !== "n0"));
+    assert.ok(
+      byOthers.every(r => r.leftMs !== undefined && r.leftMs < PERIOD),
+      JSON.stringify(byOthers),
+    );
+  });
+
+  it("a group of two with one node powered off: nothing is written alone, and both votes go stale", async () => {
+    const c = cluster(2);
+    stop = c.stop;
+    for (let i = 0; i < 3; i++) await c.round();
+    assert.deepEqual([c.record.get("n0"), c.record.get("n1")], ["true", "true"]);
+    c.down.add("n1");
+    const [writes, refreshes] = [c.writes.length, c.refreshes.length];
+    for (let i = 0; i < 8; i++) await c.round();
+    assert.equal(c.writes.length, writes, "the survivor alone writes no value");
+    assert.ok(
+      c.refreshes.slice(refreshes).every(r => r.node !== "n1"),
+      "the powered-off node's true is never renewed",
+    );
+    for (const node of ["n0", "n1"]) {
+      const until = c.terms.get(node)?.validUntilMs ?? Number.POSITIVE_INFINITY;
+      assert.ok(until <= c.clock.now, `${node}'s vote is past its term`);
+    }
+    assert.deepEqual([c.record.get("n0"), c.record.get("n1")], ["true", "true"], "values stay");
+  });
+
+  it("a vote on record without a term (written before terms) gets one at once, once per node", async () => {
+    const c = cluster(5);
+    stop = c.stop;
+    for (const m of c.members) c.record.set(m.name, "true");
+    // A missing term counts as none left: the first daemon holding the decision writes it, the
+    // writer or not (the vote protects nothing until then).
+    for (let i = 0; i < 2; i++) await c.round();
+    assert.equal(c.writes.length, 0, "no value changed");
+    assert.deepEqual(
+      c.refreshes.map(r => [r.node, r.leftMs]).sort(),
+      c.members.map(m => [m.name, undefined]),
+    );
+    assert.equal(c.terms.size, 5);
+  });
+
+  it("while the watch has not shown its write, a daemon does not write the same vote again", async () => {
+    const c = cluster(3);
+    stop = c.stop;
+    c.freezeWatch(); // the watch cache never sees a write
+    for (let i = 0; i < 3; i++) await c.round();
+    assert.equal(c.writes.length, 3);
+    for (const d of c.daemons.values()) d.decide(); // a burst of rows: decide again, same time
+    c.clock.advance(PERIOD / 2);
+    for (const d of c.daemons.values()) d.decide();
+    await new Promise(r => setImmediate(r));
+    assert.equal(c.writes.length + c.refreshes.length, 3, "within a period: no repeat");
+    c.clock.advance(PERIOD / 2);
+    for (const d of c.daemons.values()) d.decide();
+    await new Promise(r => setImmediate(r));
+    assert.equal(c.refreshes.length, 3, "a period later the write is repeated, once");
+  });
+});
+
 function pair(options: { overlapMs: number; maxClockSkewMs?: number }) {
   const clock = { now: 5_000_000 };
   const members: Member[] = [
@@ -205,12 +374,13 @@ function pair(options: { overlapMs: number; maxClockSkewMs?: number }) {
       messageMaxAgeMs: 5000,
       maxProbePeers: 16,
       writerFallbackPeriods: 3,
+      voteTermPeriods: 3,
       verifySource: true,
     },
     {
       now: () => clock.now,
       members: () => members,
-      onRecord: () => undefined,
+      onRecord: () => ({}),
       write: async () => {},
       probe: async () => [],
       send: async () => {},

@@ -1,6 +1,7 @@
 // One edge-health daemon's engine: check rounds, receiving signed rows, tallying, writing.
 // It owns no sockets and no API client: the caller passes them in (main.ts for the real
 // process, hack/bench/edge-health.ts for the 200-node simulation), so the same code runs in both.
+import type { VoteTerm } from "../core/edge";
 import type { CheckOutcome } from "./score";
 import { checkChanges, isNormal } from "./score";
 import { Ring, type Member } from "./membership";
@@ -17,6 +18,7 @@ import {
 } from "./signing";
 import {
   ResultStore,
+  shouldRefresh,
   shouldWrite,
   tally,
   writerOf,
@@ -31,13 +33,21 @@ export interface DaemonLog {
   debug(message: string, meta?: Record<string, unknown>): void;
 }
 
+/** A node's vote as the watch cache has it. */
+export interface VoteOnRecord {
+  /** The `superedgehealth/node-health` annotation. */
+  value?: string;
+  /** Its term (core/edge/vote.ts `readTerm`), when the Node has a readable one. */
+  term?: VoteTerm;
+}
+
 export interface DaemonIo {
   now(): number;
   /** The current group (membership.ts `groupOf` over the watch cache). */
   members(): readonly Member[];
-  /** The node's `superedgehealth/node-health` annotation as the watch cache has it. */
-  onRecord(node: string): string | undefined;
-  write(node: string, value: Decision): Promise<void>;
+  onRecord(node: string): VoteOnRecord;
+  /** Writes the value and its term in one merge patch (core/edge/vote.ts `voteAnnotations`). */
+  write(node: string, value: Decision, term: VoteTerm): Promise<void>;
   probe(ip: string): Promise<CheckOutcome[]>;
   send(to: Member, message: SignedResult): Promise<void>;
   log: DaemonLog;
@@ -58,6 +68,8 @@ export interface DaemonOptions {
   messageMaxAgeMs: number;
   maxProbePeers: number;
   writerFallbackPeriods: number;
+  /** A written vote is valid for this many check periods (tally.ts `shouldRefresh`). */
+  voteTermPeriods: number;
   verifySource: boolean;
 }
 
@@ -78,6 +90,7 @@ interface Held {
 export interface TargetView extends Tally {
   writer?: string;
   onRecord?: string;
+  recordTerm?: VoteTerm;
   decidedRound?: number;
   decidedAtMs?: number;
   checks?: CheckOutcome[];
@@ -114,14 +127,18 @@ export class EdgeDaemon {
   readonly #heard = new Map<string, number>();
   /** Each node's value on record and when this daemon saw it change (our clock). */
   readonly #recordSeen = new Map<string, { value: string | undefined; at: number }>();
-  readonly #written = new Map<string, { value: Decision; round: number }>();
+  /** Our last acknowledged write per node, until the watch cache shows it. */
+  readonly #written = new Map<string, { value: Decision; term: VoteTerm }>();
   readonly #inFlight = new Set<string>();
   readonly #lastChecks = new Map<string, CheckOutcome[]>();
   readonly stats = {
     accepted: 0,
     rejected: {} as Record<string, number>,
     sendFailures: 0,
+    /** Writes that changed the value on record (as this daemon saw it). */
     writes: 0,
+    /** Writes of the value on record again, with a new term. */
+    refreshes: 0,
   };
 
   constructor(options: DaemonOptions, io: DaemonIo) {
@@ -326,34 +343,66 @@ export class EdgeDaemon {
     });
   }
 
-  /** The annotation as recorded, counting our own write until the watch has caught up. */
-  #onRecord(target: string): string | undefined {
+  /**
+   * Whether our last write of `value` to `target` is not in the watch cache yet and was made less
+   * than a period ago. decide() runs on every burst of rows; until the watch catches up it would
+   * write the same vote again each time. The record itself is always read from the watch, so a
+   * value another daemon wrote after ours is seen at once.
+   */
+  #awaitingWatch(target: string, value: Decision, record: VoteOnRecord): boolean {
     const written = this.#written.get(target);
-    if (written && this.#round - written.round <= 2) return written.value;
-    return this.#io.onRecord(target);
+    if (written?.value !== value) return false;
+    const shown =
+      record.value === value &&
+      (record.term?.validUntilMs ?? Number.NEGATIVE_INFINITY) >= written.term.validUntilMs;
+    if (shown) this.#written.delete(target);
+    return !shown && this.#io.now() - written.term.decidedAtMs < this.#o.checkPeriodMs;
   }
 
   /** Tallies every node this daemon checks (only checkers can be writers) and writes. */
   decide(): void {
-    for (const target of this.#ring.targetsOf(this.#o.self)) {
-      const t = this.#tallyOf(target.name);
-      const held = this.#hold(target.name, t.decision);
-      const onRecord = this.#onRecord(target.name);
-      if (held && t.decision !== onRecord) held.pendingSince ??= this.#round;
+    for (const { name } of this.#ring.targetsOf(this.#o.self)) {
+      const t = this.#tallyOf(name);
+      const held = this.#hold(name, t.decision);
+      const record = this.#io.onRecord(name);
+      if (held && t.decision !== record.value) held.pendingSince ??= this.#round;
       else if (held) held.pendingSince = undefined;
-      // Only a majority of votes cast after the record last changed may overwrite it (tally.ts).
-      const since = this.#recordChangedAt(target.name, onRecord);
-      const backed =
-        t.decision !== undefined && this.#tallyOf(target.name, since).decision === t.decision;
-      const write = shouldWrite({
-        decision: backed ? t.decision : undefined,
-        onRecord,
-        isWriter: this.#writerOf(target.name) === this.#o.self,
-        pendingPeriods: held?.pendingSince === undefined ? 0 : this.#round - held.pendingSince,
-        fallbackPeriods: this.#o.writerFallbackPeriods,
-      });
-      if (write && t.decision) this.#write(target.name, t.decision, t.reason);
+      const kind = this.#writeKind(t, held, record);
+      if (kind && t.decision && !this.#awaitingWatch(name, t.decision, record)) {
+        this.#write(name, t.decision, t.reason, kind);
+      }
     }
+  }
+
+  /** Whether to write `t`'s decision: to change the value on record, or to refresh its term. */
+  #writeKind(
+    t: Tally,
+    held: Held | undefined,
+    record: VoteOnRecord,
+  ): "change" | "refresh" | undefined {
+    // Only a majority of votes cast after the record last changed may change it (tally.ts);
+    // a refresh keeps the value on record, and needs only the majority of fresh votes.
+    const since = this.#recordChangedAt(t.target, record.value);
+    const backed =
+      t.decision !== undefined && this.#tallyOf(t.target, since).decision === t.decision;
+    const isWriter = this.#writerOf(t.target) === this.#o.self;
+    const change = shouldWrite({
+      decision: backed ? t.decision : undefined,
+      onRecord: record.value,
+      isWriter,
+      pendingPeriods: held?.pendingSince === undefined ? 0 : this.#round - held.pendingSince,
+      fallbackPeriods: this.#o.writerFallbackPeriods,
+    });
+    if (change) return "change";
+    const refresh = shouldRefresh({
+      decision: t.decision,
+      onRecord: record.value,
+      termLeftMs: record.term && record.term.validUntilMs - this.#io.now(),
+      isWriter,
+      checkPeriodMs: this.#o.checkPeriodMs,
+      voteTermPeriods: this.#o.voteTermPeriods,
+    });
+    return refresh ? "refresh" : undefined;
   }
 
   #hold(target: string, decision: Decision | undefined): Held | undefined {
@@ -368,22 +417,31 @@ export class EdgeDaemon {
     return fresh;
   }
 
-  #write(target: string, value: Decision, reason: string): void {
+  /** Writes `value` with a term from now; `kind` says whether the value on record changes. */
+  #write(target: string, value: Decision, reason: string, kind: "change" | "refresh"): void {
     if (this.#inFlight.has(target)) return;
     this.#inFlight.add(target);
+    const now = this.#io.now();
+    const term = {
+      decidedAtMs: now,
+      validUntilMs: now + this.#o.voteTermPeriods * this.#o.checkPeriodMs,
+    };
+    const logged = { node: target, value, validUntil: new Date(term.validUntilMs).toISOString() };
     this.#io
-      .write(target, value)
+      .write(target, value, term)
       .then(() => {
-        this.stats.writes++;
-        this.#written.set(target, { value, round: this.#round });
-        this.#io.log.info("node-health written", { node: target, value, reason });
+        this.#written.set(target, { value, term });
+        if (kind === "change") {
+          this.stats.writes++;
+          this.#io.log.info("node-health written", { ...logged, reason });
+        } else {
+          // Every period for every decided node: not worth an info line each.
+          this.stats.refreshes++;
+          this.#io.log.debug("vote term refreshed", logged);
+        }
       })
       .catch((error: unknown) =>
-        this.#io.log.warn("node-health write failed", {
-          node: target,
-          value,
-          error: String(error),
-        }),
+        this.#io.log.warn("node-health write failed", { ...logged, kind, error: String(error) }),
       )
       .finally(() => this.#inFlight.delete(target));
   }
@@ -392,10 +450,12 @@ export class EdgeDaemon {
   view(): EngineView {
     const targets = this.#ring.targetsOf(this.#o.self).map(m => {
       const held = this.#held.get(m.name);
+      const record = this.#io.onRecord(m.name);
       return {
         ...this.#tallyOf(m.name),
         writer: this.#writerOf(m.name),
-        onRecord: this.#io.onRecord(m.name),
+        onRecord: record.value,
+        recordTerm: record.term,
         decidedRound: held?.sinceRound,
         decidedAtMs: held?.sinceMs,
         checks: this.#lastChecks.get(m.name),

@@ -1,6 +1,11 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { parseKeys } from "./kube";
+import {
+  EDGE_HEALTH_ANNOTATION,
+  EDGE_VOTE_DECIDED_AT_ANNOTATION,
+  EDGE_VOTE_VALID_UNTIL_ANNOTATION,
+} from "../core/names";
+import { parseKeys, voteOnRecord, votePatch } from "./kube";
 
 const k1 = "0123456789abcdef0123";
 const k2 = "fedcba9876543210fedc";
@@ -32,4 +37,39 @@ describe("parseKeys (the key file or Secret value)", () => {
     it(`given ${what}, throws naming the source`, () =>
       assert.throws(() => parseKeys(Buffer.from(raw), "f"), pattern));
   }
+});
+
+describe("the vote's write and read", () => {
+  const term = {
+    decidedAtMs: Date.UTC(2026, 0, 2, 3, 4, 5),
+    validUntilMs: Date.UTC(2026, 0, 2, 3, 4, 35),
+  };
+
+  it("writes the value and its term in one merge patch of three annotations", () => {
+    assert.deepEqual(votePatch("false", term), {
+      metadata: {
+        annotations: {
+          [EDGE_HEALTH_ANNOTATION]: "false",
+          [EDGE_VOTE_DECIDED_AT_ANNOTATION]: "2026-01-02T03:04:05.000Z",
+          [EDGE_VOTE_VALID_UNTIL_ANNOTATION]: "2026-01-02T03:04:35.000Z",
+        },
+      },
+    });
+  });
+
+  it("reads back what it wrote: the value and the term", () => {
+    assert.deepEqual(voteOnRecord(votePatch("true", term)), { value: "true", term });
+  });
+
+  it("a Node without a term, or with an unreadable one: the value only", () => {
+    const value = { [EDGE_HEALTH_ANNOTATION]: "true" };
+    assert.deepEqual(voteOnRecord({ metadata: { annotations: value } }), { value: "true" });
+    const bad = {
+      ...value,
+      [EDGE_VOTE_DECIDED_AT_ANNOTATION]: "yesterday",
+      [EDGE_VOTE_VALID_UNTIL_ANNOTATION]: "2026-01-02T03:04:35Z",
+    };
+    assert.deepEqual(voteOnRecord({ metadata: { annotations: bad } }), { value: "true" });
+    assert.deepEqual(voteOnRecord({ metadata: {} }), {});
+  });
 });

@@ -1,5 +1,5 @@
 // The Kubernetes edge (I/O): a watch of Nodes and of the zone ConfigMap, the HMAC key from a
-// Secret, and the one write this daemon makes, a merge patch of one Node annotation.
+// Secret, and the one write this daemon makes, a merge patch of a Node's vote and its term.
 import {
   CoreV1Api,
   type KubeConfig,
@@ -12,9 +12,16 @@ import {
   type V1Node,
 } from "@kubernetes/client-node";
 import { readFile } from "node:fs/promises";
-import { parseZoneConfig, DEFAULT_ZONE_CONFIG, type ZoneConfig } from "../core/edge";
+import {
+  parseZoneConfig,
+  DEFAULT_ZONE_CONFIG,
+  readTerm,
+  voteAnnotations,
+  type VoteTerm,
+  type ZoneConfig,
+} from "../core/edge";
 import { EDGE_HEALTH_ANNOTATION, EDGE_ZONE_CONFIGMAP } from "../core/names";
-import type { DaemonLog } from "./daemon";
+import type { DaemonLog, VoteOnRecord } from "./daemon";
 import { groupOf, internalIp, type Member, type NodeWithAddresses } from "./membership";
 import type { Settings } from "./settings";
 import { MAX_KEYS } from "./signing";
@@ -116,13 +123,14 @@ export class KubeSource {
     return node ? internalIp(node as NodeWithAddresses) : undefined;
   }
 
-  onRecord(name: string): string | undefined {
-    return this.#nodes.get(name)?.metadata?.annotations?.[EDGE_HEALTH_ANNOTATION];
+  onRecord(name: string): VoteOnRecord {
+    const node = this.#nodes.get(name);
+    return node ? voteOnRecord(node) : {};
   }
 
-  async write(name: string, value: Decision): Promise<void> {
+  async write(name: string, value: Decision, term: VoteTerm): Promise<void> {
     await this.#core.patchNode(
-      { name, body: { metadata: { annotations: { [EDGE_HEALTH_ANNOTATION]: value } } } },
+      { name, body: votePatch(value, term) },
       setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
     );
   }
@@ -140,6 +148,21 @@ export class KubeSource {
     if (data === undefined) throw new Error(`Secret ${namespace}/${name}: data.hmackey is missing`);
     return parseKeys(Buffer.from(data, "base64"), `Secret ${namespace}/${name} data.hmackey`);
   }
+}
+
+/** A Node's vote and, when it has a readable one, its term. */
+export function voteOnRecord(node: V1Node): VoteOnRecord {
+  const value = node.metadata?.annotations?.[EDGE_HEALTH_ANNOTATION];
+  const read = readTerm(node);
+  return {
+    ...(value === undefined ? {} : { value }),
+    ...("term" in read ? { term: read.term } : {}),
+  };
+}
+
+/** The merge patch of a vote: its value and its term together, so they never part. */
+export function votePatch(value: Decision, term: VoteTerm): V1Node {
+  return { metadata: { annotations: voteAnnotations(value, term) } };
 }
 
 /**

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { daemonOptions, main } from "./main";
+import { daemonOptions, main, voteTermWarning } from "./main";
 import { parseSettings } from "./settings";
 
 describe("main", () => {
@@ -38,6 +38,7 @@ describe("daemonOptions: every engine setting comes from the parsed settings", (
         "--score-line=50",
         "--max-probe-peers=3",
         "--writer-fallback-periods=5",
+        "--vote-term-periods=4",
         "--hmac-overlap=17",
         "--verify-source=false",
       ],
@@ -57,7 +58,23 @@ describe("daemonOptions: every engine setting comes from the parsed settings", (
       messageMaxAgeMs: 11_000,
       maxProbePeers: 3,
       writerFallbackPeriods: 5,
+      voteTermPeriods: 4,
       verifySource: false,
     });
   });
+});
+
+describe("voteTermWarning: a term admission would read as stale by default (10 minutes)", () => {
+  const settings = (argv: string[]) => {
+    const parsed = parseSettings(["--node-name=edge-1", ...argv], {});
+    if (parsed.kind !== "ok") throw new Error(JSON.stringify(parsed));
+    return parsed.settings;
+  };
+  it("3 periods of 200 s: none", () =>
+    assert.equal(voteTermWarning(settings(["--check-period=200"])), undefined));
+  it("3 periods of 201 s: names the Pepr module's setting", () =>
+    assert.match(
+      String(voteTermWarning(settings(["--check-period=201"]))?.setting),
+      /^BULWARK_EDGE_MAX_VOTE_TERM_SECONDS/,
+    ));
 });

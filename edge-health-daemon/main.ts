@@ -2,6 +2,7 @@
 //   main(argv) → 0 after a graceful stop on SIGTERM/SIGINT, 2 on a bad setting, 1 on a failure.
 import { Agent, type Server } from "node:http";
 import { version } from "../package.json";
+import { DEFAULT_VOTE_RULES } from "../core/edge";
 import { makeProber } from "./checks";
 import { EdgeDaemon, type DaemonOptions } from "./daemon";
 import { KubeSource } from "./kube";
@@ -24,7 +25,23 @@ export function daemonOptions(settings: Settings, keys: readonly Buffer[]): Daem
     messageMaxAgeMs: settings.messageMaxAgeMs,
     maxProbePeers: settings.maxProbePeers,
     writerFallbackPeriods: settings.writerFallbackPeriods,
+    voteTermPeriods: settings.voteTermPeriods,
     verifySource: settings.verifySource,
+  };
+}
+
+/**
+ * Why the vote term may be too long for admission, which reads a longer term as stale (so no vote
+ * would protect anything). Its limit is the Pepr module's setting, which this daemon cannot read:
+ * the default is checked, and a warning names the setting.
+ */
+export function voteTermWarning(settings: Settings): Record<string, unknown> | undefined {
+  const voteTermMs = settings.voteTermPeriods * settings.checkPeriodMs;
+  if (voteTermMs <= DEFAULT_VOTE_RULES.maxTermMs) return undefined;
+  return {
+    voteTermMs,
+    defaultMaxTermMs: DEFAULT_VOTE_RULES.maxTermMs,
+    setting: "BULWARK_EDGE_MAX_VOTE_TERM_SECONDS of the Pepr module must be at least the term",
   };
 }
 
@@ -67,7 +84,7 @@ async function run(settings: Settings): Promise<number> {
     now: Date.now,
     members: () => kube.members(),
     onRecord: name => kube.onRecord(name),
-    write: (name, value) => kube.write(name, value),
+    write: (name, value, term) => kube.write(name, value, term),
     probe: ip => prober.probe(ip),
     send: (to, message) => sender.send(to, message),
     log,
@@ -77,8 +94,11 @@ async function run(settings: Settings): Promise<number> {
     listen: `${settings.listenAddress}:${settings.port}`,
     checkPeriodMs: settings.checkPeriodMs,
     voteTimeoutMs: settings.voteTimeoutMs,
+    voteTermMs: settings.voteTermPeriods * settings.checkPeriodMs,
     checks: describeChecks(settings),
   });
+  const longTerm = voteTermWarning(settings);
+  if (longTerm) log.warn("the vote term is longer than admission accepts by default", longTerm);
   const round = (): void =>
     void daemon.checkRound().catch(error => log.warn("round failed", { error: String(error) }));
   round();

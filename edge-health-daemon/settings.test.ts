@@ -21,6 +21,7 @@ describe("settings", () => {
     assert.equal(s.port, 51005);
     assert.equal(s.checkPeriodMs, 10_000);
     assert.equal(s.voteTimeoutMs, 30_000);
+    assert.equal(s.voteTermPeriods, 3);
     assert.equal(s.scoreLine, 100);
     assert.equal(s.maxProbePeers, 16);
     assert.deepEqual(
@@ -178,6 +179,18 @@ describe("settings", () => {
       /^BULWARK_EDGE_HMAC_RELOAD_SECONDS \(--hmac-reload\): must be at least 0.1/,
     ],
     [
+      "a vote term of one period (it would lapse before the writer renews it)",
+      ["--vote-term-periods=1"],
+      env,
+      /^BULWARK_EDGE_VOTE_TERM_PERIODS \(--vote-term-periods\): must be a whole number, at least 2$/,
+    ],
+    [
+      "a vote term that is not a whole number of periods",
+      ["--vote-term-periods=2.5"],
+      env,
+      /^BULWARK_EDGE_VOTE_TERM_PERIODS .*must be a whole number/,
+    ],
+    [
       "a bad boolean",
       ["--verify-source=yes"],
       env,
@@ -210,6 +223,7 @@ const FLAG_TABLE: [
   ["port", "6001", s => [s.port, daemonCheck(s)?.port], [6001, 6001]],
   ["check-period", "4", s => [s.checkPeriodMs, s.voteTimeoutMs], [4000, 12_000]],
   ["vote-timeout", "45", s => s.voteTimeoutMs, 45_000],
+  ["vote-term-periods", "5", s => s.voteTermPeriods, 5],
   ["message-max-age", "12", s => s.messageMaxAgeMs, 12_000],
   ["max-clock-skew", "3", s => s.maxClockSkewMs, 3000],
   ["score-line", "50", s => s.scoreLine, 50],

@@ -53,6 +53,11 @@ const SPECS = {
     env: "BULWARK_EDGE_VOTE_TIMEOUT_SECONDS",
     help: "a result counts while its sender's check time is this recent (default 3 check periods)",
   },
+  voteTermPeriods: {
+    flag: "vote-term-periods",
+    env: "BULWARK_EDGE_VOTE_TERM_PERIODS",
+    help: "a written vote is valid for this many check periods; renewed while its majority holds (default 3)",
+  },
   messageMaxAgeSeconds: {
     flag: "message-max-age",
     env: "BULWARK_EDGE_MESSAGE_MAX_AGE_SECONDS",
@@ -330,6 +335,10 @@ const schema = z
     voteTimeoutSeconds: number("seconds")
       .refine(n => n > 0, "must be more than 0")
       .optional(),
+    // At least 2: the writer renews with voteTermPeriods − 1 periods left, before it runs out.
+    voteTermPeriods: number("a count")
+      .refine(n => Number.isInteger(n) && n >= 2, "must be a whole number, at least 2")
+      .default(3),
     messageMaxAgeSeconds: number("seconds")
       .refine(n => n > 0, "must be more than 0")
       .default(30),
@@ -373,6 +382,7 @@ const schema = z
       port: s.port,
       checkPeriodMs: periodMs,
       voteTimeoutMs: (s.voteTimeoutSeconds ?? 3 * s.checkPeriodSeconds) * 1000,
+      voteTermPeriods: s.voteTermPeriods,
       messageMaxAgeMs: s.messageMaxAgeSeconds * 1000,
       maxClockSkewMs: s.maxClockSkewSeconds * 1000,
       scoreLine: s.scoreLine,

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { ResultStore, shouldWrite, tally, writerOf } from "./tally";
+import { ResultStore, shouldRefresh, shouldWrite, tally, writerOf } from "./tally";
 
 const now = 1_000_000;
 const names = (n: number) => Array.from({ length: n }, (_, i) => `n${i}`);
@@ -181,4 +181,53 @@ describe("single writer", () => {
     it(`${what}: ${expected ? "writes" : "does not write"}`, () =>
       assert.equal(shouldWrite(input), expected));
   }
+});
+
+describe("shouldRefresh: renewing the term of the decision on record (period 1 s, term 3 periods)", () => {
+  const base = { checkPeriodMs: 1000, voteTermPeriods: 3 };
+  type Case = Omit<Parameters<typeof shouldRefresh>[0], keyof typeof base>;
+  /** The decision is the value on record ("true"); `termLeftMs` undefined: no readable term. */
+  const held = (isWriter: boolean, termLeftMs: number | undefined): Case => ({
+    decision: "true",
+    onRecord: "true",
+    isWriter,
+    termLeftMs,
+  });
+  const cases: [string, Case, boolean][] = [
+    ["writer, 2.5 periods left", held(true, 2500), false],
+    ["writer, exactly 2 periods left", held(true, 2000), false],
+    ["writer, just under 2 periods left", held(true, 1999), true],
+    ["writer, no readable term", held(true, undefined), true],
+    ["writer, term expired", held(true, -500), true],
+    [
+      'writer, a "false" with 1.5 periods left',
+      { ...held(true, 1500), decision: "false", onRecord: "false" },
+      true,
+    ],
+    ["not the writer, 1.9 periods left", held(false, 1900), false],
+    ["not the writer, exactly 1 period left", held(false, 1000), false],
+    ["not the writer, under 1 period left", held(false, 999), true],
+    ["not the writer, no readable term", held(false, undefined), true],
+    [
+      "a decision other than the record (a change: shouldWrite)",
+      { ...held(true, 0), decision: "false" },
+      false,
+    ],
+    ["no decision: the term runs out", { ...held(true, 0), decision: undefined }, false],
+    [
+      "nothing on record (a first write: shouldWrite)",
+      { ...held(true, undefined), onRecord: undefined },
+      false,
+    ],
+  ];
+  for (const [what, input, expected] of cases) {
+    it(`${what}: ${expected ? "refreshes" : "does not refresh"}`, () =>
+      assert.equal(shouldRefresh({ ...base, ...input }), expected));
+  }
+
+  it("a longer term moves the writer's threshold with it (5 periods: under 4 left)", () => {
+    const writer = (termLeftMs: number) => ({ ...held(true, termLeftMs), checkPeriodMs: 1000 });
+    assert.equal(shouldRefresh({ ...writer(4000), voteTermPeriods: 5 }), false);
+    assert.equal(shouldRefresh({ ...writer(3999), voteTermPeriods: 5 }), true);
+  });
 });

@@ -6,32 +6,46 @@
 // check time is within voteTimeout (the receipt time is never used, so a replayed or relayed old
 // row cannot look fresh). With `needed = floor(m/2) + 1`, a strict majority of the WHOLE
 // electorate (not of the voters heard from):
-//   yes ≥ needed → "true";  no ≥ needed → "false";  otherwise no decision: nothing is written and
-//   whatever annotation is on the Node stays (the Pepr side bounds how long a "true" protects an
-//   Unknown node: core/edge/decision.ts).
+//   yes ≥ needed → "true";  no ≥ needed → "false";  otherwise no decision: nothing is written.
+//
+// A written vote has a term (core/edge/vote.ts): decided now, valid for voteTermPeriods check
+// periods. While the same decision holds, it is written again with a new term (`shouldRefresh`),
+// so a vote on record stays current only as long as a majority keeps deciding it; with no
+// decision nobody renews it, and a "true" past its term protects nothing (the Pepr side reads it
+// as stale and the node is evicted as Kubernetes would).
 // Consequences, stated:
 //   - group of 1 (alone in its zone): never decides (needed would be 1: a node's word on itself).
-//   - group of 2: both must agree. A dead peer is never written "false" by the survivor alone;
-//     its last "true" stays until the autonomy limit expires on the Pepr side.
-//   - even split (2|2, 3|3, ...): neither half reaches `needed`, nobody writes.
+//   - group of 2: needed is 2, so "true" needs both, the node's word on itself plus its peer's,
+//     and "false" needs both too (the node itself saying it is unhealthy). A single live peer can
+//     never write either value alone: when one node is powered off, its last "true" is not
+//     renewed and goes stale within one term; it is not protected until the autonomy limit.
+//   - even split (2|2, 3|3, ...): neither half reaches `needed`, nobody writes; the last votes
+//     go stale within one term.
 //   - odd split (4|3): the larger half is a strict majority of the group and votes the smaller
 //     half "false" (it cannot tell "cut off from us" from "dead"); the smaller half decides
 //     nothing, so it can never vote a healthy node of the larger half unhealthy.
-//   - whole group cut off from the API server: decisions happen but writes fail; last value stays.
+//   - a whole zone silent (every daemon stopped, or powered off): nobody renews; every vote goes
+//     stale within one term.
+//   - whole group cut off from the API server: decisions happen but writes fail; the votes on
+//     record go stale within one term.
 // "false" is therefore never written without a strict majority of the whole electorate.
 //
 // One writer per decision: the lowest-named checker of T that this daemon hears from (a row
-// received within 1.5 check periods, or itself). Each daemon computes that from its own view and writes only when it is the writer
-// and the Node's annotation differs. If a decision stays unwritten for writerFallbackPeriods
-// (the writer lost the API server, or views differ), every daemon holding the decision writes it,
-// as SuperEdge's daemons all do; writes are idempotent merge patches of one annotation.
+// received within 1.5 check periods, or itself). Each daemon computes that from its own view and
+// writes only when it is the writer and the Node's value differs, or its term has less than
+// voteTermPeriods − 1 periods left (so the writer renews about once a period). If a decision stays
+// unwritten for writerFallbackPeriods (the writer lost the API server, or views differ), every
+// daemon holding the decision writes it, as SuperEdge's daemons all do; and every daemon holding
+// the decision renews a term with less than one period left, so a dead writer does not let a live
+// majority's vote expire. Writes are merge patches of the value and its term, in one patch.
 //
 // Evidence newer than the record: a daemon overwrites the Node's value only when a strict majority
 // of results checked AFTER that value last changed (as this daemon saw it change) supports the new
 // value. Right after a 3|4 cut, the 3 still hold the 4's fresh-but-old "yes" rows for up to the
 // vote timeout; without this rule a minority node that happens to be lowest-named would write
 // "true" back over the majority's new "false" until those rows expire. With it, only votes cast
-// after the majority's write count, and the 3 have only 3.
+// after the majority's write count, and the 3 have only 3. A refresh writes the value already on
+// record, so the rule does not apply to it: the majority of fresh results is its backing.
 
 export type Decision = "true" | "false";
 
@@ -137,4 +151,25 @@ export function shouldWrite(input: {
 }): boolean {
   if (input.decision === undefined || input.decision === input.onRecord) return false;
   return input.isWriter || input.pendingPeriods >= input.fallbackPeriods;
+}
+
+/**
+ * Whether this daemon should write the decision on record again with a new term. The writer
+ * renews when fewer than voteTermPeriods − 1 periods are left (about once a period); the others
+ * only when less than one period is left (the writer is dead or cannot write). A missing or
+ * unreadable term counts as none left. A different decision is a change (`shouldWrite`), and no
+ * decision renews nothing: the term runs out.
+ */
+export function shouldRefresh(input: {
+  decision: Decision | undefined;
+  onRecord: string | undefined;
+  /** The term on record's time left (negative: expired); undefined when it has no readable term. */
+  termLeftMs: number | undefined;
+  isWriter: boolean;
+  checkPeriodMs: number;
+  voteTermPeriods: number;
+}): boolean {
+  if (input.decision === undefined || input.decision !== input.onRecord) return false;
+  const periodsLeft = (input.termLeftMs ?? Number.NEGATIVE_INFINITY) / input.checkPeriodMs;
+  return periodsLeft < (input.isWriter ? input.voteTermPeriods - 1 : 1);
 }

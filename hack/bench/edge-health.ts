@@ -18,7 +18,8 @@ import { cpus, loadavg } from "node:os";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { makeProber } from "../../edge-health-daemon/checks";
-import { EdgeDaemon, type DaemonLog } from "../../edge-health-daemon/daemon";
+import type { VoteTerm } from "../../core/edge";
+import { EdgeDaemon, type DaemonLog, type VoteOnRecord } from "../../edge-health-daemon/daemon";
 import type { Member } from "../../edge-health-daemon/membership";
 import { closeServer, listen, makeApp } from "../../edge-health-daemon/server";
 import type { Decision } from "../../edge-health-daemon/tally";
@@ -50,7 +51,7 @@ const sleep = (ms: number): Promise<void> => new Promise(r => setTimeout(r, ms))
 type Command =
   | { op: "start"; members: Member[]; mine: string[]; key: string }
   | { op: "go" }
-  | { op: "record"; node: string; value: Decision }
+  | { op: "record"; node: string; value: Decision; term: VoteTerm }
   | { op: "measure"; ms: number }
   | { op: "kill"; node: string }
   | { op: "stop" };
@@ -58,7 +59,7 @@ type Command =
 /** Worker → parent. */
 type Report =
   | { op: "started" }
-  | { op: "write"; node: string; value: Decision; by: string }
+  | { op: "write"; node: string; value: Decision; term: VoteTerm; by: string }
   | { op: "measured"; cpuUs: number; wallUs: number; lagP99Ms: number; rejected: number }
   | { op: "killed"; node: string; at: number };
 
@@ -79,7 +80,7 @@ function send(report: Report): void {
 async function startSim(
   member: Member,
   members: Member[],
-  shared: { key: Buffer; record: Map<string, Decision> },
+  shared: { key: Buffer; record: Map<string, VoteOnRecord> },
 ): Promise<Sim> {
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   const timeoutMs = Math.min(2000, PERIOD_MS * 0.4);
@@ -115,15 +116,16 @@ async function startSim(
       messageMaxAgeMs: 30_000,
       maxProbePeers: PROBES,
       writerFallbackPeriods: 3,
+      voteTermPeriods: 3,
       verifySource: true,
     },
     {
       now: Date.now,
       members: () => members,
-      onRecord: node => shared.record.get(node),
-      write: async (node, value) => {
-        shared.record.set(node, value);
-        send({ op: "write", node, value, by: member.name });
+      onRecord: node => shared.record.get(node) ?? {},
+      write: async (node, value, term) => {
+        shared.record.set(node, { value, term });
+        send({ op: "write", node, value, term, by: member.name });
       },
       probe: ip => prober.probe(ip),
       send: (to, message) => sender.send(to, message),
@@ -174,7 +176,7 @@ async function measure(sims: Map<string, Sim>, ms: number): Promise<Report> {
 
 function runWorker(): void {
   const sims = new Map<string, Sim>();
-  const record = new Map<string, Decision>();
+  const record = new Map<string, VoteOnRecord>();
   const handle = async (command: Command): Promise<void> => {
     switch (command.op) {
       case "start": {
@@ -189,7 +191,7 @@ function runWorker(): void {
         for (const sim of sims.values()) go(sim);
         return;
       case "record":
-        record.set(command.node, command.value);
+        record.set(command.node, { value: command.value, term: command.term });
         return;
       case "measure":
         return send(await measure(sims, command.ms));
@@ -218,7 +220,9 @@ interface Worker {
 
 class Coordinator {
   readonly record = new Map<string, Decision>();
+  /** Writes that changed a node's value; `refreshes` counts the others (a new term only). */
   readonly writes: { node: string; value: Decision; at: number; by: string }[] = [];
+  refreshes = 0;
   readonly #waiters: ((r: Report) => void)[] = [];
 
   constructor(readonly workers: Worker[]) {
@@ -227,9 +231,11 @@ class Coordinator {
 
   #onReport(r: Report): void {
     if (r.op === "write") {
+      if (this.record.get(r.node) === r.value) this.refreshes++;
+      else this.writes.push({ node: r.node, value: r.value, at: Date.now(), by: r.by });
       this.record.set(r.node, r.value);
-      this.writes.push({ node: r.node, value: r.value, at: Date.now(), by: r.by });
-      for (const w of this.workers) w.child.send({ op: "record", node: r.node, value: r.value });
+      const { node, value, term } = r;
+      for (const w of this.workers) w.child.send({ op: "record", node, value, term });
       return;
     }
     for (const waiter of this.#waiters.splice(0)) waiter(r);
@@ -319,6 +325,7 @@ async function runParent(): Promise<void> {
   await untilAllTrue(c);
   await sleep(PERIOD_MS); // settle
 
+  const refreshesBefore = c.refreshes;
   const measuring = c.collect("measured", WORKERS);
   for (const w of workers) w.child.send({ op: "measure", ms: MEASURE_PERIODS * PERIOD_MS });
   const measured = await measuring;
@@ -326,6 +333,7 @@ async function runParent(): Promise<void> {
   const perDaemon = (cores / NODES) * 100;
   const lagP99 = Math.max(...measured.map(m => m.lagP99Ms));
   const rejected = measured.reduce((sum, m) => sum + m.rejected, 0);
+  const refreshRate = (c.refreshes - refreshesBefore) / NODES / MEASURE_PERIODS;
 
   const flapsBefore = c.writes.filter(w => w.value === "false").length;
   const latencies: number[] = [];
@@ -359,6 +367,7 @@ async function runParent(): Promise<void> {
     (falseWrites / Math.max(1, latencies.length)).toFixed(2),
     "1 (single writer)",
   );
+  row("vote term refreshes per node per period", refreshRate.toFixed(2), "about 1 (the writer)");
   row("rejected messages", String(rejected), "0");
   row(`healthy nodes written "false" before the kills (starved probes)`, String(flapsBefore), "0");
   for (const w of workers) w.child.send({ op: "stop" });

@@ -3,12 +3,14 @@
 // token (stand-in kubelets that ask the API server, kubelet-stand-in.ts): healthy group; a kubelet
 // that answers 403 and one with a certificate the daemons do not trust; forged, replayed, stale
 // and clock-skewed messages; an HMAC key rotated on half the daemons, then on the rest; a killed
-// daemon; a 4|3 partition (iptables). Check period 1 s.
+// daemon; a 4|3 partition (iptables); every daemon stopped (the votes' terms stop moving). Check
+// period 1 s, vote term 3 periods.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import http from "node:http";
 import { after, before, describe, it } from "node:test";
+import { readTerm, type VoteTerm } from "../../../core/edge";
 import { EDGE_HEALTH_ANNOTATION } from "../../../core/names";
 import { waitUntil } from "../../../hack/control-plane/kube";
 import { newNonce, signResult, type SignedResult } from "../../../edge-health-daemon/signing";
@@ -31,6 +33,15 @@ async function annotation(cluster: TestCluster, name: string): Promise<string | 
 async function annotations(cluster: TestCluster, names: string[]): Promise<(string | undefined)[]> {
   return Promise.all(names.map(n => annotation(cluster, n)));
 }
+
+/** The vote's term on the Node (core/edge/vote.ts `readTerm`); throws naming what is wrong. */
+async function voteTerm(cluster: TestCluster, name: string): Promise<VoteTerm> {
+  const read = readTerm(await cluster.core.readNode({ name }));
+  if ("problem" in read) throw new Error(`${name}: ${read.problem}`);
+  return read.term;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise(r => setTimeout(r, ms));
 
 async function waitFor(
   what: string,
@@ -172,6 +183,17 @@ describe("edge-health daemons: 7 processes on loopback, real API server", () => 
         "7 nodes ≤ max-probe-peers+1: all-pairs, the whole group votes",
       );
     }
+  });
+
+  it("every vote carries its term (3 periods), and the writer keeps refreshing it", async () => {
+    const first = await Promise.all(names.map(n => voteTerm(cluster, n)));
+    for (const [i, term] of first.entries()) {
+      assert.equal(term.validUntilMs - term.decidedAtMs, 3 * PERIOD * 1000, `n${i}'s term`);
+    }
+    await waitFor("every node's valid-until has moved on", async () => {
+      const now = await Promise.all(names.map(n => voteTerm(cluster, n)));
+      return now.every((t, i) => t.validUntilMs > (first[i]?.validUntilMs ?? Infinity));
+    });
   });
 
   it("a forged, a replayed, a stale and a wrongly-sourced message are rejected", async () => {
@@ -347,6 +369,8 @@ describe("edge-health daemons: 7 processes on loopback, real API server", () => 
     );
     const t = (await group.view(writer)).targets.find(x => x.target === names[victim]);
     assert.equal(t?.decision, "false", t?.reason);
+    const term = await voteTerm(cluster, names[victim] ?? "");
+    assert.equal(term.validUntilMs - term.decidedAtMs, 3 * PERIOD * 1000, '"false" has a term');
     assert.ok(t?.decidedRound !== undefined);
     const periods = t.decidedRound - before;
     console.log(
@@ -456,6 +480,29 @@ describe("edge-health daemons: 7 processes on loopback, real API server", () => 
     }
     await waitFor("all nodes voted true after the partition heals", async () =>
       (await annotations(cluster, names)).every(v => v === "true"),
+    );
+  });
+
+  it("every daemon of the group stopped: no vote's term is refreshed, every vote goes stale", async () => {
+    await waitFor("all nodes true", async () =>
+      (await annotations(cluster, names)).every(v => v === "true"),
+    );
+    for (let i = 0; i < N; i++) await group.kill(i);
+    await sleep(PERIOD * 1000); // a write in flight at the kill lands, or never
+    const stopped = await Promise.all(names.map(n => voteTerm(cluster, n)));
+    await sleep(3 * PERIOD * 1000);
+    const later = await Promise.all(names.map(n => voteTerm(cluster, n)));
+    assert.deepEqual(later, stopped, "valid-until stopped moving");
+    const now = Date.now();
+    assert.deepEqual(
+      later.filter(t => t.validUntilMs > now),
+      [],
+      "every vote is past its term",
+    );
+    assert.deepEqual(
+      (await annotations(cluster, names)).filter(v => v !== "true"),
+      [],
+      "the values stay; only their terms ran out",
     );
   });
 });

@@ -27,4 +27,14 @@ export const PERMISSION_MANAGED_LABEL = `${PERMISSION_PREFIX}managed`;
 export const EDGE_ZONE_CONFIGMAP = "edge-health-zone-config";
 export const EDGE_TAINT_ZONE_ADMISSION_KEY = "TaintZoneAdmission";
 export const EDGE_MAX_UNKNOWN_KEY = "MaxUnknownSeconds";
+/** Per node: "false" opts out of protection, "true" opts in, a duration ("90m") sets its limit. */
+export const EDGE_AUTONOMY_ANNOTATION = "edge.bulwark.dev/autonomy";
+/** Superseded by EDGE_AUTONOMY_ANNOTATION; still read, for one release. */
 export const EDGE_MAX_UNKNOWN_ANNOTATION = "edge.bulwark.dev/max-unknown-seconds";
+/** The Node condition the edge-health reconciler writes. */
+export const EDGE_AUTONOMY_CONDITION = "EdgeAutonomy";
+/** When the daemons decided the vote on record, and until when it may be trusted (core/edge/vote.ts). */
+export const EDGE_VOTE_DECIDED_AT_ANNOTATION = "edge.bulwark.dev/vote-decided-at";
+export const EDGE_VOTE_VALID_UNTIL_ANNOTATION = "edge.bulwark.dev/vote-valid-until";
+/** On an Endpoints or EndpointSlice: the pods Bulwark keeps ready there (core/edge/kept.ts). */
+export const EDGE_KEPT_READY_ANNOTATION = "edge.bulwark.dev/kept-ready";

@@ -1,28 +1,11 @@
 // The gateway's settings: environment variables read through ONE zod schema whose keys are the
 // variables' names, so a bad value is reported by the name the operator set.
 import { z } from "zod";
-import { parseSwitch } from "../core/switch";
+import { flag, integer } from "../core/env-settings";
 import { podOrdinalFromName } from "../core/annotations/rollout";
 import { parseExcludedNamespaces } from "../core/ingress/selection";
 import { referrerAllowList } from "../core/annotations/referrer";
 import { DEFAULT_PUBLISHER_NAMESPACES, parseGuardMode, parseKeysLocation } from "../core/checksum";
-
-function integer(name: string, fallback: number, min: number, max: number) {
-  return z
-    .string()
-    .default(String(fallback))
-    .transform((text, ctx) => {
-      const value = Number(text);
-      if (text.trim() === "" || !Number.isInteger(value) || value < min || value > max) {
-        ctx.addIssue({
-          code: "custom",
-          message: `${name} must be an integer from ${min} to ${max}; got ${JSON.stringify(text)}`,
-        });
-        return z.NEVER;
-      }
-      return value;
-    });
-}
 
 /** off | observe | enforce (true/false: enforce/off). */
 function guardMode(name: string) {
@@ -34,23 +17,6 @@ function guardMode(name: string) {
       if (parsed.ok) return parsed.value;
       ctx.addIssue({ code: "custom", message: `${name} ${parsed.errors[0]?.message ?? ""}` });
       return z.NEVER;
-    });
-}
-
-function flag(name: string, fallback: boolean) {
-  return z
-    .string()
-    .default(String(fallback))
-    .transform((text, ctx) => {
-      const value = parseSwitch(text);
-      if (value === undefined) {
-        ctx.addIssue({
-          code: "custom",
-          message: `${name} must be true or false; got ${JSON.stringify(text)}`,
-        });
-        return z.NEVER;
-      }
-      return value;
     });
 }
 

@@ -74,8 +74,8 @@ describe("workload manifests", () => {
     const unlabelled = objects
       .filter(o => o.metadata?.labels?.[PART_OF_LABEL] !== "bulwark")
       .map(o => `${o.kind} ${o.metadata?.name}`);
-    // The zone ConfigMap's namespace belongs to SuperEdge: declared, never owned.
-    assert.deepEqual(unlabelled, ["Namespace edge-system"]);
+    // The zone ConfigMap lives in kube-system, which the install never declares or owns.
+    assert.deepEqual(unlabelled, []);
   });
 
   it("run non-root with a read-only root, requests and limits, and probes on named ports", () => {
@@ -302,7 +302,7 @@ describe("workload manifests", () => {
     assert.ok(read.settings.hmacKeyFile?.startsWith(`${mount}/`), read.settings.hmacKeyFile);
     const secret = spec.volumes?.find(v => v.name === "hmac")?.secret;
     assert.equal(secret?.secretName, "bulwark-edge-health-hmac");
-    assert.equal(read.settings.zoneNamespace, "edge-system");
+    assert.equal(read.settings.zoneNamespace, "kube-system");
   });
 
   it("edge health: node selector, tolerations and the zone ConfigMap follow the values", () => {

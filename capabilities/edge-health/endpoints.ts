@@ -1,132 +1,149 @@
 // Endpoints and EndpointSlices of pods on protected nodes: the endpoint controllers mark them not
-// ready when the node goes Unknown; admission puts back the ones that were ready, and the
-// reconciler repairs what the fail-open webhook missed.
+// ready when the node goes Unknown; admission puts back the ones that were ready, the resync
+// repairs what the fail-open webhook missed (and what was not a candidate yet when the object was
+// written, e.g. a node voted healthy after its pods went not ready), and gives kept pods back to
+// the controllers' view when protection ends. All lookups come from watch caches.
 import { K8s, Log, kind, type PeprMutateRequest, type a } from "pepr";
 import {
   endpointSlicePatch,
   endpointsPatch,
-  promoteEndpointSlice,
-  promoteEndpoints,
+  keptOf,
+  settleEndpointSlice,
+  settleEndpoints,
   type EndpointSlice,
   type Endpoints,
-  type Pod,
-  type ProtectionContext,
 } from "../../core/edge";
 import type { Protection } from "./protection";
+import { WatchCache } from "./watch-cache";
 
-interface Candidate {
-  nodeName?: string;
-  targetRef?: { kind?: string; name?: string; namespace?: string };
+export function settleEndpointsObject(protection: Protection, endpoints: Endpoints) {
+  return settleEndpoints({ endpoints, pod: protection.pod, context: protection.context() });
 }
 
-/**
- * The pods behind not-ready addresses on protected nodes, fetched once each: promotion is pure
- * and needs them at hand. Addresses on unprotected nodes cost nothing.
- */
-async function podsOf(
-  candidates: Candidate[],
-  namespace: string,
-  ctx: ProtectionContext,
-  protection: Protection,
-) {
-  const pods = new Map<string, Pod>();
-  const wanted = candidates.filter(c => {
-    const node = c.nodeName ? ctx.node(c.nodeName) : undefined;
-    return (
-      c.targetRef?.kind === "Pod" &&
-      c.targetRef.name &&
-      node &&
-      protection.decide(node, ctx.now).protect
-    );
-  });
-  await Promise.all(
-    wanted.map(async c => {
-      const ns = c.targetRef?.namespace ?? namespace;
-      const name = c.targetRef?.name ?? "";
-      try {
-        pods.set(`${ns}/${name}`, (await K8s(kind.Pod).InNamespace(ns).Get(name)) as Pod);
-      } catch {
-        // A pod that cannot be read is not promoted: promotion needs its readiness history.
-      }
-    }),
-  );
-  return (ns: string, name: string) => pods.get(`${ns}/${name}`);
-}
-
-export async function promoteEndpointsObject(protection: Protection, endpoints: Endpoints) {
-  const ctx = protection.context();
-  const candidates = (endpoints.subsets ?? []).flatMap(s => s.notReadyAddresses ?? []);
-  const pod = await podsOf(candidates, endpoints.metadata?.namespace ?? "", ctx, protection);
-  return promoteEndpoints({ endpoints, pod, context: ctx });
-}
-
-export async function promoteSliceObject(protection: Protection, slice: EndpointSlice) {
-  const ctx = protection.context();
-  const candidates = (slice.endpoints ?? []).filter(e => e.conditions?.ready === false);
-  const pod = await podsOf(candidates, slice.metadata?.namespace ?? "", ctx, protection);
-  return promoteEndpointSlice({ slice, pod, context: ctx });
+export function settleSliceObject(protection: Protection, slice: EndpointSlice) {
+  return settleEndpointSlice({ slice, pod: protection.pod, context: protection.context() });
 }
 
 export function promoteEndpointsOnWrite(protection: Protection) {
-  return async function promoteEndpointsOnWrite(
-    req: PeprMutateRequest<a.Endpoints>,
-  ): Promise<void> {
-    const result = await promoteEndpointsObject(protection, req.Raw as Endpoints);
-    if (result.moved.length === 0) return;
+  return function promoteEndpointsOnWrite(req: PeprMutateRequest<a.Endpoints>): void {
+    const original = req.Raw as Endpoints;
+    const result = settleEndpointsObject(protection, original);
+    if (!endpointsPatch(original, result)) return;
     req.Raw.subsets = result.endpoints.subsets as a.Endpoints["subsets"];
+    req.Raw.metadata = { ...req.Raw.metadata, annotations: result.endpoints.metadata?.annotations };
     Log.info(
-      { ns: req.Raw.metadata?.namespace, name: req.Raw.metadata?.name, moved: result.moved.length },
-      "kept ready endpoints of a voted-healthy node",
+      {
+        ns: req.Raw.metadata.namespace,
+        name: req.Raw.metadata.name,
+        kept: result.moved.length,
+        restored: result.restored?.length ?? 0,
+      },
+      "endpoints of voted-healthy nodes kept ready",
     );
   };
 }
 
 export function promoteSliceOnWrite(protection: Protection) {
-  return async function promoteSliceOnWrite(
-    req: PeprMutateRequest<a.EndpointSlice>,
-  ): Promise<void> {
-    const result = await promoteSliceObject(protection, req.Raw as EndpointSlice);
-    if (result.promoted.length === 0) return;
+  return function promoteSliceOnWrite(req: PeprMutateRequest<a.EndpointSlice>): void {
+    const original = req.Raw as EndpointSlice;
+    const result = settleSliceObject(protection, original);
+    if (!endpointSlicePatch(original, result)) return;
     req.Raw.endpoints = result.slice.endpoints as a.EndpointSlice["endpoints"];
+    req.Raw.metadata = { ...req.Raw.metadata, annotations: result.slice.metadata?.annotations };
     Log.info(
       {
-        ns: req.Raw.metadata?.namespace,
-        name: req.Raw.metadata?.name,
+        ns: req.Raw.metadata.namespace,
+        name: req.Raw.metadata.name,
         promoted: result.promoted.length,
+        restored: result.restored?.length ?? 0,
       },
-      "kept ready EndpointSlice endpoints of a voted-healthy node",
+      "EndpointSlice endpoints of voted-healthy nodes kept ready",
     );
   };
 }
 
-/** Reconciler: patch what the webhook did not get to (it fails open). */
+/** Reconciler for one Endpoints object: patch what admission did not get to (it fails open). */
 export async function reconcileEndpoints(
   protection: Protection,
   endpoints: Endpoints,
 ): Promise<void> {
-  const patch = endpointsPatch(endpoints, await promoteEndpointsObject(protection, endpoints));
+  const result = settleEndpointsObject(protection, endpoints);
+  const patch = endpointsPatch(endpoints, result);
   if (!patch) return;
   const { namespace, name } = endpoints.metadata ?? {};
   await K8s(kind.Endpoints, { namespace, name })
     .Patch(patch)
+    .then(() =>
+      Log.info(
+        { ns: namespace, name, kept: result.moved.length, restored: result.restored?.length ?? 0 },
+        "endpoints repaired",
+      ),
+    )
     .catch(error =>
       Log.info(
         { ns: namespace, name, err: String(error) },
-        "endpoints repair conflicted; the next event retries",
+        "endpoints repair conflicted; the next resync retries",
       ),
     );
 }
 
 export async function reconcileSlice(protection: Protection, slice: EndpointSlice): Promise<void> {
-  const patch = endpointSlicePatch(slice, await promoteSliceObject(protection, slice));
+  const result = settleSliceObject(protection, slice);
+  const patch = endpointSlicePatch(slice, result);
   if (!patch) return;
   const { namespace, name } = slice.metadata ?? {};
   await K8s(kind.EndpointSlice, { namespace, name })
     .Patch(patch)
+    .then(() =>
+      Log.info(
+        {
+          ns: namespace,
+          name,
+          promoted: result.promoted.length,
+          restored: result.restored?.length ?? 0,
+        },
+        "EndpointSlice repaired",
+      ),
+    )
     .catch(error =>
       Log.info(
         { ns: namespace, name, err: String(error) },
-        "EndpointSlice repair conflicted; the next event retries",
+        "EndpointSlice repair conflicted; the next resync retries",
       ),
     );
+}
+
+/** Whether the object has something the resync may change: a not-ready endpoint or a record. */
+const sliceHasWork = (slice: EndpointSlice): boolean =>
+  keptOf(slice.metadata).size > 0 || slice.endpoints?.some(e => e.conditions?.ready === false);
+const endpointsHaveWork = (endpoints: Endpoints): boolean =>
+  keptOf(endpoints.metadata).size > 0 ||
+  (endpoints.subsets ?? []).some(s => (s.notReadyAddresses ?? []).length > 0);
+
+/** The watcher's periodic repair of every Endpoints and EndpointSlice, from caches. */
+export class EndpointResync {
+  readonly slices = new WatchCache<EndpointSlice>(kind.EndpointSlice, "endpointslices");
+  readonly endpoints = new WatchCache<Endpoints>(kind.Endpoints, "endpoints");
+
+  constructor(readonly protection: Protection) {}
+
+  start(): void {
+    const relist = Math.max(this.protection.settings.resyncMs, 300_000);
+    this.slices.start(relist);
+    this.endpoints.start(relist);
+  }
+
+  /** One pass: only objects with a not-ready endpoint or a kept record cost a decision. */
+  async run(): Promise<{ slices: number; endpoints: number }> {
+    const slices = this.slices.all().filter(sliceHasWork);
+    const endpoints = this.endpoints.all().filter(endpointsHaveWork);
+    for (const slice of slices) await reconcileSlice(this.protection, slice);
+    for (const object of endpoints) await reconcileEndpoints(this.protection, object);
+    return { slices: slices.length, endpoints: endpoints.length };
+  }
+
+  /** Endpoints kept ready now, by the records on the cached objects: for the metrics. */
+  keptCount(): number {
+    return this.slices.all().reduce((n, s) => n + keptOf(s.metadata).size, 0);
+  }
 }

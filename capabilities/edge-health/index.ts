@@ -1,15 +1,18 @@
 import { Capability, a } from "pepr";
 import type { EndpointSlice, Endpoints, Node } from "../../core/edge";
+import { isWatcherProcess } from "../../kube/runtime";
 import {
+  EndpointResync,
   promoteEndpointsOnWrite,
   promoteSliceOnWrite,
   reconcileEndpoints,
   reconcileSlice,
 } from "./endpoints";
-import { NodeCache } from "./node-cache";
-import { loadEdgeSettings, Protection } from "./protection";
+import { edgeMetrics } from "./metrics";
+import { inScope, reconcileNodeAutonomy } from "./node-status";
+import { Protection } from "./protection";
+import { loadEdgeSettings } from "./settings";
 import { reconcileNodeTaint, stripTaintOnUpdate } from "./taints";
-import { isWatcherProcess } from "../../kube/runtime";
 
 export const EdgeHealth = new Capability({
   name: "edge-health",
@@ -19,14 +22,13 @@ export const EdgeHealth = new Capability({
 
 const { When } = EdgeHealth;
 const settings = loadEdgeSettings();
-const nodes = new NodeCache();
-const protection = new Protection(nodes, settings);
+const protection = new Protection(settings);
 
 // UPDATE covers the node-lifecycle controller's PATCH that adds the taint.
 When(a.Node).IsUpdated().Mutate(stripTaintOnUpdate(protection));
 When(a.Node)
   .IsCreatedOrUpdated()
-  .Watch(node => reconcileNodeTaint(protection, node as Node));
+  .Watch(node => reconcileNode(node as Node));
 
 When(a.Endpoints).IsCreatedOrUpdated().Mutate(promoteEndpointsOnWrite(protection));
 When(a.EndpointSlice).IsCreatedOrUpdated().Mutate(promoteSliceOnWrite(protection));
@@ -37,15 +39,37 @@ When(a.EndpointSlice)
   .IsCreatedOrUpdated()
   .Watch(slice => reconcileSlice(protection, slice as EndpointSlice));
 
-if (process.env.PEPR_MODE !== "build") {
-  nodes.start(settings.resyncMs);
-  void protection.refreshZoneConfig();
-  setInterval(() => void protection.refreshZoneConfig(), settings.resyncMs).unref();
+async function reconcileNode(node: Node): Promise<void> {
+  const decision = protection.decide(node);
+  await reconcileNodeTaint(protection, node, decision);
+  await reconcileNodeAutonomy(node, decision);
 }
+
+if (process.env.PEPR_MODE !== "build") protection.start();
 if (isWatcherProcess()) {
-  // The resync repairs what a missed event left: every protected node that still has the taint.
-  setInterval(
-    () => nodes.all().forEach(node => void reconcileNodeTaint(protection, node as Node)),
-    settings.resyncMs,
-  ).unref();
+  // The resync repairs what a missed event left, and ends what ran out (a term, a limit): the
+  // taint and condition of every node, then every Endpoints and EndpointSlice with something to do.
+  const endpoints = new EndpointResync(protection);
+  endpoints.start();
+  let running = false;
+  setInterval(() => {
+    if (running) return;
+    running = true;
+    void resync(endpoints).finally(() => (running = false));
+  }, settings.resyncMs).unref();
+}
+
+async function resync(endpoints: EndpointResync): Promise<void> {
+  const byRule = new Map<string, number>();
+  for (const node of protection.nodes.all()) {
+    const decision = protection.decide(node);
+    if (inScope(node)) byRule.set(decision.rule, (byRule.get(decision.rule) ?? 0) + 1);
+    await reconcileNodeTaint(protection, node, decision);
+    await reconcileNodeAutonomy(node, decision);
+  }
+  edgeMetrics.nodes.reset();
+  for (const [rule, count] of byRule) edgeMetrics.nodes.set({ rule }, count);
+  edgeMetrics.protectedNodes.set(byRule.get("protected") ?? 0);
+  await endpoints.run();
+  edgeMetrics.keptEndpoints.set(endpoints.keptCount());
 }

@@ -1,4 +1,4 @@
-// Whether a node is protected right now, from the node cache and the zone ConfigMap.
+// Whether a node is protected right now, from the watch caches and the zone ConfigMap.
 import { K8s, Log, kind } from "pepr";
 import {
   parseZoneConfig,
@@ -6,85 +6,95 @@ import {
   votingGroup,
   type Decision,
   type Node,
+  type Pod,
+  type PodLookup,
   type ProtectionContext,
   type ZoneConfig,
 } from "../../core/edge";
 import { EDGE_ZONE_CONFIGMAP } from "../../core/names";
-import { formatErrors } from "../../core/result";
-import type { NodeCache } from "./node-cache";
 import { isNotFound } from "../../kube/runtime";
+import type { EdgeSettings } from "./settings";
+import { WatchCache } from "./watch-cache";
 
-export interface EdgeSettings {
-  /** Namespace of the edge-health-zone-config ConfigMap (SuperEdge: edge-system). */
-  zoneConfigNamespace: string;
-  /** Longest a voted-healthy node may stay Unknown and protected, unless the node or zone says otherwise. */
-  defaultMaxUnknownMs: number;
-  resyncMs: number;
-}
-
-export function loadEdgeSettings(env: NodeJS.ProcessEnv = process.env): EdgeSettings {
+/** What promotion reads of a pod: every pod in the cluster is cached, so only this. */
+export function slimPod(pod: Pod): Pod {
   return {
-    zoneConfigNamespace: env.BULWARK_EDGE_ZONE_NAMESPACE ?? "edge-system",
-    defaultMaxUnknownMs: Number(env.BULWARK_EDGE_MAX_UNKNOWN_SECONDS ?? 86_400) * 1000,
-    resyncMs: Number(env.BULWARK_EDGE_RESYNC_SECONDS ?? 10) * 1000,
+    metadata: {
+      name: pod.metadata?.name,
+      namespace: pod.metadata?.namespace,
+      uid: pod.metadata?.uid,
+      deletionTimestamp: pod.metadata?.deletionTimestamp,
+    },
+    spec: { nodeName: pod.spec?.nodeName },
+    status: {
+      conditions: pod.status?.conditions?.filter(c => c.type === "Ready"),
+      containerStatuses: pod.status?.containerStatuses?.map(c => ({
+        state: { waiting: { reason: c.state?.waiting?.reason } },
+      })),
+    },
   };
 }
 
 export class Protection {
   #zoneConfig: ZoneConfig | undefined;
+  readonly nodes = new WatchCache<Node>(kind.Node, "nodes");
+  readonly pods = new WatchCache<Pod>(kind.Pod, "pods", slimPod);
 
-  constructor(
-    readonly nodes: NodeCache,
-    readonly settings: EdgeSettings,
-  ) {}
+  constructor(readonly settings: EdgeSettings) {}
+
+  /** Fills the caches and keeps them current (both admission and watcher processes read them). */
+  start(): void {
+    this.nodes.start(this.settings.resyncMs);
+    // Pods change often and are many: the watch keeps them, a rare relist repairs a gap.
+    this.pods.start(Math.max(this.settings.resyncMs, 300_000));
+    void this.refreshZoneConfig();
+    setInterval(() => void this.refreshZoneConfig(), this.settings.resyncMs).unref();
+  }
 
   /** Re-reads the zone ConfigMap; a missing one means one group of every edge node. */
   async refreshZoneConfig(): Promise<void> {
+    const where = { ns: this.settings.zoneConfigNamespace, name: EDGE_ZONE_CONFIGMAP };
     try {
-      const map = await K8s(kind.ConfigMap)
-        .InNamespace(this.settings.zoneConfigNamespace)
-        .Get(EDGE_ZONE_CONFIGMAP);
-      const parsed = parseZoneConfig(map.data);
-      if (parsed.ok) this.#zoneConfig = parsed.value;
-      else
-        Log.warn(
-          {
-            ns: this.settings.zoneConfigNamespace,
-            name: EDGE_ZONE_CONFIGMAP,
-            reason: formatErrors(parsed.errors),
-          },
-          "zone config ignored",
-        );
+      const map = await K8s(kind.ConfigMap).InNamespace(where.ns).Get(EDGE_ZONE_CONFIGMAP);
+      // The ConfigMap exists: no data still turns zones on, as SuperEdge reads it.
+      const parsed = parseZoneConfig(map.data ?? {});
+      if (!parsed.ok) return;
+      for (const warning of parsed.value.warnings ?? [])
+        Log.warn({ ...where, warning }, "zone config");
+      this.#zoneConfig = parsed.value;
     } catch (error) {
       if (isNotFound(error)) this.#zoneConfig = undefined;
-      else Log.warn({ err: String(error) }, "zone config read failed; keeping the last one");
+      else
+        Log.warn({ ...where, err: String(error) }, "zone config read failed; keeping the last one");
     }
   }
 
-  /** What the pure endpoint promotion needs: node lookups from the cache, the same decision rules. */
+  /** Pods from the cache: promotion never reads the API per address. */
+  get pod(): PodLookup {
+    return (namespace, name) => this.pods.get(name, namespace);
+  }
+
+  /** What the pure endpoint functions need: node lookups from the cache, the same decision rules. */
   context(now = new Date()): ProtectionContext {
     return {
-      node: name => this.nodes.get(name) as Node | undefined,
+      node: name => this.nodes.get(name),
       now,
       zoneConfig: this.#zoneConfig,
       defaultMaxUnknownMs: this.settings.defaultMaxUnknownMs,
       groupSize: node =>
         votingGroup({ node, nodes: this.nodes.all(), config: this.#zoneConfig }).length,
+      voteRules: this.settings.voteRules,
     };
   }
 
   decide(node: Node, now = new Date()): Decision {
-    const groupSize = votingGroup({
-      node,
-      nodes: this.nodes.all(),
-      config: this.#zoneConfig,
-    }).length;
     return protectNode({
       node,
       now,
       zoneConfig: this.#zoneConfig,
       defaultMaxUnknownMs: this.settings.defaultMaxUnknownMs,
-      groupSize,
+      groupSize: votingGroup({ node, nodes: this.nodes.all(), config: this.#zoneConfig }).length,
+      voteRules: this.settings.voteRules,
     });
   }
 }

@@ -1,7 +1,12 @@
 // The NoExecute unreachable taint of a protected node: stripped from the update in admission, and
 // removed by the reconciler when it slipped through (the webhook fails open).
 import { K8s, Log, kind, type PeprMutateRequest, type a } from "pepr";
-import { stripUnreachableNoExecute, taintRemovalPatch, type Node } from "../../core/edge";
+import {
+  stripUnreachableNoExecute,
+  taintRemovalPatch,
+  type Decision,
+  type Node,
+} from "../../core/edge";
 import { recordEvent } from "../../kube/events";
 import type { Protection } from "./protection";
 
@@ -24,10 +29,13 @@ export function stripTaintOnUpdate(protection: Protection) {
 }
 
 /** Level-triggered: removes the taint from any protected node that has it. */
-export async function reconcileNodeTaint(protection: Protection, node: Node): Promise<void> {
+export async function reconcileNodeTaint(
+  protection: Protection,
+  node: Node,
+  decision: Decision = protection.decide(node),
+): Promise<void> {
   const patch = taintRemovalPatch(node);
   if (!patch) return;
-  const decision = protection.decide(node);
   if (!decision.protect) return;
   const name = node.metadata?.name ?? "";
   try {

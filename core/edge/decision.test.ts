@@ -4,9 +4,12 @@ import {
   EDGE_HEALTH_ANNOTATION,
   EDGE_MAX_UNKNOWN_ANNOTATION,
   EDGE_UNHEALTHY_ANNOTATION,
+  EDGE_VOTE_DECIDED_AT_ANNOTATION,
+  EDGE_VOTE_VALID_UNTIL_ANNOTATION,
 } from "../names";
 import { autonomyLimit, protectionByName, protectNode, type DecisionRule } from "./decision";
 import type { Node } from "./types";
+import { voteAnnotations } from "./vote";
 import type { ZoneConfig } from "./zone";
 
 const T0 = Date.parse("2024-05-01T10:00:00Z");
@@ -16,15 +19,25 @@ const DEFAULT = 10 * MIN;
 type Link = "up" | "notready" | "down";
 type VoteAnn = "healthy" | "unhealthy" | "nodeunhealth" | "none";
 
+/** A term decided 10 s before `nowMs` and valid for 3 checks of 10 s. */
+const termAround = (nowMs: number) => ({
+  decidedAtMs: nowMs - 10_000,
+  validUntilMs: nowMs + 20_000,
+});
+
 function edgeNode(options: {
   link: Link;
   vote: VoteAnn;
   annotations?: Record<string, string>;
   transition?: string | Date | null;
+  /** When the vote is read: its term is fresh then. */
+  nowMs?: number;
 }): Node {
-  const annotations: Record<string, string> = { ...options.annotations };
-  if (options.vote === "healthy") annotations[EDGE_HEALTH_ANNOTATION] = "true";
-  if (options.vote === "unhealthy") annotations[EDGE_HEALTH_ANNOTATION] = "false";
+  const term = termAround(options.nowMs ?? T0);
+  const annotations: Record<string, string> = {};
+  if (options.vote === "healthy") Object.assign(annotations, voteAnnotations("true", term));
+  if (options.vote === "unhealthy") Object.assign(annotations, voteAnnotations("false", term));
+  Object.assign(annotations, options.annotations);
   if (options.vote === "nodeunhealth") annotations[EDGE_UNHEALTHY_ANNOTATION] = "yes";
   const status = { up: "True", notready: "False", down: "Unknown" }[options.link];
   const lastTransitionTime =
@@ -56,7 +69,7 @@ describe("protectNode: the decision table", () => {
     ["down", "healthy", 1, 0, "group-too-small"],
     ["down", "healthy", 1, 1, "group-too-small"],
     ["down", "none", 1, 1, "vote-none"],
-    // Two nodes: the single peer's verdict, as recorded, decides.
+    // Two nodes: "true" needs both; as recorded within its term, it protects.
     ["down", "healthy", 1, 2, "protected"],
     ["down", "unhealthy", 1, 2, "vote-unhealthy"],
     ["down", "healthy", 11, 2, "over-limit"],
@@ -65,15 +78,18 @@ describe("protectNode: the decision table", () => {
   for (const [link, vote, minutes, groupSize, rule] of table) {
     const group = groupSize === undefined ? "" : `, group of ${groupSize}`;
     it(`given link ${link}, vote ${vote}, ${minutes} min Unknown${group}, returns ${rule}`, () => {
+      const nowMs = T0 + minutes * MIN;
       const decision = protectNode({
-        node: edgeNode({ link, vote }),
-        now: new Date(T0 + minutes * MIN),
+        node: edgeNode({ link, vote, nowMs }),
+        now: new Date(nowMs),
         defaultMaxUnknownMs: DEFAULT,
         groupSize,
       });
       assert.equal(decision.rule, rule);
       assert.equal(decision.protect, rule === "protected");
-      assert.equal(decision.protectUntilMs, rule === "protected" ? T0 + DEFAULT : undefined);
+      // Protection ends with the limit or the term, whichever is first.
+      const until = Math.min(T0 + DEFAULT, termAround(nowMs).validUntilMs);
+      assert.equal(decision.protectUntilMs, rule === "protected" ? until : undefined);
     });
   }
 
@@ -87,7 +103,12 @@ describe("protectNode: the decision table", () => {
     assert.deepEqual([decision.protect, decision.rule], [false, "no-transition-time"]);
   });
   it("given a string lastTransitionTime, returns the same as a Date", () => {
-    const node = edgeNode({ link: "down", vote: "healthy", transition: "2024-05-01T10:00:00Z" });
+    const node = edgeNode({
+      link: "down",
+      vote: "healthy",
+      transition: "2024-05-01T10:00:00Z",
+      nowMs: T0 + MIN,
+    });
     const decision = protectNode({ node, now: new Date(T0 + MIN), defaultMaxUnknownMs: DEFAULT });
     assert.equal(decision.rule, "protected");
   });
@@ -105,6 +126,111 @@ describe("protectNode: the decision table", () => {
     const decision = protectNode({ node, now: new Date(T0), defaultMaxUnknownMs: DEFAULT });
     assert.equal(decision.rule, "vote-none");
     assert.equal(decision.warnings.length, 1);
+  });
+});
+
+describe("protectNode: the vote's term", () => {
+  const at = (ms: number) => new Date(ms).toISOString();
+  // [what, annotations over a fresh healthy vote at T0 + 1 min, expected rule, reason pattern]
+  const cases: [string, Record<string, string | undefined>, DecisionRule, RegExp][] = [
+    ["a fresh term", {}, "protected", /voted healthy/],
+    [
+      "no decision time",
+      { [EDGE_VOTE_DECIDED_AT_ANNOTATION]: undefined },
+      "vote-stale",
+      /decided-at"\] is missing/,
+    ],
+    [
+      "no validity",
+      { [EDGE_VOTE_VALID_UNTIL_ANNOTATION]: undefined },
+      "vote-stale",
+      /valid-until"\] is missing/,
+    ],
+    [
+      "an expired term",
+      { [EDGE_VOTE_VALID_UNTIL_ANNOTATION]: at(T0 + MIN) },
+      "vote-stale",
+      /expired at/,
+    ],
+    [
+      "a term ending before its decision",
+      { [EDGE_VOTE_VALID_UNTIL_ANNOTATION]: at(T0 + MIN - 20_000) },
+      "vote-stale",
+      /not after its decision/,
+    ],
+    [
+      "a decision in the future",
+      {
+        [EDGE_VOTE_DECIDED_AT_ANNOTATION]: at(T0 + 3 * MIN),
+        [EDGE_VOTE_VALID_UNTIL_ANNOTATION]: at(T0 + 4 * MIN),
+      },
+      "vote-stale",
+      /in the future/,
+    ],
+    [
+      "a decision within the clock skew",
+      {
+        [EDGE_VOTE_DECIDED_AT_ANNOTATION]: at(T0 + MIN + 30_000),
+        [EDGE_VOTE_VALID_UNTIL_ANNOTATION]: at(T0 + 2 * MIN),
+      },
+      "protected",
+      /voted healthy/,
+    ],
+    [
+      "a term longer than allowed",
+      { [EDGE_VOTE_VALID_UNTIL_ANNOTATION]: at(T0 + 24 * 60 * MIN) },
+      "vote-stale",
+      /longer than the 600s allowed/,
+    ],
+    [
+      "a time with an offset",
+      { [EDGE_VOTE_VALID_UNTIL_ANNOTATION]: "2024-05-01T12:00:00+02:00" },
+      "vote-stale",
+      /must be an RFC 3339 time in UTC/,
+    ],
+    [
+      "a date that does not exist",
+      { [EDGE_VOTE_VALID_UNTIL_ANNOTATION]: "2024-02-31T10:00:00Z" },
+      "vote-stale",
+      /is not a valid date/,
+    ],
+    [
+      "not a time",
+      { [EDGE_VOTE_DECIDED_AT_ANNOTATION]: "yesterday" },
+      "vote-stale",
+      /decided-at"\] must be/,
+    ],
+  ];
+  for (const [what, overrides, rule, reason] of cases) {
+    it(`given a healthy vote with ${what}, returns ${rule}`, () => {
+      const node = edgeNode({ link: "down", vote: "healthy", nowMs: T0 + MIN });
+      const annotations = { ...node.metadata?.annotations } as Record<string, string>;
+      for (const [key, value] of Object.entries(overrides)) {
+        if (value === undefined) delete annotations[key];
+        else annotations[key] = value;
+      }
+      const decision = protectNode({
+        node: { ...node, metadata: { ...node.metadata, annotations } },
+        now: new Date(T0 + MIN),
+        defaultMaxUnknownMs: DEFAULT,
+      });
+      assert.equal(decision.rule, rule);
+      assert.match(decision.reason, reason);
+    });
+  }
+  it("given an unhealthy vote whose term has expired, returns vote-unhealthy (it only evicts)", () => {
+    const node = edgeNode({ link: "down", vote: "unhealthy", nowMs: T0 });
+    const decision = protectNode({
+      node,
+      now: new Date(T0 + 60 * MIN),
+      defaultMaxUnknownMs: DEFAULT,
+    });
+    assert.equal(decision.rule, "vote-unhealthy");
+  });
+  it("given the term ending before the limit, returns protection until the term's end", () => {
+    const node = edgeNode({ link: "down", vote: "healthy", nowMs: T0 + MIN });
+    const decision = protectNode({ node, now: new Date(T0 + MIN), defaultMaxUnknownMs: DEFAULT });
+    assert.equal(decision.protectUntilMs, T0 + MIN + 20_000);
   });
 });
 
@@ -152,6 +278,7 @@ describe("autonomyLimit precedence", () => {
       link: "down",
       vote: "healthy",
       annotations: { [EDGE_MAX_UNKNOWN_ANNOTATION]: "3600" },
+      nowMs: T0 + 30 * MIN,
     });
     const decision = protectNode({
       node,
@@ -166,7 +293,9 @@ describe("autonomyLimit precedence", () => {
 describe("protectionByName", () => {
   it("given repeated names, returns memoized decisions and looks each node up once", () => {
     const lookups: string[] = [];
-    const nodes: Record<string, Node> = { a: edgeNode({ link: "down", vote: "healthy" }) };
+    const nodes: Record<string, Node> = {
+      a: edgeNode({ link: "down", vote: "healthy", nowMs: T0 + MIN }),
+    };
     const byName = protectionByName({
       node: name => {
         lookups.push(name);

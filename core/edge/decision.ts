@@ -10,6 +10,9 @@
 // | no Ready condition   | any        | n/a                  | normal (nothing to reason about) |
 // | down (Unknown)       | unhealthy  | any                  | normal eviction                  |
 // | down (Unknown)       | none       | any                  | normal eviction                  |
+// | down (Unknown)       | stale      | any                  | normal eviction (vote.ts: a      |
+// |                      |            |                      | healthy vote past or without its |
+// |                      |            |                      | term is no vote)                 |
 // | down (Unknown)       | healthy    | < limit              | PROTECT: strip NoExecute, keep   |
 // |                      |            |                      | the pods' endpoints ready        |
 // | down (Unknown)       | healthy    | ≥ limit              | normal eviction (bounded)        |
@@ -19,21 +22,23 @@
 // | group size | what the daemons can say                    | outcome while Unknown            |
 // |------------|---------------------------------------------|----------------------------------|
 // | 0 (control plane) or 1 (alone in its zone) | never voted on; any annotation is stale → none | normal eviction |
-// | 2          | the one peer's verdict decides (self + peer = 2 of 2; a cut-off node can't vote for itself through the API server) | as its vote |
-// | ≥ 3        | strict majority; an even split (2|2) writes nothing, the last vote stays | as the vote on record |
-// | whole group cut off | nobody can write, the last vote stays     | as that vote, until the limit    |
+// | 2          | "true" needs both: the node's word on itself and its peer's. The one live peer of a dead or powered-off node can write neither value alone, so the dead node's last "true" is not refreshed and goes stale within one term | protected while both say so; else normal eviction after the term |
+// | ≥ 3        | strict majority; an even split (2|2) writes nothing, the last vote's term runs out | as the vote on record, within its term |
+// | whole group cut off or all its daemons stopped | nobody refreshes the term | normal eviction after the term |
 //
-// The limit is what makes the last row safe: a node voted healthy whose peers are all cut off too
-// (or that died right after the vote) keeps its pods only until it has been Unknown for the limit.
+// The term (vote.ts) bounds how long a vote outlives the daemons that made it; the limit bounds
+// how long a node that its live peers keep voting healthy may stay Unknown (its peers may be cut
+// off from it in a way they cannot see, or the node may be up but its workloads wedged).
 // It comes from the node's `edge.bulwark.dev/max-unknown-seconds` annotation, else the zone
 // ConfigMap's `MaxUnknownSeconds`, else the caller's default. 0 means "no autonomy" (never
 // protect), unlike OpenYurt where 0 means forever: Bulwark's limit exists to be bounded. An invalid
 // annotation falls back to the next source and is reported, so a typo can't grant forever.
 // After the limit nothing needs undoing: kube-controller-manager re-taints an Unknown node that
 // lacks the taint every node-monitor-period, and Bulwark stops stripping it.
-import { EDGE_MAX_UNKNOWN_ANNOTATION } from "../names";
+import { EDGE_AUTONOMY_ANNOTATION, EDGE_MAX_UNKNOWN_ANNOTATION } from "../names";
+import { autonomySchema } from "./autonomy";
 import { nodeReady, timeMs, type Node } from "./types";
-import { readVote } from "./vote";
+import { DEFAULT_VOTE_RULES, readVote, type VoteReading, type VoteRules } from "./vote";
 import { secondsStringSchema, type ZoneConfig } from "./zone";
 
 export type DecisionRule =
@@ -42,9 +47,11 @@ export type DecisionRule =
   | "not-unknown"
   | "vote-unhealthy"
   | "vote-none"
+  | "vote-stale"
   | "group-too-small"
   | "no-transition-time"
-  | "over-limit";
+  | "over-limit"
+  | "opted-out";
 
 export interface Decision {
   protect: boolean;
@@ -66,18 +73,42 @@ export interface ProtectInput {
   defaultMaxUnknownMs: number;
   /** Size of the node's voting group (zone.ts `votingGroup`), when the caller knows it. */
   groupSize?: number;
+  /** How a vote's term is judged (vote.ts); the defaults when absent. */
+  voteRules?: VoteRules;
 }
 
 interface Limit {
   ms: number;
   source: string;
   warnings: string[];
+  /** The node's autonomy annotation says "false". */
+  optedOut?: true;
 }
 
-/** The autonomy limit for `node`: its annotation, else the ConfigMap, else the default. */
-export function autonomyLimit(input: Omit<ProtectInput, "now" | "groupSize">): Limit {
+/**
+ * The autonomy limit for `node`: its autonomy annotation (autonomy.ts), else its older
+ * max-unknown-seconds annotation, else the ConfigMap, else the default.
+ */
+export function autonomyLimit(input: Omit<ProtectInput, "now" | "groupSize" | "voteRules">): Limit {
   const warnings: string[] = [];
-  const raw = input.node.metadata?.annotations?.[EDGE_MAX_UNKNOWN_ANNOTATION];
+  const annotations = input.node.metadata?.annotations ?? {};
+  const autonomy = annotations[EDGE_AUTONOMY_ANNOTATION];
+  if (autonomy !== undefined) {
+    const parsed = autonomySchema.safeParse(autonomy);
+    const source = `annotation ${EDGE_AUTONOMY_ANNOTATION}`;
+    if (parsed.success) {
+      const setting = parsed.data;
+      if (setting.optedOut) return { ms: 0, source, warnings, optedOut: true };
+      if (setting.limitSeconds !== undefined)
+        return { ms: setting.limitSeconds * 1000, source, warnings };
+    } else {
+      const message = parsed.error.issues.map(i => i.message).join("; ");
+      warnings.push(
+        `metadata.annotations["${EDGE_AUTONOMY_ANNOTATION}"]: ${message}; got ${JSON.stringify(autonomy)}, ignored`,
+      );
+    }
+  }
+  const raw = annotations[EDGE_MAX_UNKNOWN_ANNOTATION];
   if (raw !== undefined) {
     const parsed = secondsStringSchema.safeParse(raw);
     if (parsed.success) {
@@ -103,6 +134,14 @@ function no(rule: DecisionRule, reason: string, warnings: string[]): Decision {
   return { protect: false, rule, reason, warnings };
 }
 
+/** The row and reason when the vote itself rules protection out. */
+function voteRefusal(reading: VoteReading): [DecisionRule, string] | undefined {
+  if (reading.vote === "unhealthy") return ["vote-unhealthy", "peers voted the node unhealthy"];
+  if (reading.vote === "none") return ["vote-none", "no vote on the node"];
+  if (reading.vote === "stale") return ["vote-stale", `the vote is stale: ${reading.staleReason}`];
+  return undefined;
+}
+
 /** The decision table above, for one node at `now`. */
 export function protectNode(input: ProtectInput): Decision {
   const { node, now, groupSize } = input;
@@ -111,9 +150,14 @@ export function protectNode(input: ProtectInput): Decision {
   if (ready.status !== "Unknown") {
     return no("not-unknown", `node is Ready=${ready.status}, not cut off`, []);
   }
-  const { vote, warnings } = readVote(node);
-  if (vote === "unhealthy") return no("vote-unhealthy", "peers voted the node unhealthy", warnings);
-  if (vote === "none") return no("vote-none", "no vote on the node", warnings);
+  const limit = autonomyLimit(input);
+  if (limit.optedOut) {
+    return no("opted-out", `the node opted out (${limit.source}: "false")`, limit.warnings);
+  }
+  const reading = readVote(node, now, input.voteRules ?? DEFAULT_VOTE_RULES);
+  const { warnings, term } = reading;
+  const refused = voteRefusal(reading);
+  if (refused) return no(refused[0], refused[1], warnings);
   if (groupSize !== undefined && groupSize < 2) {
     return no(
       "group-too-small",
@@ -129,7 +173,6 @@ export function protectNode(input: ProtectInput): Decision {
       warnings,
     );
   }
-  const limit = autonomyLimit(input);
   warnings.push(...limit.warnings);
   // A clock behind the controller's makes the duration negative: count that as just gone Unknown.
   const unknownFor = Math.max(0, now.getTime() - since);
@@ -147,7 +190,8 @@ export function protectNode(input: ProtectInput): Decision {
     rule: "protected",
     reason: `voted healthy, Unknown for ${seconds}s of ${limitSeconds}s (${limit.source})`,
     warnings,
-    protectUntilMs: since + limit.ms,
+    // Whichever ends first: the autonomy limit or the vote's term (a refresh extends the term).
+    protectUntilMs: Math.min(since + limit.ms, term?.validUntilMs ?? Number.POSITIVE_INFINITY),
   };
 }
 
@@ -160,6 +204,7 @@ export interface ProtectionContext {
   defaultMaxUnknownMs: number;
   /** The node's voting group size, when the caller tracks it (zone.ts `votingGroup`). */
   groupSize?: (node: Node) => number | undefined;
+  voteRules?: VoteRules;
 }
 
 /**
@@ -184,6 +229,7 @@ export function protectionByName(
               zoneConfig: ctx.zoneConfig,
               defaultMaxUnknownMs: ctx.defaultMaxUnknownMs,
               groupSize: ctx.groupSize?.(node),
+              voteRules: ctx.voteRules,
             }),
           };
     memo.set(name, entry);

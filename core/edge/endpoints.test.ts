@@ -126,7 +126,7 @@ describe("promoteEndpoints and endpointsPatch", () => {
       [
         "test /metadata/resourceVersion",
         "add /subsets/0/addresses",
-        "replace /subsets/0/notReadyAddresses",
+        "add /subsets/0/notReadyAddresses",
         "add /subsets/3/addresses",
         "remove /subsets/3/notReadyAddresses",
       ],

@@ -9,6 +9,7 @@
 // mutating dispatcher, which failurePolicy Ignore does not cover, so the endpoints controller's
 // whole update was rejected. Whole arrays make the patch independent of count and order.
 import { protectionByName, type ProtectionContext } from "./decision";
+import { keptKey, keptOf, keptPatch, restoreVerdict, withKept } from "./kept";
 import { promotionVerdict, type PodLookup } from "./promotion";
 import type { EndpointAddress, Endpoints, EndpointSubset, JsonPatchOp } from "./types";
 
@@ -31,6 +32,10 @@ export interface EndpointsPromotion<E extends Endpoints> {
   endpoints: E;
   moved: MovedAddress[];
   skipped: SkippedAddress[];
+  /** Kept addresses returned to `notReadyAddresses` (settleEndpoints only). */
+  restored?: SkippedAddress[];
+  /** The pods kept ready after this change (settleEndpoints only; kept.ts). */
+  kept?: ReadonlySet<string>;
 }
 
 function promoteSubset(options: {
@@ -87,7 +92,65 @@ export function promoteEndpoints<E extends Endpoints>(options: {
 }
 
 /**
- * The JSON Patch turning `original` into `promotion.endpoints`, or undefined when nothing moved.
+ * Promotion, then the record of what is kept (kept.ts): kept addresses whose node is no longer
+ * protected and whose pod is not ready go back to `notReadyAddresses`, and the record becomes
+ * exactly the addresses kept ready now. Pure.
+ */
+export function settleEndpoints<E extends Endpoints>(options: {
+  endpoints: E;
+  pod: PodLookup;
+  context: ProtectionContext;
+}): EndpointsPromotion<E> {
+  const promotion = promoteEndpoints(options);
+  const protection = protectionByName(options.context);
+  const before = keptOf(options.endpoints.metadata);
+  const namespace = options.endpoints.metadata?.namespace;
+  const movedNow = new Set(promotion.moved.map(m => `${m.subset}/${m.ip}`));
+  const kept = new Set<string>();
+  const restored: SkippedAddress[] = [];
+  const subsets = promotion.endpoints.subsets?.map((subset, index) => {
+    const stay: EndpointAddress[] = [];
+    const back: EndpointAddress[] = [];
+    for (const address of subset.addresses ?? []) {
+      const key = keptKey(address.targetRef);
+      if (key !== undefined && movedNow.has(`${index}/${address.ip}`)) kept.add(key);
+      else if (key !== undefined && before.has(key)) {
+        const verdict = restoreVerdict({
+          ref: address.targetRef,
+          nodeName: address.nodeName,
+          namespace,
+          pod: options.pod,
+          protection,
+        });
+        if (!verdict.restore) kept.add(key);
+        else if (!verdict.conditions.ready) {
+          back.push(address);
+          restored.push({ subset: index, ip: address.ip, reason: verdict.reason });
+          continue;
+        }
+      }
+      stay.push(address);
+    }
+    if (back.length === 0) return subset;
+    const next: EndpointSubset = {
+      ...subset,
+      notReadyAddresses: [...(subset.notReadyAddresses ?? []), ...back],
+    };
+    if (stay.length === 0) delete next.addresses;
+    else next.addresses = stay;
+    return next;
+  });
+  const metadata = withKept(promotion.endpoints.metadata, kept);
+  return {
+    ...promotion,
+    endpoints: { ...promotion.endpoints, metadata, ...(subsets ? { subsets } : {}) },
+    restored,
+    kept,
+  };
+}
+
+/**
+ * The JSON Patch turning `original` into `promotion.endpoints`, or undefined when nothing changed.
  * Guarded by a resourceVersion `test` when the object has one (the reconciler's case; in admission
  * it tests the incoming object against itself and passes).
  */
@@ -95,27 +158,32 @@ export function endpointsPatch(
   original: Endpoints,
   promotion: EndpointsPromotion<Endpoints>,
 ): JsonPatchOp[] | undefined {
-  if (promotion.moved.length === 0) return undefined;
+  const changedSubsets = [...promotion.moved, ...(promotion.restored ?? [])].map(m => m.subset);
+  const record = promotion.kept ? keptPatch(original.metadata, promotion.kept) : [];
+  if (changedSubsets.length === 0 && record.length === 0) return undefined;
   const ops: JsonPatchOp[] = [];
   const resourceVersion = original.metadata?.resourceVersion;
   if (resourceVersion !== undefined) {
     ops.push({ op: "test", path: "/metadata/resourceVersion", value: resourceVersion });
   }
-  const changed = [...new Set(promotion.moved.map(m => m.subset))].sort((a, b) => a - b);
-  for (const i of changed) {
-    const subset = promotion.endpoints.subsets?.[i];
-    if (subset === undefined) continue;
-    // `add` on an object member creates or replaces it, so an absent `addresses` is fine too.
-    ops.push({ op: "add", path: `/subsets/${i}/addresses`, value: subset.addresses ?? [] });
-    if (subset.notReadyAddresses === undefined) {
-      ops.push({ op: "remove", path: `/subsets/${i}/notReadyAddresses` });
-    } else {
-      ops.push({
-        op: "replace",
-        path: `/subsets/${i}/notReadyAddresses`,
-        value: subset.notReadyAddresses,
-      });
-    }
+  const changed = [...new Set(changedSubsets)].sort((a, b) => a - b);
+  for (const i of changed)
+    ops.push(...subsetOps(original.subsets?.[i], promotion.endpoints.subsets?.[i], i));
+  return [...ops, ...record];
+}
+
+/** Both address lists of subset `i` whole: `add` creates or replaces; a list now empty goes. */
+function subsetOps(
+  before: EndpointSubset | undefined,
+  after: EndpointSubset | undefined,
+  i: number,
+): JsonPatchOp[] {
+  if (after === undefined) return [];
+  const ops: JsonPatchOp[] = [];
+  for (const key of ["addresses", "notReadyAddresses"] as const) {
+    if (after[key] !== undefined)
+      ops.push({ op: "add", path: `/subsets/${i}/${key}`, value: after[key] });
+    else if (before?.[key] !== undefined) ops.push({ op: "remove", path: `/subsets/${i}/${key}` });
   }
   return ops;
 }

@@ -6,6 +6,7 @@
 // The patch replaces each promoted endpoint's `conditions` by index. That is safe here, unlike
 // SuperEdge's Endpoints patch, because no element is added or removed, so no index shifts.
 import { protectionByName, type ProtectionContext } from "./decision";
+import { keptKey, keptOf, keptPatch, restoreVerdict, withKept } from "./kept";
 import { promotionVerdict, type PodLookup } from "./promotion";
 import type { EndpointSlice, JsonPatchOp, SliceEndpoint } from "./types";
 
@@ -28,6 +29,16 @@ export interface SlicePromotion<S extends EndpointSlice> {
   slice: S;
   promoted: PromotedEndpoint[];
   skipped: SkippedEndpoint[];
+  /** Kept endpoints returned to the controllers' view (settleEndpointSlice only). */
+  restored?: RestoredEndpoint[];
+  /** The pods kept ready after this change (settleEndpointSlice only; kept.ts). */
+  kept?: ReadonlySet<string>;
+}
+
+export interface RestoredEndpoint {
+  index: number;
+  addresses: readonly string[];
+  reason: string;
 }
 
 /** An endpoint the slice controller marked not ready and not terminating: a candidate. */
@@ -69,23 +80,68 @@ export function promoteEndpointSlice<S extends EndpointSlice>(options: {
 }
 
 /**
+ * Promotion, then the record of what is kept (kept.ts): kept endpoints whose node is no longer
+ * protected go back to the controllers' view, and the record becomes exactly the endpoints kept
+ * ready now. What admission applies to a write and the resync to a stored slice. Pure.
+ */
+export function settleEndpointSlice<S extends EndpointSlice>(options: {
+  slice: S;
+  pod: PodLookup;
+  context: ProtectionContext;
+}): SlicePromotion<S> {
+  const promotion = promoteEndpointSlice(options);
+  const protection = protectionByName(options.context);
+  const before = keptOf(options.slice.metadata);
+  const promotedNow = new Set(promotion.promoted.map(p => p.index));
+  const kept = new Set<string>();
+  const restored: RestoredEndpoint[] = [];
+  const endpoints = promotion.slice.endpoints.map((endpoint, index) => {
+    const key = keptKey(endpoint.targetRef);
+    if (key === undefined) return endpoint;
+    if (promotedNow.has(index)) {
+      kept.add(key);
+      return endpoint;
+    }
+    if (!before.has(key) || endpoint.conditions?.ready !== true) return endpoint;
+    const verdict = restoreVerdict({
+      ref: endpoint.targetRef,
+      nodeName: endpoint.nodeName,
+      namespace: options.slice.metadata?.namespace,
+      pod: options.pod,
+      protection,
+    });
+    if (!verdict.restore) {
+      kept.add(key);
+      return endpoint;
+    }
+    restored.push({ index, addresses: endpoint.addresses, reason: verdict.reason });
+    return { ...endpoint, conditions: { ...endpoint.conditions, ...verdict.conditions } };
+  });
+  const metadata = withKept(promotion.slice.metadata, kept);
+  return { ...promotion, slice: { ...promotion.slice, metadata, endpoints }, restored, kept };
+}
+
+/**
  * The JSON Patch turning `original` into `promotion.slice`, or undefined when nothing changed:
- * a resourceVersion `test` when known, then one `replace` of each promoted endpoint's conditions.
+ * a resourceVersion `test` when known, one `replace` of each changed endpoint's conditions, and
+ * the kept record when it changed.
  */
 export function endpointSlicePatch(
   original: EndpointSlice,
   promotion: SlicePromotion<EndpointSlice>,
 ): JsonPatchOp[] | undefined {
-  if (promotion.promoted.length === 0) return undefined;
+  const changed = [...promotion.promoted, ...(promotion.restored ?? [])].map(e => e.index);
+  const record = promotion.kept ? keptPatch(original.metadata, promotion.kept) : [];
+  if (changed.length === 0 && record.length === 0) return undefined;
   const ops: JsonPatchOp[] = [];
   const resourceVersion = original.metadata?.resourceVersion;
   if (resourceVersion !== undefined) {
     ops.push({ op: "test", path: "/metadata/resourceVersion", value: resourceVersion });
   }
-  for (const { index } of promotion.promoted) {
+  for (const index of changed.sort((a, b) => a - b)) {
     const conditions = promotion.slice.endpoints[index]?.conditions;
     if (conditions === undefined) continue;
     ops.push({ op: "replace", path: `/endpoints/${index}/conditions`, value: conditions });
   }
-  return ops;
+  return [...ops, ...record];
 }

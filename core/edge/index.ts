@@ -26,8 +26,15 @@ export type {
   EndpointSlice,
   JsonPatchOp,
 } from "./types";
-export { readVote, nodeVote } from "./vote";
-export type { Vote, VoteReading } from "./vote";
+export {
+  readVote,
+  nodeVote,
+  readTerm,
+  termProblem,
+  voteAnnotations,
+  DEFAULT_VOTE_RULES,
+} from "./vote";
+export type { Vote, VoteReading, VoteRules, VoteTerm } from "./vote";
 export {
   CONTROL_PLANE_LABELS,
   MAX_UNKNOWN_SECONDS_LIMIT,
@@ -42,7 +49,15 @@ export type { Decision, DecisionRule, ProtectInput, ProtectionContext } from "./
 export { stripUnreachableNoExecute, taintRemovalPatch } from "./taint";
 export { podIneligibility, promotionVerdict } from "./promotion";
 export type { PodLookup, ProtectionLookup, Verdict } from "./promotion";
-export { promoteEndpoints, endpointsPatch } from "./endpoints";
+export { promoteEndpoints, settleEndpoints, endpointsPatch } from "./endpoints";
 export type { MovedAddress, SkippedAddress, EndpointsPromotion } from "./endpoints";
-export { promoteEndpointSlice, endpointSlicePatch } from "./endpointslices";
-export type { PromotedEndpoint, SkippedEndpoint, SlicePromotion } from "./endpointslices";
+export { promoteEndpointSlice, settleEndpointSlice, endpointSlicePatch } from "./endpointslices";
+export type {
+  PromotedEndpoint,
+  RestoredEndpoint,
+  SkippedEndpoint,
+  SlicePromotion,
+} from "./endpointslices";
+export { keptOf, keptKey } from "./kept";
+export { autonomyCondition, autonomySchema, REASONS } from "./autonomy";
+export type { AutonomySetting } from "./autonomy";

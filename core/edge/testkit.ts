@@ -1,8 +1,8 @@
 // Test support for core/edge (imported only by *.test.ts, never by index.ts): a strict RFC 6902
 // applier, so tests check what a patch *does* to an object rather than only its text, and
 // fixtures for nodes and pods around one partition.
-import { EDGE_HEALTH_ANNOTATION } from "../names";
 import type { JsonPatchOp, Node, Pod } from "./types";
+import { voteAnnotations, type VoteTerm } from "./vote";
 
 type Json = unknown;
 
@@ -65,12 +65,19 @@ export const T0 = Date.parse("2024-05-01T10:00:00Z");
 export const MINUTE = 60_000;
 export const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
 
-/** A node that went Ready→Unknown at T0, with the given node-health vote. */
-export function unknownNode(name: string, vote: "true" | "false" | undefined): Node {
+/** A vote's term around T0: decided a minute before, valid for the default longest term. */
+export const TERM: VoteTerm = { decidedAtMs: T0 - MINUTE, validUntilMs: T0 + 9 * MINUTE };
+
+/** A node that went Ready→Unknown at T0, with the given node-health vote and its term. */
+export function unknownNode(
+  name: string,
+  vote: "true" | "false" | undefined,
+  term: VoteTerm = TERM,
+): Node {
   return {
     metadata: {
       name,
-      annotations: vote === undefined ? {} : { [EDGE_HEALTH_ANNOTATION]: vote },
+      annotations: vote === undefined ? {} : voteAnnotations(vote, term),
     },
     status: { conditions: [{ type: "Ready", status: "Unknown", lastTransitionTime: iso(T0) }] },
   };
@@ -78,7 +85,7 @@ export function unknownNode(name: string, vote: "true" | "false" | undefined): N
 
 export function readyNode(name: string): Node {
   return {
-    metadata: { name, annotations: { [EDGE_HEALTH_ANNOTATION]: "true" } },
+    metadata: { name, annotations: voteAnnotations("true", TERM) },
     status: {
       conditions: [{ type: "Ready", status: "True", lastTransitionTime: iso(T0 - 60 * MINUTE) }],
     },

@@ -1,12 +1,21 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { EDGE_HEALTH_ANNOTATION, EDGE_UNHEALTHY_ANNOTATION } from "../names";
-import { nodeVote, readVote, type Vote } from "./vote";
+import { nodeVote, readTerm, readVote, voteAnnotations, type Vote } from "./vote";
+
+const NOW = Date.parse("2026-12-04T15:00:00Z");
+const FRESH = { decidedAtMs: NOW - 10_000, validUntilMs: NOW + 20_000 };
 
 describe("nodeVote and readVote", () => {
   const cases: [string, Record<string, string> | undefined, Vote, number][] = [
     ["no annotations", undefined, "none", 0],
-    ["node-health true", { [EDGE_HEALTH_ANNOTATION]: "true" }, "healthy", 0],
+    ["node-health true with a fresh term", voteAnnotations("true", FRESH), "healthy", 0],
+    [
+      "node-health true without a term (by hand, an old tool)",
+      { [EDGE_HEALTH_ANNOTATION]: "true" },
+      "stale",
+      0,
+    ],
     ["node-health false", { [EDGE_HEALTH_ANNOTATION]: "false" }, "unhealthy", 0],
     ["node-health True (wrong case)", { [EDGE_HEALTH_ANNOTATION]: "True" }, "none", 1],
     ["node-health empty", { [EDGE_HEALTH_ANNOTATION]: "" }, "none", 1],
@@ -29,10 +38,25 @@ describe("nodeVote and readVote", () => {
   for (const [title, annotations, vote, warnings] of cases) {
     it(`given ${title}, returns ${vote} with ${warnings} warning(s)`, () => {
       const node = { metadata: { annotations } };
-      const reading = readVote(node);
+      const reading = readVote(node, new Date(NOW));
       assert.equal(reading.vote, vote);
       assert.equal(reading.warnings.length, warnings);
-      assert.equal(nodeVote(node), vote);
+      assert.equal(nodeVote(node, new Date(NOW)), vote);
     });
   }
+  it("given the annotations a daemon writes, returns them read back as the same term", () => {
+    const annotations = voteAnnotations("true", FRESH);
+    assert.deepEqual(Object.keys(annotations).sort(), [
+      "edge.bulwark.dev/vote-decided-at",
+      "edge.bulwark.dev/vote-valid-until",
+      EDGE_HEALTH_ANNOTATION,
+    ]);
+    assert.deepEqual(readTerm({ metadata: { annotations } }), { term: FRESH });
+  });
+  it("given a fresh vote read after its term, returns stale naming when it expired", () => {
+    const node = { metadata: { annotations: voteAnnotations("true", FRESH) } };
+    const reading = readVote(node, new Date(FRESH.validUntilMs));
+    assert.equal(reading.vote, "stale");
+    assert.match(reading.staleReason ?? "", /expired at 2026-12-04T15:00:20.000Z/);
+  });
 });

@@ -1,7 +1,7 @@
 // The `edge-health-zone-config` ConfigMap and the voting groups it defines.
 //
-// What SuperEdge does (reference/edge-health.md §1-2): the ConfigMap is read by the *daemon*, not
-// by the admission webhook. With it absent or `TaintZoneAdmission: "false"`, every non-master node
+// What SuperEdge does: the ConfigMap (kube-system by default, as SuperEdge reads it) is read by the
+// *daemon*, not by the admission webhook. With it absent or `TaintZoneAdmission: "false"`, every non-master node
 // checks and votes on every other (one group: the cluster). With `"true"`, a node's group is the
 // non-master nodes with the same `superedgehealth/topology-zone` label value, and a node without
 // the label is a group of one (it checks only itself, so it is never voted on). The webhook then
@@ -10,11 +10,16 @@
 // no live group could have produced (a group of one never votes; an annotation on such a node is
 // left over from an earlier layout).
 //
-// Bulwark adds `MaxUnknownSeconds`, the zone-wide autonomy limit (see decision.ts).
+// SuperEdge's code compares the key with "false" and nothing else: once the ConfigMap exists, a
+// missing key, "true", "True", "0" or "" all turn zones on. Bulwark reads it the same way, so a
+// migrated site keeps its zones (reading "True" as off would merge every zone into one group that
+// cannot reach a majority, and protect nothing).
+//
+// Bulwark adds `MaxUnknownSeconds`, the zone-wide autonomy limit (see decision.ts). A bad value
+// of it is reported and ignored; the zones still apply.
 import { z } from "zod";
 import { EDGE_MAX_UNKNOWN_KEY, EDGE_TAINT_ZONE_ADMISSION_KEY, EDGE_ZONE_LABEL } from "../names";
 import { ok, type Result } from "../result";
-import { parseFields } from "../permission/field-errors";
 import type { Node } from "./types";
 
 /**
@@ -34,6 +39,8 @@ export interface ZoneConfig {
   taintZoneAdmission: boolean;
   /** The zone-wide autonomy limit, when the ConfigMap sets one. */
   maxUnknownSeconds?: number;
+  /** Values that were ignored, naming the key: for a log line or an Event. */
+  warnings?: string[];
 }
 
 /** The configuration when the ConfigMap is absent: SuperEdge's default, one cluster-wide group. */
@@ -46,26 +53,28 @@ export const secondsStringSchema = z
   .transform(Number)
   .refine(n => n <= MAX_UNKNOWN_SECONDS_LIMIT, `must be at most ${MAX_UNKNOWN_SECONDS_LIMIT}`);
 
-// Unknown keys are allowed: the ConfigMap may carry other tools' settings.
-const zoneConfigDataSchema = z.object({
-  [EDGE_TAINT_ZONE_ADMISSION_KEY]: z
-    .enum(["true", "false"], { error: 'must be "true" or "false"' })
-    .optional(),
-  [EDGE_MAX_UNKNOWN_KEY]: secondsStringSchema.optional(),
-});
-
-/** Parses the ConfigMap's `data`; undefined (no ConfigMap, or no data) gives the default. */
+/**
+ * Parses the ConfigMap's `data`: undefined means there is no ConfigMap (zones off); a ConfigMap
+ * without data is `{}` (zones on, as SuperEdge reads it). Never fails: see above.
+ */
 export function parseZoneConfig(
   data: Readonly<Record<string, string>> | undefined,
 ): Result<ZoneConfig> {
   if (data === undefined) return ok({ ...DEFAULT_ZONE_CONFIG });
-  const parsed = parseFields(zoneConfigDataSchema, data, "data");
-  if (!parsed.ok) return parsed;
   const config: ZoneConfig = {
-    taintZoneAdmission: parsed.value[EDGE_TAINT_ZONE_ADMISSION_KEY] === "true",
+    taintZoneAdmission: data[EDGE_TAINT_ZONE_ADMISSION_KEY] !== "false",
   };
-  const max = parsed.value[EDGE_MAX_UNKNOWN_KEY];
-  if (max !== undefined) config.maxUnknownSeconds = max;
+  const raw = data[EDGE_MAX_UNKNOWN_KEY];
+  if (raw !== undefined) {
+    const parsed = secondsStringSchema.safeParse(raw);
+    if (parsed.success) config.maxUnknownSeconds = parsed.data;
+    else {
+      const message = parsed.error.issues.map(i => i.message).join("; ");
+      config.warnings = [
+        `data.${EDGE_MAX_UNKNOWN_KEY} ${message}; got ${JSON.stringify(raw)}, ignored`,
+      ];
+    }
+  }
   return ok(config);
 }
 

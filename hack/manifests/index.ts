@@ -32,10 +32,14 @@ export function enabledComponents(values: BulwarkValues): Component[] {
   return components;
 }
 
+/** Namespaces every cluster has: never written by an install. */
+const BUILT_IN_NAMESPACES = new Set(["default", "kube-system", "kube-public", "kube-node-lease"]);
+
 /** A namespace the install puts objects into but does not own (never labelled, never deleted). */
 function foreignNamespaces(values: BulwarkValues): KubernetesObject[] {
   const { configNamespace } = values.edgeHealth.zones;
   if (!values.edgeHealth.enabled || configNamespace === values.namespace) return [];
+  if (BUILT_IN_NAMESPACES.has(configNamespace)) return [];
   return [{ apiVersion: "v1", kind: "Namespace", metadata: { name: configNamespace } }];
 }
 

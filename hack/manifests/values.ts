@@ -214,7 +214,7 @@ export function defaultValues(image: string = DEFAULT_IMAGE): BulwarkValues {
       hmacSecret: { name: "bulwark-edge-health-hmac", key: "hmackey" },
       checks: { daemon: "", kubelet: "", tcp: "", kubeletCaHostPath: "" },
       zones: {
-        configNamespace: "edge-system",
+        configNamespace: "kube-system",
         manageConfig: false,
         taintZoneAdmission: false,
       },

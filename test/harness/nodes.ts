@@ -1,6 +1,7 @@
 // Fake edge nodes for the node-lifecycle controller: Node objects created Ready, and Leases in
 // kube-node-lease renewed for the nodes that are "up". Stop renewing one and the controller marks
 // it Unknown and taints it, as it would a node cut off from the cloud.
+import { voteAnnotations } from "../../core/edge";
 import {
   CoreV1Api,
   KubernetesObjectApi,
@@ -84,4 +85,60 @@ export function fakeNodes(kc: KubeConfig, renewEveryMs = 1000): FakeNodes {
       for (const name of all) await core.deleteNode({ name }).catch(() => {});
     },
   };
+}
+
+/**
+ * The annotations a daemon writes for a vote, with a term from now: long enough for one test by
+ * default (the module refuses terms over 10 minutes).
+ */
+export function vote(value: "true" | "false", termMs = 9 * 60_000): Record<string, string> {
+  const now = Date.now();
+  return voteAnnotations(value, { decidedAtMs: now, validUntilMs: now + termMs });
+}
+
+/** A pod bound to `node` and given the kubelet's part of its status: running, an IP, readiness. */
+export async function runningPod(
+  core: CoreV1Api,
+  pod: {
+    namespace: string;
+    name: string;
+    node: string;
+    ip: string;
+    labels: Record<string, string>;
+    ready: boolean;
+  },
+): Promise<void> {
+  await core.createNamespacedPod({
+    namespace: pod.namespace,
+    body: {
+      metadata: { name: pod.name, labels: pod.labels },
+      spec: {
+        nodeName: pod.node,
+        containers: [
+          { name: "app", image: "registry.example/app:1", ports: [{ containerPort: 80 }] },
+        ],
+      },
+    },
+  });
+  const now = new Date().toISOString();
+  const status = pod.ready ? "True" : "False";
+  await core.patchNamespacedPodStatus({
+    name: pod.name,
+    namespace: pod.namespace,
+    body: [
+      {
+        op: "replace",
+        path: "/status",
+        value: {
+          phase: "Running",
+          podIP: pod.ip,
+          podIPs: [{ ip: pod.ip }],
+          conditions: [
+            { type: "Ready", status, lastTransitionTime: now },
+            { type: "ContainersReady", status, lastTransitionTime: now },
+          ],
+        },
+      },
+    ],
+  });
 }

@@ -3,9 +3,9 @@
 // that were ready in service, and never promotes one that was not.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { DiscoveryV1Api, type V1Pod } from "@kubernetes/client-node";
+import { DiscoveryV1Api } from "@kubernetes/client-node";
 import { waitUntil } from "../../../hack/control-plane/kube";
-import { fakeNodes, type FakeNodes } from "../../harness/nodes";
+import { fakeNodes, runningPod, vote, type FakeNodes } from "../../harness/nodes";
 import { testCluster, testNamespace } from "../../harness/cluster";
 
 const cluster = testCluster();
@@ -18,43 +18,15 @@ describe("edge health: endpoints of a voted-healthy Unknown node", () => {
   const run = Math.random().toString(16).slice(2, 6);
   const edge = `edge-ep-${run}`;
 
-  async function runningPod(name: string, ip: string, ready: boolean): Promise<void> {
-    const body: V1Pod = {
-      metadata: { name, labels: { app: "web" } },
-      spec: {
-        nodeName: edge,
-        containers: [
-          { name: "app", image: "registry.example/app:1", ports: [{ containerPort: 80 }] },
-        ],
-      },
-    };
-    await cluster.core.createNamespacedPod({ namespace: ns, body });
-    const now = new Date().toISOString();
-    // The kubelet's part: running, an IP, and a readiness verdict.
-    await cluster.core.patchNamespacedPodStatus({
-      name,
+  const podOn = (name: string, ip: string, ready: boolean) =>
+    runningPod(cluster.core, {
       namespace: ns,
-      body: [
-        {
-          op: "replace",
-          path: "/status",
-          value: {
-            phase: "Running",
-            podIP: ip,
-            podIPs: [{ ip }],
-            conditions: [
-              { type: "Ready", status: ready ? "True" : "False", lastTransitionTime: now },
-              {
-                type: "ContainersReady",
-                status: ready ? "True" : "False",
-                lastTransitionTime: now,
-              },
-            ],
-          },
-        },
-      ],
+      name,
+      node: edge,
+      ip,
+      labels: { app: "web" },
+      ready,
     });
-  }
 
   async function endpointState() {
     const endpoints = await cluster.core.readNamespacedEndpoints({ name: "web", namespace: ns });
@@ -75,11 +47,7 @@ describe("edge health: endpoints of a voted-healthy Unknown node", () => {
     [ns, drop] = await testNamespace(cluster, "edge-ep");
     nodes = fakeNodes(cluster.kc);
     await nodes.add(`edge-keeper-${run}`, { "topology.kubernetes.io/zone": `zone-keeper-${run}` });
-    await nodes.add(
-      edge,
-      { "topology.kubernetes.io/zone": `zone-ep-${run}` },
-      { "superedgehealth/node-health": "true" },
-    );
+    await nodes.add(edge, { "topology.kubernetes.io/zone": `zone-ep-${run}` }, vote("true"));
     await cluster.core.createNamespacedService({
       namespace: ns,
       body: {
@@ -87,8 +55,8 @@ describe("edge health: endpoints of a voted-healthy Unknown node", () => {
         spec: { selector: { app: "web" }, ports: [{ port: 80, targetPort: 80 }] },
       },
     });
-    await runningPod("ready", "10.244.7.5", true);
-    await runningPod("unready", "10.244.7.6", false);
+    await podOn("ready", "10.244.7.5", true);
+    await podOn("unready", "10.244.7.6", false);
     await waitUntil(
       "the endpoints controllers to list both pods",
       async () => {

@@ -8,7 +8,7 @@ import {
   type V1Node,
 } from "@kubernetes/client-node";
 import { applyObjects, waitUntil } from "../../../hack/control-plane/kube";
-import { fakeNodes, type FakeNodes } from "../../harness/nodes";
+import { fakeNodes, vote, type FakeNodes } from "../../harness/nodes";
 import { testCluster } from "../../harness/cluster";
 
 const cluster = testCluster();
@@ -40,12 +40,10 @@ describe("edge health: the unreachable NoExecute taint", () => {
   before(async () => {
     nodes = fakeNodes(cluster.kc);
     await nodes.add(name("keeper"), zone("keeper"));
-    await nodes.add(name("healthy"), zone("healthy"), { "superedgehealth/node-health": "true" });
-    await nodes.add(name("unhealthy"), zone("unhealthy"), {
-      "superedgehealth/node-health": "false",
-    });
+    await nodes.add(name("healthy"), zone("healthy"), vote("true"));
+    await nodes.add(name("unhealthy"), zone("unhealthy"), vote("false"));
     await nodes.add(name("limited"), zone("limited"), {
-      "superedgehealth/node-health": "true",
+      ...vote("true"),
       "edge.bulwark.dev/max-unknown-seconds": "4",
     });
     await new Promise(r => setTimeout(r, 2000));
@@ -127,7 +125,7 @@ describe("edge health: the unreachable NoExecute taint", () => {
     // The webhook is "down": the API server skips it, as failurePolicy Ignore does on errors.
     await apply(all.filter(w => w !== failOpen));
     try {
-      await nodes.add(name("orphan"), zone("orphan"), { "superedgehealth/node-health": "true" });
+      await nodes.add(name("orphan"), zone("orphan"), vote("true"));
       await new Promise(r => setTimeout(r, 1500));
       nodes.cutOff(name("orphan"));
       await waitUntil(

@@ -75,8 +75,8 @@ const ALLOWED: Record<string, Check[]> = {
     ["get", "", "nodes", ""],
     ["patch", "", "nodes", ""], // the vote annotation
     ["get", "", "nodes/healthz", ""], // the kubelet check, as the kubelet authorizes it
-    ["list", "", "configmaps", "edge-system"], // the zone ConfigMap, by field selector
-    ["watch", "", "configmaps", "edge-system"],
+    ["list", "", "configmaps", "kube-system"], // the zone ConfigMap, by field selector
+    ["watch", "", "configmaps", "kube-system"],
   ],
 };
 
@@ -110,7 +110,7 @@ const DENIED: Record<string, Check[]> = {
     ["get", "", "secrets", NS],
     ["get", "", "nodes/proxy", ""],
     ["delete", "", "nodes", ""],
-    ["update", "", "configmaps", "edge-system"],
+    ["update", "", "configmaps", "kube-system"],
     ["get", "", "configmaps", NS],
     ["list", "", "pods", ""],
     ["create", "", "events", "default"],

@@ -5,6 +5,7 @@ import { afterEach, describe, it } from "node:test";
 import type { VoteTerm } from "../core/edge";
 import { EdgeDaemon, type DaemonIo, type VoteOnRecord } from "./daemon";
 import type { Member } from "./membership";
+import { EdgeMetrics } from "./metrics";
 import { newNonce, signResult } from "./signing";
 import type { Decision } from "./tally";
 
@@ -37,7 +38,9 @@ function cluster(n: number, maxProbePeers = 16, hmacOverlapMs = 10_000, voteTerm
   /** Writes of the value already on record, with a new term; `leftMs`: what the old one had left. */
   const refreshes: { by: string; node: string; value: Decision; leftMs?: number }[] = [];
   const daemons = new Map<string, EdgeDaemon>();
+  const metrics = new Map<string, EdgeMetrics>();
   for (const m of members) {
+    metrics.set(m.name, new EdgeMetrics());
     const io: DaemonIo = {
       now: () => now,
       members: () => members,
@@ -83,6 +86,7 @@ function cluster(n: number, maxProbePeers = 16, hmacOverlapMs = 10_000, voteTerm
           verifySource: true,
         },
         io,
+        metrics.get(m.name),
       ),
     );
   }
@@ -98,9 +102,13 @@ function cluster(n: number, maxProbePeers = 16, hmacOverlapMs = 10_000, voteTerm
     },
     advance: (ms: number) => void (now += ms),
   };
+  /** Daemon `name`'s registry as Prometheus reads it, one line per sample. */
+  const scrape = async (name: string): Promise<string[]> =>
+    ((await metrics.get(name)?.registry.metrics()) ?? "").split("\n");
   return {
     members,
     daemons,
+    scrape,
     down,
     apiDown,
     half,
@@ -358,6 +366,7 @@ describe("EdgeDaemon: every vote is written with a term, renewed while its major
 
 function pair(options: { overlapMs: number; maxClockSkewMs?: number }) {
   const clock = { now: 5_000_000 };
+  const metrics = new EdgeMetrics();
   const members: Member[] = [
     { name: "a", ip: "10.0.0.1" },
     { name: "b", ip: "10.0.0.2" },
@@ -386,6 +395,7 @@ function pair(options: { overlapMs: number; maxClockSkewMs?: number }) {
       send: async () => {},
       log: quiet,
     },
+    metrics,
   );
   /** `sender`'s row about itself, signed with `keys`, made `skew` ms ahead on its clock. */
   const rowOf = (sender: string, keys: Buffer[] = [key], skew = 0) =>
@@ -401,7 +411,7 @@ function pair(options: { overlapMs: number; maxClockSkewMs?: number }) {
     );
   /** b's row about itself, signed with `keys`, sent `skew` ms ahead on b's clock. */
   const fromB = (keys: Buffer[], skew = 0) => d.receive(rowOf("b", keys, skew), "10.0.0.2").status;
-  return { d, clock, fromB, rowOf, members };
+  return { d, clock, fromB, rowOf, members, metrics };
 }
 
 describe("EdgeDaemon key rotation", () => {
@@ -544,6 +554,85 @@ describe("EdgeDaemon: a message's nonce is remembered only once the message is a
     const again = d.receive(structuredClone(genuine), "10.0.0.2");
     assert.deepEqual([again.status, again.body.reason], [409, "replayed"]);
     assert.equal(d.stats.rejected.replayed, 1);
+    d.stop();
+  });
+});
+
+describe("EdgeDaemon metrics (read as Prometheus scrapes them)", () => {
+  let stop = () => {};
+  afterEach(() => stop());
+  /** The value of the sample `series` (name and labels exactly as written), or undefined. */
+  const sample = (lines: string[], series: string): number | undefined => {
+    const line = lines.find(l => l.startsWith(`${series} `));
+    return line === undefined ? undefined : Number(line.slice(series.length + 1));
+  };
+
+  it("probe results by peer and check: 1 while it passes, 0 once it fails", async () => {
+    const c = cluster(5);
+    stop = c.stop;
+    await c.round();
+    let lines = await c.scrape("n0");
+    for (const m of c.members) {
+      assert.equal(sample(lines, `bulwark_edge_probe_ok{peer="${m.name}",check="daemon"}`), 1);
+    }
+    c.down.add("n3");
+    await c.round();
+    lines = await c.scrape("n0");
+    assert.equal(sample(lines, 'bulwark_edge_probe_ok{peer="n3",check="daemon"}'), 0);
+    assert.equal(sample(lines, 'bulwark_edge_probe_ok{peer="n2",check="daemon"}'), 1);
+  });
+
+  it("a peer that left the group leaves no probe series behind", async () => {
+    const c = cluster(5);
+    stop = c.stop;
+    await c.round();
+    c.members.splice(4, 1); // n4 left the group
+    await c.round();
+    const lines = await c.scrape("n0");
+    assert.equal(sample(lines, 'bulwark_edge_probe_ok{peer="n4",check="daemon"}'), undefined);
+    assert.equal(sample(lines, 'bulwark_edge_probe_ok{peer="n3",check="daemon"}'), 1);
+  });
+
+  it("votes written by value (changes and refreshes), and the decision latency of changes", async () => {
+    const c = cluster(5);
+    stop = c.stop;
+    for (let i = 0; i < 6; i++) await c.round();
+    c.down.add("n4");
+    for (let i = 0; i < 4; i++) await c.round();
+    assert.equal(c.record.get("n4"), "false");
+    const lines = await c.scrape("n0");
+    const byN0 = (value: Decision) =>
+      [...c.writes, ...c.refreshes].filter(w => w.by === "n0" && w.value === value).length;
+    assert.equal(sample(lines, 'bulwark_edge_votes_written_total{value="true"}'), byN0("true"));
+    assert.equal(sample(lines, 'bulwark_edge_votes_written_total{value="false"}'), byN0("false"));
+    assert.ok(byN0("true") > 5, "refreshes count as written votes");
+    // One latency per new decision n0 wrote (the 5 first "true"s and n4's "false"), none per
+    // refresh; each from the start of the round that first held it: within 3 periods here.
+    const changes = c.writes.filter(w => w.by === "n0").length;
+    assert.equal(changes, 6);
+    assert.equal(sample(lines, "bulwark_edge_decision_seconds_count"), changes);
+    assert.equal(sample(lines, 'bulwark_edge_decision_seconds_bucket{le="5"}'), changes);
+    // The first "true"s were held in round 2 (round 1 only exchanged rows) and written in round 3
+    // (evidence newer than the record): at least a period each.
+    assert.ok((sample(lines, "bulwark_edge_decision_seconds_sum") ?? 0) >= 5);
+  });
+
+  it("messages accepted, and rejected by reason", async () => {
+    const { d, rowOf, metrics } = pair({ overlapMs: 0 });
+    const genuine = rowOf("b");
+    d.receive(structuredClone(genuine), "10.0.0.66");
+    d.receive(structuredClone(genuine), "10.0.0.2");
+    d.receive(structuredClone(genuine), "10.0.0.2");
+    d.receive({ sender: "b" }, "10.0.0.2");
+    const lines = (await metrics.registry.metrics()).split("\n");
+    assert.equal(sample(lines, "bulwark_edge_messages_accepted_total"), 1);
+    for (const [reason, n] of [
+      ["wrong-source", 1],
+      ["replayed", 1],
+      ["malformed", 1],
+    ] as const) {
+      assert.equal(sample(lines, `bulwark_edge_messages_rejected_total{reason="${reason}"}`), n);
+    }
     d.stop();
   });
 });

@@ -5,6 +5,7 @@ import type { VoteTerm } from "../core/edge";
 import type { CheckOutcome } from "./score";
 import { checkChanges, isNormal } from "./score";
 import { Ring, type Member } from "./membership";
+import { EdgeMetrics } from "./metrics";
 import {
   MAX_KEYS,
   newNonce,
@@ -83,6 +84,10 @@ interface Held {
   /** The round in which this daemon first held this decision. */
   sinceRound: number;
   sinceMs: number;
+  /** When that round started (our clock): where the decision latency is measured from. */
+  roundStartedMs: number;
+  /** Whether its decision latency was observed (once: its first acknowledged write). */
+  latencyObserved?: boolean;
   /** The round in which it first found it not on record (for the writer fallback). */
   pendingSince?: number;
 }
@@ -120,6 +125,7 @@ export class EdgeDaemon {
   /** Keys that left the Secret at the last rotation, kept until `until` (our clock). */
   #retired: { keys: Buffer[]; until: number } = { keys: [], until: 0 };
   #round = 0;
+  #roundStartedMs: number | undefined;
   #running = false;
   #decideTimer: NodeJS.Timeout | undefined;
   readonly #held = new Map<string, Held>();
@@ -141,10 +147,13 @@ export class EdgeDaemon {
     refreshes: 0,
   };
 
-  constructor(options: DaemonOptions, io: DaemonIo) {
+  readonly #metrics: EdgeMetrics;
+
+  constructor(options: DaemonOptions, io: DaemonIo, metrics: EdgeMetrics = new EdgeMetrics()) {
     if (options.keys.length === 0) throw new Error("EdgeDaemon: no HMAC key");
     this.#o = { ...options };
     this.#io = io;
+    this.#metrics = metrics;
     this.#guard = new ReplayGuard(options.messageMaxAgeMs);
     this.#ring = new Ring([], options.maxProbePeers);
     this.#refreshRing();
@@ -238,12 +247,14 @@ export class EdgeDaemon {
     this.#store.put({ sender: m.sender, checkedAt: receivedCheckedAt(m, now), results: m.results });
     this.#heard.set(m.sender, now);
     this.stats.accepted++;
+    this.#metrics.messagesAccepted.inc();
     this.#scheduleDecide();
     return { status: 200, body: { accepted: true } };
   }
 
   #reject(status: number, reason: string, detail: string): Reply {
     this.stats.rejected[reason] = (this.stats.rejected[reason] ?? 0) + 1;
+    this.#metrics.messagesRejected.inc({ reason });
     this.#io.log.warn("result rejected", { reason, detail });
     return { status, body: { accepted: false, reason, detail } };
   }
@@ -267,14 +278,19 @@ export class EdgeDaemon {
       this.#round++;
       this.#refreshRing();
       const targets = this.#ring.targetsOf(this.#o.self);
+      this.#forgetChecksOfOthers(targets);
       if (targets.length === 0) return;
       const checkedAt = this.#io.now();
+      this.#roundStartedMs = checkedAt;
       const outcomes = await Promise.all(targets.map(t => this.#io.probe(t.ip)));
       const results: Record<string, boolean> = {};
       targets.forEach((t, i) => {
         const o = outcomes[i] ?? [];
         this.#logChanges(t.name, o);
         this.#lastChecks.set(t.name, o);
+        for (const check of o) {
+          this.#metrics.probeOk.set({ peer: t.name, check: check.kind }, check.ok ? 1 : 0);
+        }
         results[t.name] = isNormal(o, this.#o.scoreLine);
       });
       this.#store.put({ sender: this.#o.self, checkedAt, results });
@@ -282,6 +298,15 @@ export class EdgeDaemon {
       this.decide();
     } finally {
       this.#running = false;
+    }
+  }
+
+  /** Nodes this daemon no longer checks (they left the group, or the ring moved): no series left. */
+  #forgetChecksOfOthers(targets: readonly Member[]): void {
+    for (const [node, outcomes] of this.#lastChecks) {
+      if (targets.some(t => t.name === node)) continue;
+      this.#lastChecks.delete(node);
+      for (const check of outcomes) this.#metrics.probeOk.remove({ peer: node, check: check.kind });
     }
   }
 
@@ -368,8 +393,8 @@ export class EdgeDaemon {
       if (held && t.decision !== record.value) held.pendingSince ??= this.#round;
       else if (held) held.pendingSince = undefined;
       const kind = this.#writeKind(t, held, record);
-      if (kind && t.decision && !this.#awaitingWatch(name, t.decision, record)) {
-        this.#write(name, t.decision, t.reason, kind);
+      if (kind && held && !this.#awaitingWatch(name, held.decision, record)) {
+        this.#write(name, held, t.reason, kind);
       }
     }
   }
@@ -412,13 +437,20 @@ export class EdgeDaemon {
       return undefined;
     }
     if (held?.decision === decision) return held;
-    const fresh: Held = { decision, sinceRound: this.#round, sinceMs: this.#io.now() };
+    const now = this.#io.now();
+    const fresh: Held = {
+      decision,
+      sinceRound: this.#round,
+      sinceMs: now,
+      roundStartedMs: this.#roundStartedMs ?? now,
+    };
     this.#held.set(target, fresh);
     return fresh;
   }
 
-  /** Writes `value` with a term from now; `kind` says whether the value on record changes. */
-  #write(target: string, value: Decision, reason: string, kind: "change" | "refresh"): void {
+  /** Writes the held decision with a term from now; `kind`: whether the value on record changes. */
+  #write(target: string, held: Held, reason: string, kind: "change" | "refresh"): void {
+    const value = held.decision;
     if (this.#inFlight.has(target)) return;
     this.#inFlight.add(target);
     const now = this.#io.now();
@@ -431,6 +463,11 @@ export class EdgeDaemon {
       .write(target, value, term)
       .then(() => {
         this.#written.set(target, { value, term });
+        this.#metrics.votesWritten.inc({ value });
+        if (kind === "change" && !held.latencyObserved) {
+          held.latencyObserved = true;
+          this.#metrics.decisionSeconds.observe((this.#io.now() - held.roundStartedMs) / 1000);
+        }
         if (kind === "change") {
           this.stats.writes++;
           this.#io.log.info("node-health written", { ...logged, reason });

@@ -7,6 +7,7 @@ import { makeProber } from "./checks";
 import { EdgeDaemon, type DaemonOptions } from "./daemon";
 import { KubeSource } from "./kube";
 import { makeLogger } from "./log";
+import { EdgeMetrics } from "./metrics";
 import { closeServer, listen, makeApp } from "./server";
 import { NAME, helpText, parseSettings, type Settings } from "./settings";
 import { makeSender } from "./transport";
@@ -64,6 +65,18 @@ export function describeChecks(settings: Settings): Record<string, unknown>[] {
   }));
 }
 
+/**
+ * The metrics, served on --metrics-port by the helper the Pepr module uses (kube/metrics-server.ts,
+ * its registry); loaded only then, as it brings Pepr's logger with it. Without the port the
+ * metrics are still kept, on a registry nobody serves.
+ */
+async function startMetrics(settings: Settings): Promise<EdgeMetrics> {
+  if (settings.metricsPort === undefined) return new EdgeMetrics();
+  const { registry, serveMetrics } = await import("../kube/metrics-server");
+  serveMetrics(settings.metricsPort, settings.listenAddress);
+  return new EdgeMetrics(registry);
+}
+
 async function run(settings: Settings): Promise<number> {
   const log = makeLogger(settings.logLevel, settings.nodeName);
   const kube = new KubeSource(workloadKubeConfig(settings.kubeconfig), settings, log);
@@ -80,21 +93,30 @@ async function run(settings: Settings): Promise<number> {
     timeoutMs: Math.min(settings.checkPeriodMs, 2000),
     localAddress: selfIp,
   });
-  const daemon = new EdgeDaemon(daemonOptions(settings, keys), {
-    now: Date.now,
-    members: () => kube.members(),
-    onRecord: name => kube.onRecord(name),
-    write: (name, value, term) => kube.write(name, value, term),
-    probe: ip => prober.probe(ip),
-    send: (to, message) => sender.send(to, message),
-    log,
-  });
+  const metrics = await startMetrics(settings);
+  const daemon = new EdgeDaemon(
+    daemonOptions(settings, keys),
+    {
+      now: Date.now,
+      members: () => kube.members(),
+      onRecord: name => kube.onRecord(name),
+      write: (name, value, term) => kube.write(name, value, term),
+      probe: ip => prober.probe(ip),
+      send: (to, message) => sender.send(to, message),
+      log,
+    },
+    metrics,
+  );
   const server: Server = await listen(makeApp(daemon), settings.listenAddress, settings.port);
   log.info("started", {
     listen: `${settings.listenAddress}:${settings.port}`,
     checkPeriodMs: settings.checkPeriodMs,
     voteTimeoutMs: settings.voteTimeoutMs,
     voteTermMs: settings.voteTermPeriods * settings.checkPeriodMs,
+    metrics:
+      settings.metricsPort === undefined
+        ? "off"
+        : `${settings.listenAddress}:${settings.metricsPort}/metrics`,
     checks: describeChecks(settings),
   });
   const longTerm = voteTermWarning(settings);

@@ -19,6 +19,7 @@ describe("settings", () => {
     const s = ok([]);
     assert.equal(s.nodeName, "edge-1");
     assert.equal(s.port, 51005);
+    assert.equal(s.metricsPort, undefined, "no metrics server unless a port is given");
     assert.equal(s.checkPeriodMs, 10_000);
     assert.equal(s.voteTimeoutMs, 30_000);
     assert.equal(s.voteTermPeriods, 3);
@@ -191,6 +192,13 @@ describe("settings", () => {
       /^BULWARK_EDGE_VOTE_TERM_PERIODS .*must be a whole number/,
     ],
     [
+      "the metrics port on the peer port",
+      ["--metrics-port=51005"],
+      env,
+      /^BULWARK_EDGE_METRICS_PORT \(--metrics-port\): 51005 is the peer port \(--port\); give \/metrics a port of its own$/,
+    ],
+    ["a bad metrics port", ["--metrics-port=0"], env, /^BULWARK_EDGE_METRICS_PORT .*1-65535/],
+    [
       "a bad boolean",
       ["--verify-source=yes"],
       env,
@@ -221,6 +229,7 @@ const FLAG_TABLE: [
   ["node-name", "edge-9", s => s.nodeName, "edge-9"],
   ["listen-address", "10.1.2.3", s => s.listenAddress, "10.1.2.3"],
   ["port", "6001", s => [s.port, daemonCheck(s)?.port], [6001, 6001]],
+  ["metrics-port", "9464", s => s.metricsPort, 9464],
   ["check-period", "4", s => [s.checkPeriodMs, s.voteTimeoutMs], [4000, 12_000]],
   ["vote-timeout", "45", s => s.voteTimeoutMs, 45_000],
   ["vote-term-periods", "5", s => s.voteTermPeriods, 5],

@@ -43,6 +43,11 @@ const SPECS = {
     env: "BULWARK_EDGE_PORT",
     help: "port of this daemon and of every peer daemon (default 51005)",
   },
+  metricsPort: {
+    flag: "metrics-port",
+    env: "BULWARK_EDGE_METRICS_PORT",
+    help: "port of GET /metrics (Prometheus) on the listen address (default unset: not served)",
+  },
   checkPeriodSeconds: {
     flag: "check-period",
     env: "BULWARK_EDGE_CHECK_PERIOD_SECONDS",
@@ -329,6 +334,7 @@ const schema = z
       .min(1, "is required (the node name, from the Downward API)"),
     listenAddress: z.string().min(1).default("0.0.0.0"),
     port: portSchema.default(51005),
+    metricsPort: portSchema.optional(),
     checkPeriodSeconds: number("seconds")
       .refine(n => n >= 0.1 && n <= 3600, "must be between 0.1 and 3600")
       .default(10),
@@ -380,6 +386,7 @@ const schema = z
       nodeName: s.nodeName,
       listenAddress: s.listenAddress,
       port: s.port,
+      metricsPort: s.metricsPort,
       checkPeriodMs: periodMs,
       voteTimeoutMs: (s.voteTimeoutSeconds ?? 3 * s.checkPeriodSeconds) * 1000,
       voteTermPeriods: s.voteTermPeriods,
@@ -416,6 +423,9 @@ function settingsProblem(s: Settings): string | undefined {
   }
   if (best < s.scoreLine) {
     return `${SPECS.scoreLine.env}: ${s.scoreLine} is above the best possible score ${best} of the enabled checks, so every peer would be voted unhealthy`;
+  }
+  if (s.metricsPort === s.port) {
+    return `${SPECS.metricsPort.env} (--${SPECS.metricsPort.flag}): ${s.metricsPort} is the peer port (--${SPECS.port.flag}); give /metrics a port of its own`;
   }
   if (s.voteTimeoutMs <= s.checkPeriodMs) {
     return `${SPECS.voteTimeoutSeconds.env} (--${SPECS.voteTimeoutSeconds.flag}): ${s.voteTimeoutMs / 1000}s must be longer than the check period (${s.checkPeriodMs / 1000}s), or every result expires before the next one arrives`;

@@ -24,6 +24,8 @@ import { startStandInKubelets, type StandInKubelets } from "./kubelet-stand-in";
 
 const N = 7;
 const PERIOD = 1;
+/** Each daemon serves /metrics on its own address (kube/metrics-server.ts, --metrics-port). */
+const METRICS_PORT = 51006;
 
 async function annotation(cluster: TestCluster, name: string): Promise<string | undefined> {
   const node = await cluster.core.readNode({ name });
@@ -117,7 +119,12 @@ describe("edge-health daemons: 7 processes on loopback, real API server", () => 
         kubelets = await startStandInKubelets({ cluster, namespace, ...g });
         return kubelets;
       },
-      args: ["--max-clock-skew=2", "--hmac-reload=0.5", "--hmac-overlap=30"],
+      args: [
+        "--max-clock-skew=2",
+        "--hmac-reload=0.5",
+        "--hmac-overlap=30",
+        `--metrics-port=${METRICS_PORT}`,
+      ],
     });
     names = group.names;
   });
@@ -244,6 +251,28 @@ describe("edge-health daemons: 7 processes on loopback, real API server", () => 
     const stats = (await group.view(0)).stats;
     assert.equal(stats.rejected["bad-signature"], 2);
     assert.equal(stats.rejected.replayed, 1);
+  });
+
+  it("/metrics: probe results, votes written, messages accepted and rejected, decision latency", async () => {
+    const text = await (await fetch(`http://${group.ips[0]}:${METRICS_PORT}/metrics`)).text();
+    const sample = (series: string): number => {
+      const line = text.split("\n").find(l => l.startsWith(`${series} `));
+      return line === undefined ? Number.NaN : Number(line.slice(series.length + 1));
+    };
+    for (const name of names) {
+      for (const check of ["daemon", "kubelet"]) {
+        const value = sample(`bulwark_edge_probe_ok{peer="${name}",check="${check}"}`);
+        assert.ok(value === 0 || value === 1, `${name} ${check}: ${value}`);
+      }
+    }
+    // n0 is the lowest-named node: it wrote (and keeps refreshing) every "true".
+    assert.ok(sample('bulwark_edge_votes_written_total{value="true"}') >= N);
+    assert.ok(sample("bulwark_edge_decision_seconds_count") >= 1);
+    assert.ok(sample("bulwark_edge_messages_accepted_total") > 0);
+    // The previous test's messages, sent to n0.
+    assert.equal(sample('bulwark_edge_messages_rejected_total{reason="bad-signature"}'), 2);
+    assert.equal(sample('bulwark_edge_messages_rejected_total{reason="replayed"}'), 1);
+    assert.equal(sample('bulwark_edge_messages_rejected_total{reason="wrong-source"}'), 2);
   });
 
   it("a kubelet that answers 403: its node is voted false, the reason logged; back to true when allowed", async () => {

@@ -1,6 +1,7 @@
 // Whether a node is protected right now, from the watch caches and the zone ConfigMap.
 import { K8s, Log, kind } from "pepr";
 import {
+  nodeReady,
   parseZoneConfig,
   protectNode,
   votingGroup,
@@ -39,14 +40,26 @@ export class Protection {
   #zoneConfig: ZoneConfig | undefined;
   readonly nodes = new WatchCache<Node>(kind.Node, "nodes");
   readonly pods = new WatchCache<Pod>(kind.Pod, "pods", slimPod);
+  /** SuperEdge's edge-health pods, when its daemons vote (settings.votes). */
+  readonly superEdgePods: WatchCache<Pod> | undefined;
 
-  constructor(readonly settings: EdgeSettings) {}
+  constructor(readonly settings: EdgeSettings) {
+    if (settings.votes === "superedge") {
+      this.superEdgePods = new WatchCache<Pod>(
+        kind.Pod,
+        "SuperEdge edge-health pods",
+        slimPod,
+        settings.superEdgePods,
+      );
+    }
+  }
 
   /** Fills the caches and keeps them current (both admission and watcher processes read them). */
   start(): void {
     this.nodes.start(this.settings.resyncMs);
     // Pods change often and are many: the watch keeps them, a rare relist repairs a gap.
     this.pods.start(Math.max(this.settings.resyncMs, 300_000));
+    this.superEdgePods?.start(this.settings.resyncMs);
     void this.refreshZoneConfig();
     setInterval(() => void this.refreshZoneConfig(), this.settings.resyncMs).unref();
   }
@@ -84,7 +97,30 @@ export class Protection {
       groupSize: node =>
         votingGroup({ node, nodes: this.nodes.all(), config: this.#zoneConfig }).length,
       voteRules: this.settings.voteRules,
+      superEdgeWitnesses: node => this.#witnesses(node),
     };
+  }
+
+  /**
+   * With SuperEdge's daemons voting: the node's peers that are Ready and run a Ready edge-health
+   * pod (core/edge/vote.ts `readSuperEdgeVote`); undefined with Bulwark's daemons.
+   */
+  #witnesses(node: Node): number | undefined {
+    const pods = this.superEdgePods;
+    if (!pods) return undefined;
+    const live = new Set(
+      pods
+        .all()
+        .filter(p => p.status?.conditions?.some(c => c.type === "Ready" && c.status === "True"))
+        .map(p => p.spec?.nodeName),
+    );
+    const group = votingGroup({ node, nodes: this.nodes.all(), config: this.#zoneConfig });
+    return group.filter(
+      peer =>
+        peer.metadata?.name !== node.metadata?.name &&
+        live.has(peer.metadata?.name) &&
+        nodeReady(peer)?.status === "True",
+    ).length;
   }
 
   decide(node: Node, now = new Date()): Decision {
@@ -95,6 +131,7 @@ export class Protection {
       defaultMaxUnknownMs: this.settings.defaultMaxUnknownMs,
       groupSize: votingGroup({ node, nodes: this.nodes.all(), config: this.#zoneConfig }).length,
       voteRules: this.settings.voteRules,
+      superEdgeWitnesses: this.#witnesses(node),
     });
   }
 }

@@ -9,6 +9,8 @@ describe("loadEdgeSettings", () => {
       defaultMaxUnknownMs: 86_400_000,
       resyncMs: 10_000,
       voteRules: { maxTermMs: 600_000, maxClockSkewMs: 60_000 },
+      votes: "bulwark",
+      superEdgePods: { namespace: "kube-system", labels: { name: "edge-health" } },
     });
   });
 
@@ -19,12 +21,20 @@ describe("loadEdgeSettings", () => {
       BULWARK_EDGE_RESYNC_SECONDS: "30",
       BULWARK_EDGE_MAX_VOTE_TERM_SECONDS: "120",
       BULWARK_EDGE_MAX_CLOCK_SKEW_SECONDS: "5",
+      BULWARK_EDGE_VOTES: "superedge",
+      BULWARK_EDGE_SUPEREDGE_NAMESPACE: "edge-system",
+      BULWARK_EDGE_SUPEREDGE_POD_LABEL: "app.kubernetes.io/name=edge-health",
     });
     assert.deepEqual(settings, {
       zoneConfigNamespace: "edge-system",
       defaultMaxUnknownMs: 0,
       resyncMs: 30_000,
       voteRules: { maxTermMs: 120_000, maxClockSkewMs: 5_000 },
+      votes: "superedge",
+      superEdgePods: {
+        namespace: "edge-system",
+        labels: { "app.kubernetes.io/name": "edge-health" },
+      },
     });
   });
 

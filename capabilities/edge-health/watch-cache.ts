@@ -22,7 +22,18 @@ export class WatchCache<T extends Named> {
     readonly model: GenericClass,
     readonly what: string,
     readonly slim: (object: T) => T = object => object,
+    /** Only objects in this namespace with these labels (a DaemonSet's pods). */
+    readonly scope: { namespace?: string; labels?: Record<string, string> } = {},
   ) {}
+
+  #client() {
+    let client = K8s<typeof this.model, T>(this.model);
+    if (this.scope.namespace) client = client.InNamespace(this.scope.namespace) as typeof client;
+    for (const [key, value] of Object.entries(this.scope.labels ?? {})) {
+      client = client.WithLabel(key, value) as typeof client;
+    }
+    return client;
+  }
 
   get(name: string, namespace?: string): T | undefined {
     return this.#objects.get(keyOf(namespace, name));
@@ -47,7 +58,7 @@ export class WatchCache<T extends Named> {
 
   async relist(): Promise<void> {
     try {
-      const list = await K8s<typeof this.model, T>(this.model).Get();
+      const list = await this.#client().Get();
       this.#objects.clear();
       for (const object of list.items) this.observe(object);
       this.#listed = true;
@@ -59,7 +70,7 @@ export class WatchCache<T extends Named> {
   /** Lists, then watches, and re-lists every `resyncMs` (a missed event lasts one period). */
   start(resyncMs: number): void {
     void this.relist().then(() =>
-      K8s<typeof this.model, T>(this.model)
+      this.#client()
         .Watch((object, phase) => this.observe(object, phase === "DELETED"))
         .start()
         .catch(error =>

@@ -321,3 +321,34 @@ describe("protectionByName", () => {
     assert.equal(byName("a")?.decision.rule, "group-too-small");
   });
 });
+
+describe("protectNode with SuperEdge's daemons voting", () => {
+  // [group size, live witnesses, annotations, rule]
+  const table: [number, number, Record<string, string>, DecisionRule][] = [
+    [2, 1, {}, "protected"],
+    [2, 0, {}, "vote-stale"],
+    [3, 1, {}, "protected"],
+    [5, 1, {}, "vote-stale"],
+    [5, 2, {}, "protected"],
+    [5, 4, { [EDGE_UNHEALTHY_ANNOTATION]: "yes" }, "vote-unhealthy"],
+    [1, 0, {}, "group-too-small"],
+  ];
+  for (const [groupSize, witnesses, annotations, rule] of table) {
+    it(`given a group of ${groupSize} with ${witnesses} live witnesses and ${JSON.stringify(annotations)}, returns ${rule}`, () => {
+      const node: Node = {
+        metadata: { name: "edge-1", annotations },
+        status: {
+          conditions: [{ type: "Ready", status: "Unknown", lastTransitionTime: new Date(T0) }],
+        },
+      };
+      const decision = protectNode({
+        node,
+        now: new Date(T0 + MIN),
+        defaultMaxUnknownMs: DEFAULT,
+        groupSize,
+        superEdgeWitnesses: witnesses,
+      });
+      assert.equal(decision.rule, rule);
+    });
+  }
+});

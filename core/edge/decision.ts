@@ -38,7 +38,13 @@
 import { EDGE_AUTONOMY_ANNOTATION, EDGE_MAX_UNKNOWN_ANNOTATION } from "../names";
 import { autonomySchema } from "./autonomy";
 import { nodeReady, timeMs, type Node } from "./types";
-import { DEFAULT_VOTE_RULES, readVote, type VoteReading, type VoteRules } from "./vote";
+import {
+  DEFAULT_VOTE_RULES,
+  readSuperEdgeVote,
+  readVote,
+  type VoteReading,
+  type VoteRules,
+} from "./vote";
 import { secondsStringSchema, type ZoneConfig } from "./zone";
 
 export type DecisionRule =
@@ -75,6 +81,8 @@ export interface ProtectInput {
   groupSize?: number;
   /** How a vote's term is judged (vote.ts); the defaults when absent. */
   voteRules?: VoteRules;
+  /** Set when SuperEdge's daemons vote: its peers that are live witnesses (vote.ts). */
+  superEdgeWitnesses?: number;
 }
 
 interface Limit {
@@ -134,6 +142,16 @@ function no(rule: DecisionRule, reason: string, warnings: string[]): Decision {
   return { protect: false, rule, reason, warnings };
 }
 
+/** The vote on record: Bulwark's daemons' (with a term), or SuperEdge's (with witnesses). */
+function voteOf(input: ProtectInput): VoteReading {
+  if (input.superEdgeWitnesses === undefined) {
+    return readVote(input.node, input.now, input.voteRules ?? DEFAULT_VOTE_RULES);
+  }
+  // The peers that, with the node's own word, make a strict majority of its group.
+  const needed = Math.floor((input.groupSize ?? 0) / 2);
+  return readSuperEdgeVote(input.node, { live: input.superEdgeWitnesses, needed });
+}
+
 /** The row and reason when the vote itself rules protection out. */
 function voteRefusal(reading: VoteReading): [DecisionRule, string] | undefined {
   if (reading.vote === "unhealthy") return ["vote-unhealthy", "peers voted the node unhealthy"];
@@ -154,7 +172,7 @@ export function protectNode(input: ProtectInput): Decision {
   if (limit.optedOut) {
     return no("opted-out", `the node opted out (${limit.source}: "false")`, limit.warnings);
   }
-  const reading = readVote(node, now, input.voteRules ?? DEFAULT_VOTE_RULES);
+  const reading = voteOf(input);
   const { warnings, term } = reading;
   const refused = voteRefusal(reading);
   if (refused) return no(refused[0], refused[1], warnings);
@@ -205,6 +223,8 @@ export interface ProtectionContext {
   /** The node's voting group size, when the caller tracks it (zone.ts `votingGroup`). */
   groupSize?: (node: Node) => number | undefined;
   voteRules?: VoteRules;
+  /** With SuperEdge's daemons voting: the node's live witnesses (vote.ts `readSuperEdgeVote`). */
+  superEdgeWitnesses?: (node: Node) => number | undefined;
 }
 
 /**
@@ -230,6 +250,7 @@ export function protectionByName(
               defaultMaxUnknownMs: ctx.defaultMaxUnknownMs,
               groupSize: ctx.groupSize?.(node),
               voteRules: ctx.voteRules,
+              superEdgeWitnesses: ctx.superEdgeWitnesses?.(node),
             }),
           };
     memo.set(name, entry);

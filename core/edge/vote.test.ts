@@ -1,7 +1,14 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { EDGE_HEALTH_ANNOTATION, EDGE_UNHEALTHY_ANNOTATION } from "../names";
-import { nodeVote, readTerm, readVote, voteAnnotations, type Vote } from "./vote";
+import {
+  nodeVote,
+  readSuperEdgeVote,
+  readTerm,
+  readVote,
+  voteAnnotations,
+  type Vote,
+} from "./vote";
 
 const NOW = Date.parse("2026-12-04T15:00:00Z");
 const FRESH = { decidedAtMs: NOW - 10_000, validUntilMs: NOW + 20_000 };
@@ -59,4 +66,24 @@ describe("nodeVote and readVote", () => {
     assert.equal(reading.vote, "stale");
     assert.match(reading.staleReason ?? "", /expired at 2026-12-04T15:00:20.000Z/);
   });
+});
+
+describe("readSuperEdgeVote: SuperEdge's daemons, fresh while their peers are live", () => {
+  const cases: [string, Record<string, string>, number, number, Vote][] = [
+    ["no annotation, enough live peers", {}, 1, 1, "healthy"],
+    ["no annotation, more live peers than needed", {}, 3, 2, "healthy"],
+    ["no annotation, too few live peers", {}, 1, 2, "stale"],
+    ["no annotation, no live peer", {}, 0, 1, "stale"],
+    ["nodeunhealth yes", { [EDGE_UNHEALTHY_ANNOTATION]: "yes" }, 3, 1, "unhealthy"],
+    ["node-health false", { [EDGE_HEALTH_ANNOTATION]: "false" }, 3, 1, "unhealthy"],
+    ["node-health true without a term", { [EDGE_HEALTH_ANNOTATION]: "true" }, 1, 1, "healthy"],
+  ];
+  for (const [title, annotations, live, needed, vote] of cases) {
+    it(`given ${title} (${live} live of ${needed} needed), returns ${vote}`, () => {
+      const reading = readSuperEdgeVote({ metadata: { annotations } }, { live, needed });
+      assert.equal(reading.vote, vote);
+      if (vote === "stale")
+        assert.match(reading.staleReason ?? "", new RegExp(`only ${live} of the ${needed} peers`));
+    });
+  }
 });

@@ -172,3 +172,30 @@ export function readVote(
 export function nodeVote(node: Node, now?: Date, rules?: VoteRules): Vote {
   return readVote(node, now, rules).vote;
 }
+
+/**
+ * The vote as SuperEdge's own daemons leave it, for a site that runs Bulwark's admission with
+ * SuperEdge's daemons (BULWARK_EDGE_VOTES=superedge). Those daemons remove `nodeunhealth` on a
+ * healthy majority and write nothing while it holds, so an absent annotation means healthy only
+ * while they are alive to write it: fresh means at least `needed` of the node's peers are live
+ * witnesses (Ready, so their kubelets reach the API server and the pod status is current, and
+ * running a Ready SuperEdge edge-health pod). `needed` is the peers that, with the node's word on
+ * itself, make a strict majority of its group. No term: SuperEdge writes none, and its writes
+ * carry no time Bulwark could check.
+ */
+export function readSuperEdgeVote(
+  node: Node,
+  witnesses: { live: number; needed: number },
+): VoteReading {
+  const annotations = node.metadata?.annotations ?? {};
+  if (annotations[EDGE_UNHEALTHY_ANNOTATION] !== undefined) {
+    return { vote: "unhealthy", warnings: nodeUnhealthWarnings(annotations) };
+  }
+  if (annotations[EDGE_HEALTH_ANNOTATION] === "false") return { vote: "unhealthy", warnings: [] };
+  if (witnesses.live >= witnesses.needed) return { vote: "healthy", warnings: [] };
+  return {
+    vote: "stale",
+    staleReason: `no nodeunhealth, but only ${witnesses.live} of the ${witnesses.needed} peers needed run a Ready SuperEdge edge-health pod on a Ready node`,
+    warnings: [],
+  };
+}

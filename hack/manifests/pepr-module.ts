@@ -23,6 +23,7 @@ export function moduleEnv(values: BulwarkValues): V1EnvVar[] {
     { name: "BULWARK_PERMISSION_AUDIENCE", value: values.permissionServer.audience },
     { name: "BULWARK_NAMESPACE", value: values.namespace },
     { name: "BULWARK_EDGE_ZONE_NAMESPACE", value: values.edgeHealth.zones.configNamespace },
+    { name: "BULWARK_EDGE_VOTES", value: values.edgeHealth.votes },
     // The gateway's guard modes, so statuses and Events say what a mismatch does to traffic.
     { name: "BULWARK_INGRESS_CHECKSUM", value: String(values.gateway.checksum.ingress) },
     { name: "BULWARK_SECRET_CHECKSUM", value: String(values.gateway.checksum.secret) },

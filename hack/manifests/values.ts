@@ -152,8 +152,14 @@ export const valuesSchema = z.object({
           });
         }
       }),
+    /**
+     * Whose daemons vote: Bulwark's (BULWARK_EDGE_VOTES=bulwark, votes with a term) or SuperEdge's
+     * own (superedge: `nodeunhealth`, fresh while their pods on the node's peers are live), for a
+     * site that swaps the webhook first and the daemons later.
+     */
+    votes: z.enum(["bulwark", "superedge"]),
     zones: z.object({
-      /** Where edge-health-zone-config lives (SuperEdge's own namespace by default). */
+      /** Where edge-health-zone-config lives (kube-system, where SuperEdge reads it). */
       configNamespace: z.string().min(1),
       /** Write edge-health-zone-config; off when SuperEdge or an operator already manages it. */
       manageConfig: z.boolean(),
@@ -213,6 +219,7 @@ export function defaultValues(image: string = DEFAULT_IMAGE): BulwarkValues {
       tolerations: [{ operator: "Exists" }],
       hmacSecret: { name: "bulwark-edge-health-hmac", key: "hmackey" },
       checks: { daemon: "", kubelet: "", tcp: "", kubeletCaHostPath: "" },
+      votes: "bulwark",
       zones: {
         configNamespace: "kube-system",
         manageConfig: false,

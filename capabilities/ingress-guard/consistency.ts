@@ -40,16 +40,13 @@ export interface GuardOptions {
   /** Full re-list period: repairs anything a missed watch event left wrong. */
   resyncMs: number;
   maxRetryMs: number;
+  /** The rollback window's grace (settings.ts). */
+  graceMs: number;
 }
 
 export class ConsistencyGuard {
   readonly #signatures = signatureSettings();
-  readonly state = new ConsistencyState(
-    settingsScope(),
-    Number(process.env.BULWARK_CHECKSUM_GRACE_SECONDS ?? 60) * 1000,
-    // Required, nothing verifies until the keys are read: fail closed.
-    { required: this.#signatures.required, keys: new Map() },
-  );
+  readonly state: ConsistencyState;
   /** The trusted keys' ConfigMap data last taken, to re-judge only on a change. */
   #keyData: string | undefined;
   readonly #options: GuardOptions;
@@ -68,7 +65,19 @@ export class ConsistencyGuard {
   #running = false;
 
   constructor(options: Partial<GuardOptions> = {}) {
-    this.#options = { debounceMs: 200, resyncMs: 300_000, maxRetryMs: 30_000, ...options };
+    this.#options = {
+      debounceMs: 200,
+      resyncMs: 300_000,
+      maxRetryMs: 30_000,
+      graceMs: 60_000,
+      ...options,
+    };
+    this.state = new ConsistencyState(
+      settingsScope(),
+      this.#options.graceMs,
+      // Required, nothing verifies until the keys are read: fail closed.
+      { required: this.#signatures.required, keys: new Map() },
+    );
   }
 
   /** Lists everything once, then re-lists every resync period. */

@@ -1,5 +1,6 @@
 import { Capability, a } from "pepr";
 import { serveMetrics } from "../../kube/metrics-server";
+import { loadGuardSettings } from "./settings";
 import { validateIngress, validateTlsSecret } from "./admission";
 import { IngressCheckSum, SecretCheckSum } from "./checksum-kinds";
 import { ConsistencyGuard } from "./consistency";
@@ -17,9 +18,11 @@ const { When } = IngressGuard;
 When(a.Ingress).IsCreatedOrUpdated().Validate(validateIngress);
 When(a.Secret).IsCreatedOrUpdated().Validate(validateTlsSecret);
 
+const settings = loadGuardSettings();
 const notices: ServingNotices = new ServingNotices(() => guard.state.scope);
 const guard: ConsistencyGuard = new ConsistencyGuard({
-  resyncMs: Number(process.env.BULWARK_GUARD_RESYNC_SECONDS ?? 300) * 1000,
+  resyncMs: settings.resyncMs,
+  graceMs: settings.graceMs,
   onIngresses: (ingresses): Promise<void> => notices.onList(ingresses),
 });
 
@@ -75,5 +78,5 @@ When(SecretCheckSum)
 // The watcher (or dev mode, which runs both halves) owns the reconciler; admission pods do not.
 if (isWatcherProcess()) {
   guard.start();
-  if (process.env.BULWARK_METRICS_PORT) serveMetrics(Number(process.env.BULWARK_METRICS_PORT));
+  if (settings.metricsPort !== 0) serveMetrics(settings.metricsPort);
 }

@@ -1,5 +1,7 @@
 // The pod-permission capability's settings, from the module's environment (manifests set them).
-import { parseInjectConfig, type InjectConfig } from "../../core/permission";
+import { z } from "zod";
+import { parseInjectConfig, TOKEN_EXPIRATION, type InjectConfig } from "../../core/permission";
+import { integer, readEnv } from "../../core/env-settings";
 import { formatErrors } from "../../core/result";
 import { CaBundle, caBundleFromEnv } from "./ca-bundle";
 
@@ -20,22 +22,35 @@ export interface PermissionSettings {
   ca: CaBundle;
 }
 
+const timings = z.object({
+  BULWARK_PERMISSION_TOKEN_SECONDS: integer(
+    "BULWARK_PERMISSION_TOKEN_SECONDS",
+    3600,
+    TOKEN_EXPIRATION.min,
+    TOKEN_EXPIRATION.max,
+  ),
+  BULWARK_REVOKE_DEADLINE_SECONDS: integer("BULWARK_REVOKE_DEADLINE_SECONDS", 3600, 1, 30 * 86_400),
+  BULWARK_PERMISSION_SWEEP_SECONDS: integer("BULWARK_PERMISSION_SWEEP_SECONDS", 60, 1, 86_400),
+  BULWARK_REVOKE_TIMEOUT_SECONDS: integer("BULWARK_REVOKE_TIMEOUT_SECONDS", 10, 1, 600),
+});
+
 export function loadSettings(env: NodeJS.ProcessEnv = process.env): PermissionSettings {
+  const t = readEnv(timings, env, "pod-permission");
   const inject = parseInjectConfig({
     image: env.BULWARK_INIT_IMAGE ?? "ghcr.io/bulwark-dev/bulwark:0.1.0",
     serverUrl:
       env.BULWARK_PERMISSION_SERVER ?? "https://bulwark-permission-server.bulwark-system.svc:8443",
     audience: env.BULWARK_PERMISSION_AUDIENCE ?? "bulwark-permission-server",
-    tokenExpirationSeconds: Number(env.BULWARK_PERMISSION_TOKEN_SECONDS ?? 3600),
+    tokenExpirationSeconds: t.BULWARK_PERMISSION_TOKEN_SECONDS,
     ownNamespace: env.BULWARK_NAMESPACE ?? "bulwark-system",
   });
   if (!inject.ok) throw new Error(`pod-permission settings: ${formatErrors(inject.errors)}`);
   const ca = caBundleFor(env, inject.value.serverUrl);
   return {
     inject: inject.value,
-    revokeDeadlineMs: Number(env.BULWARK_REVOKE_DEADLINE_SECONDS ?? 3600) * 1000,
-    sweepMs: Number(env.BULWARK_PERMISSION_SWEEP_SECONDS ?? 60) * 1000,
-    revokeTimeoutMs: Number(env.BULWARK_REVOKE_TIMEOUT_SECONDS ?? 10) * 1000,
+    revokeDeadlineMs: t.BULWARK_REVOKE_DEADLINE_SECONDS * 1000,
+    sweepMs: t.BULWARK_PERMISSION_SWEEP_SECONDS * 1000,
+    revokeTimeoutMs: t.BULWARK_REVOKE_TIMEOUT_SECONDS * 1000,
     revokeTokenPath:
       env.BULWARK_REVOKE_TOKEN_PATH ?? "/var/run/secrets/kubernetes.io/serviceaccount/token",
     ca,

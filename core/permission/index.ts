@@ -91,6 +91,7 @@ export {
   bulwarkInitContainer,
   tokenVolume,
   freeVolumeName,
+  TOKEN_EXPIRATION,
 } from "./inject";
 export type { InjectConfig, InjectDecision } from "./inject";
 export { parseCaBundle } from "./ca-bundle";

@@ -45,7 +45,7 @@ export const INIT_RESOURCES = {
 } as const;
 
 /** The kubelet refuses projected tokens that expire in under 10 minutes or over 2^32 seconds. */
-const TOKEN_EXPIRATION = { min: 600, max: 2 ** 32 } as const;
+export const TOKEN_EXPIRATION = { min: 600, max: 2 ** 32 } as const;
 
 export const injectConfigSchema = z
   .object({

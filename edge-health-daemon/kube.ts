@@ -86,9 +86,14 @@ export class KubeSource {
 
   #readZone(): void {
     const cm = this.#configMaps.get(EDGE_ZONE_CONFIGMAP, this.settings.zoneNamespace);
-    const parsed = parseZoneConfig(cm?.data);
-    if (parsed.ok) this.#zone = parsed.value;
-    else {
+    // A ConfigMap without data still turns zones on, as SuperEdge reads it (core/edge/zone.ts).
+    const parsed = parseZoneConfig(cm ? (cm.data ?? {}) : undefined);
+    if (parsed.ok) {
+      this.#zone = parsed.value;
+      for (const warning of parsed.value.warnings ?? []) {
+        this.log.warn("zone ConfigMap value ignored", { name: EDGE_ZONE_CONFIGMAP, warning });
+      }
+    } else {
       // A bad edit keeps the last good configuration rather than reshaping every group.
       this.log.warn("zone ConfigMap invalid; keeping the last good configuration", {
         namespace: this.settings.zoneNamespace,

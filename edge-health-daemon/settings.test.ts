@@ -44,7 +44,7 @@ describe("settings", () => {
     assert.equal(s.verifySource, true);
     assert.equal(s.listenAddress, "0.0.0.0");
     assert.equal(s.writerFallbackPeriods, 3);
-    assert.equal(s.zoneNamespace, "edge-system");
+    assert.equal(s.zoneNamespace, "kube-system");
     assert.equal(s.logLevel, "info");
     const k = s.checks.find(c => c.kind === "kubelet");
     assert.deepEqual(

@@ -91,7 +91,7 @@ const SPECS = {
   zoneNamespace: {
     flag: "zone-namespace",
     env: "BULWARK_EDGE_ZONE_NAMESPACE",
-    help: "namespace of the edge-health-zone-config ConfigMap (default edge-system)",
+    help: "namespace of the edge-health-zone-config ConfigMap (default kube-system, where SuperEdge reads it)",
   },
   hmacKeyFile: {
     flag: "hmac-key-file",
@@ -356,7 +356,7 @@ const schema = z
     writerFallbackPeriods: number("a count")
       .refine(n => Number.isInteger(n) && n >= 1, "must be a whole number, at least 1")
       .default(3),
-    zoneNamespace: z.string().min(1).default("edge-system"),
+    zoneNamespace: z.string().min(1).default("kube-system"),
     hmacKeyFile: z.string().min(1).optional(),
     hmacSecret: secretRef.default({ namespace: "edge-system", name: "bulwark-edge-health-hmac" }),
     hmacReloadSeconds: number("seconds")

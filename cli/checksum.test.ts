@@ -119,6 +119,27 @@ describe("bulwark checksum compute", () => {
     assert.equal(JSON.parse(out).ids.length, 2);
   });
 
+  it("given several files after one -f, reads them all (the same IDs as each with its own -f)", async () => {
+    // A folder of their own: the folder test above reads every file in `dir`.
+    const own = mkdtempSync(join(tmpdir(), "bulwark-cli-split-"));
+    const [a, b, c] = ["1", "2", "3"].map(n => {
+      const path = join(own, `split-${n}.yaml`);
+      writeFileSync(path, ingressYaml(`split-${n}`, "1"));
+      return path;
+    }) as [string, string, string];
+    const base = ["checksum", "compute", "--kind", "ingress", "--mode", "tengine"];
+    const together = await run(...base, "-f", a, b, c);
+    const apart = await run(...base, "-f", a, "-f", b, "-f", c);
+    assert.equal(together.code, 0);
+    assert.deepEqual(JSON.parse(together.out).ids, ["1-1", "2-1", "3-1"]);
+    assert.deepEqual(JSON.parse(together.out), JSON.parse(apart.out));
+  });
+
+  it("given an extra argument to publish, refuses it naming the argument", async () => {
+    const { error } = await run("checksum", "publish", "--kind", "ingress", "-n", "x", "stray");
+    assert.match(error?.message ?? "", /unexpected argument "stray" to checksum publish/);
+  });
+
   it("given a document that is not an Ingress, names the file, the document and the object", async () => {
     const path = file(
       "mixed.yaml",

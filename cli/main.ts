@@ -112,14 +112,24 @@ export async function main(
     allowPositionals: true,
     options: OPTIONS,
   });
-  if (values.version) return (out(`${VERSION}\n`), 0);
-  if (values.help || positionals.length === 0) return (out(HELP), 0);
-  const [group, command] = positionals;
+  const [group, command, ...rest] = positionals;
+  if (values.version || (group === "version" && command === undefined)) {
+    return (out(`${VERSION}\n`), 0);
+  }
+  if (values.help || group === undefined || (group === "help" && command === undefined)) {
+    return (out(HELP), 0);
+  }
   if (group === "permission") return permissionCommand(positionals, values, out);
   if (group === "uninstall" && command === undefined) return uninstallCommand(values, out);
   if (group === "checksum" && command === "keygen") return keygenCommand(values.out, out);
   if (group !== "checksum" || (command !== "compute" && command !== "publish")) {
     throw new UsageError(`unknown command "${positionals.join(" ")}"; see bulwark --help`);
+  }
+  // `-f a.yaml b.yaml`: parseArgs takes b.yaml as a positional; for compute it is a file too
+  // (the usage says FILE_OR_DIR...), never silently left out.
+  if (command === "compute") values.file = [...(values.file ?? []), ...rest];
+  else if (rest.length > 0) {
+    throw new UsageError(`unexpected argument "${rest.join(" ")}" to checksum ${command}`);
   }
   return checksumCommand(command, values, out, err);
 }

@@ -1,0 +1,32 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import packageJson from "../package.json";
+import { main } from "./main";
+
+async function run(...argv: string[]): Promise<{ code: number; out: string }> {
+  let out = "";
+  const code = await main(
+    argv,
+    s => (out += s),
+    () => {},
+  );
+  return { code, out };
+}
+
+describe("bulwark help and version", () => {
+  for (const argv of [["help"], ["--help"], ["-h"], []]) {
+    it(`given ${JSON.stringify(argv)}, prints the usage and exits 0`, async () => {
+      const { code, out } = await run(...argv);
+      assert.equal(code, 0);
+      assert.match(out, /^bulwark .*\n\nUsage:/);
+    });
+  }
+  for (const argv of [["version"], ["--version"]]) {
+    it(`given ${JSON.stringify(argv)}, prints the version and exits 0`, async () => {
+      assert.deepEqual(await run(...argv), { code: 0, out: `${packageJson.version}\n` });
+    });
+  }
+  it("given an unknown command, refuses it naming the command", async () => {
+    await assert.rejects(run("versions"), /unknown command "versions"/);
+  });
+});

@@ -46,6 +46,7 @@ export function edgeHealthEnv(values: BulwarkValues): V1EnvVar[] {
   return [
     fieldEnv("BULWARK_NODE_NAME", "spec.nodeName"),
     valueEnv("BULWARK_EDGE_PORT", edge.port),
+    valueEnv("BULWARK_EDGE_METRICS_PORT", edge.metricsPort),
     valueEnv("BULWARK_EDGE_ZONE_NAMESPACE", edge.zones.configNamespace),
     // The key as a mounted file: the daemon needs no access to Secrets at all.
     valueEnv("BULWARK_EDGE_HMAC_KEY_FILE", `${HMAC_MOUNT}/${edge.hmacSecret.key}`),
@@ -59,7 +60,10 @@ export function edgeHealthDaemonSet(values: BulwarkValues): V1DaemonSet & Kubern
   const container = workloadContainer(values, "edge-health", {
     env: edgeHealthEnv(values),
     // On the host network the container port is the node's port.
-    ports: [{ name: "peer", containerPort: edge.port, protocol: "TCP" }],
+    ports: [
+      { name: "peer", containerPort: edge.port, protocol: "TCP" },
+      { name: "metrics", containerPort: edge.metricsPort, protocol: "TCP" },
+    ],
     livenessProbe: httpProbe(EDGE_HEALTH_PATHS.live, "peer", { period: 10, failures: 3 }),
     readinessProbe: httpProbe(EDGE_HEALTH_PATHS.ready, "peer", { period: 10, failures: 2 }),
     resources: edge.resources,
@@ -78,8 +82,7 @@ export function edgeHealthDaemonSet(values: BulwarkValues): V1DaemonSet & Kubern
       selector: { matchLabels: selectorLabels("edge-health") },
       updateStrategy: { type: "RollingUpdate", rollingUpdate: { maxUnavailable: 1 } },
       template: {
-        // No metrics port: the daemon serves no /metrics, so no scrape annotations.
-        metadata: podMetadata(values, "edge-health"),
+        metadata: podMetadata(values, "edge-health", edge.metricsPort),
         spec: {
           serviceAccountName: EDGE_HEALTH,
           hostNetwork: true,

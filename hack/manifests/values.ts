@@ -106,6 +106,8 @@ export const valuesSchema = z.object({
     enabled: z.boolean(),
     /** The daemons' port on every edge node (host network): results from peers, and /healthz. */
     port,
+    /** Where each daemon serves /metrics on its node (host network); not the peer port. */
+    metricsPort: port,
     nodeSelector: z.record(z.string(), z.string()),
     tolerations: z.array(tolerationSchema),
     /**
@@ -215,6 +217,7 @@ export function defaultValues(image: string = DEFAULT_IMAGE): BulwarkValues {
     edgeHealth: {
       enabled: true,
       port: 51005,
+      metricsPort: 51006,
       nodeSelector: { "superedge.io/node-edge": "enable" },
       tolerations: [{ operator: "Exists" }],
       hmacSecret: { name: "bulwark-edge-health-hmac", key: "hmackey" },

@@ -112,29 +112,40 @@ export async function main(
     allowPositionals: true,
     options: OPTIONS,
   });
-  const [group, command, ...rest] = positionals;
-  if (values.version || (group === "version" && command === undefined)) {
-    return (out(`${VERSION}\n`), 0);
-  }
-  if (values.help || group === undefined || (group === "help" && command === undefined)) {
-    return (out(HELP), 0);
-  }
+  const [group, command] = positionals;
+  const asked = (word: string): boolean => group === word && command === undefined;
+  const informational = infoCommand(values, positionals);
+  if (informational !== undefined) return (out(informational), 0);
   if (group === "permission") return permissionCommand(positionals, values, out);
-  if (group === "uninstall" && command === undefined) return uninstallCommand(values, out);
+  if (asked("uninstall")) return uninstallCommand(values, out);
   if (group === "checksum" && command === "keygen") return keygenCommand(values.out, out);
   if (group !== "checksum" || (command !== "compute" && command !== "publish")) {
     throw new UsageError(`unknown command "${positionals.join(" ")}"; see bulwark --help`);
   }
-  // `-f a.yaml b.yaml`: parseArgs takes b.yaml as a positional; for compute it is a file too
-  // (the usage says FILE_OR_DIR...), never silently left out.
-  if (command === "compute") values.file = [...(values.file ?? []), ...rest];
-  else if (rest.length > 0) {
-    throw new UsageError(`unexpected argument "${rest.join(" ")}" to checksum ${command}`);
-  }
+  withFileArguments(command, values, positionals.slice(2));
   return checksumCommand(command, values, out, err);
 }
 
 type ParsedValues = ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>["values"];
+
+/** The text `--version`/`version` or `--help`/`help`/nothing prints, else undefined. */
+function infoCommand(values: ParsedValues, positionals: string[]): string | undefined {
+  const only = positionals.length <= 1 ? (positionals[0] ?? "") : undefined;
+  if (values.version || only === "version") return `${VERSION}\n`;
+  if (values.help || only === "" || only === "help") return HELP;
+  return undefined;
+}
+
+/**
+ * `-f a.yaml b.yaml`: parseArgs takes b.yaml as a positional; for compute it is a file too (the
+ * usage says FILE_OR_DIR...), never silently left out. Anything else refuses a stray argument.
+ */
+function withFileArguments(command: string, values: ParsedValues, rest: string[]): void {
+  if (command === "compute") values.file = [...(values.file ?? []), ...rest];
+  else if (rest.length > 0) {
+    throw new UsageError(`unexpected argument "${rest.join(" ")}" to checksum ${command}`);
+  }
+}
 
 async function checksumCommand(
   command: "compute" | "publish",

@@ -215,21 +215,27 @@ describe("ingress-guard admission", () => {
 });
 
 describe("the namespaces the webhooks skip", () => {
-  it("are exactly the ones the gateway and the checksum leave out by default", async () => {
+  it("are exactly the ones the gateway and the checksum leave out by default, and Bulwark's own for pods and TLS Secrets", async () => {
     const admission = cluster.kc.makeApiClient(AdmissionregistrationV1Api);
-    const skipped = new Set<string>();
+    const skippedBy = new Map<string, string[]>();
     for (const name of cluster.webhookNames) {
       const config = await admission
         .readValidatingWebhookConfiguration({ name })
         .catch(() => admission.readMutatingWebhookConfiguration({ name }));
-      const expressions = (config.webhooks ?? []).flatMap(
-        webhook => webhook.namespaceSelector?.matchExpressions ?? [],
-      );
-      const notIn = expressions.filter(
-        e => e.key === "kubernetes.io/metadata.name" && e.operator === "NotIn",
-      );
-      for (const value of notIn.flatMap(e => e.values ?? [])) skipped.add(value);
+      for (const webhook of config.webhooks ?? []) {
+        const notIn = (webhook.namespaceSelector?.matchExpressions ?? []).filter(
+          e => e.key === "kubernetes.io/metadata.name" && e.operator === "NotIn",
+        );
+        for (const resource of (webhook.rules ?? []).flatMap(r => r.resources ?? [])) {
+          skippedBy.set(resource, notIn.flatMap(e => e.values ?? []).sort());
+        }
+      }
     }
-    assert.deepEqual([...skipped].sort(), [...WEBHOOK_SKIPPED_NAMESPACES].sort());
+    const webhookDefault = [...WEBHOOK_SKIPPED_NAMESPACES].sort();
+    assert.deepEqual(skippedBy.get("ingresses"), webhookDefault);
+    // Bulwark's own workloads never wait on its admission (hack/webhook-policy.ts).
+    const withOwn = [...webhookDefault, "bulwark-system"].sort();
+    assert.deepEqual(skippedBy.get("pods"), withOwn);
+    assert.deepEqual(skippedBy.get("secrets"), withOwn);
   });
 });

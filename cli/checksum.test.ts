@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
@@ -140,17 +141,52 @@ describe("bulwark checksum compute", () => {
     assert.match(error?.message ?? "", /unexpected argument "stray" to checksum publish/);
   });
 
-  it("given a document that is not an Ingress, names the file, the document and the object", async () => {
+  it("given a document that is not an Ingress, leaves it out naming the file, the document and the object", async () => {
     const path = file(
       "mixed.yaml",
       ingressYaml("site-1", "1") +
         "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: shop}\n",
     );
-    const { error } = await run("checksum", "compute", "--kind", "ingress", "-f", path);
-    assert.equal(
-      error?.message,
-      `ConfigMap shop/settings (${path}#2): is not an Ingress (--kind ingress)`,
+    const { code, out, err } = await run("checksum", "compute", "--kind", "ingress", "-f", path);
+    assert.equal(code, 0);
+    assert.equal(JSON.parse(out).ids.length, 1);
+    assert.match(
+      err,
+      new RegExp(
+        `ignored ConfigMap shop/settings \\(${path}#2\\): not an Ingress \\(--kind ingress\\)`,
+      ),
     );
+  });
+
+  it("given -f -, reads standard input (as the command runs)", () => {
+    const bin = join(__dirname, "..", "bin", "bulwark.js");
+    const args = ["checksum", "compute", "--kind", "ingress", "--mode", "tengine", "-f", "-"];
+    const result = spawnSync(process.execPath, [bin, ...args], {
+      input: ingressYaml("site-7", "1"),
+      encoding: "utf8",
+    });
+    assert.equal(result.status, 0, result.stderr);
+    assert.deepEqual(JSON.parse(result.stdout).ids, ["7-1"]);
+  });
+
+  it("given an Ingress without a namespace, refuses it naming the field", async () => {
+    const own = mkdtempSync(join(tmpdir(), "bulwark-cli-nons-"));
+    const path = join(own, "no-namespace.yaml");
+    writeFileSync(path, ingressYaml("site-1", "1").replace("  namespace: shop\n", ""));
+    const { error } = await run("checksum", "compute", "--kind", "ingress", "-f", path);
+    assert.match(error?.message ?? "", /Ingress site-1 .*: has no metadata.namespace/);
+  });
+
+  it("given the same Ingress twice, refuses it naming both places", async () => {
+    const own = mkdtempSync(join(tmpdir(), "bulwark-cli-dup-"));
+    const a = join(own, "a.yaml");
+    const b = join(own, "b.yaml");
+    writeFileSync(a, ingressYaml("site-1", "1"));
+    writeFileSync(b, ingressYaml("site-1", "2"));
+    const { error } = await run("checksum", "compute", "--kind", "ingress", "-f", a, b);
+    assert.equal(error?.message, `Ingress shop/site-1 (${b}): the same object as in ${a}`);
+    // The same file named twice is one file, not a duplicate.
+    assert.equal((await run("checksum", "compute", "--kind", "ingress", "-f", a, a)).code, 0);
   });
 
   it("given YAML that does not parse, names the file", async () => {

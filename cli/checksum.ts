@@ -70,6 +70,12 @@ function checkSecret(sourced: SourcedObject, secret: Secret): void {
 }
 
 /** The objects of `kind` in the files; anything else is an error naming the file and the object. */
+/**
+ * The objects of `kind` in the files that count for the checksum. Other kinds (a ConfigMap in
+ * the same folder) and objects the gateway does not serve are left out with a line saying so;
+ * an object without a name or namespace, or the same object twice, is an error: the checksum
+ * would silently be of something else than what will be applied.
+ */
 export function objectsFromFiles(
   paths: string[],
   kind: ChecksumKind,
@@ -77,14 +83,26 @@ export function objectsFromFiles(
 ): { objects: (Ingress | Secret)[]; ignored: string[] } {
   const objects: (Ingress | Secret)[] = [];
   const ignored: string[] = [];
+  const seen = new Map<string, string>();
   for (const sourced of readObjects(paths)) {
     if (sourced.object.kind !== OBJECT_KIND[kind]) {
+      ignored.push(
+        `${describeObject(sourced)}: not a${kind === "ingress" ? "n Ingress" : " Secret"} (--kind ${kind})`,
+      );
+      continue;
+    }
+    const { name, namespace } = sourced.object.metadata ?? {};
+    if (!name) throw new InputError(`${describeObject(sourced)}: has no metadata.name`);
+    if (!namespace) {
       throw new InputError(
-        `${describeObject(sourced)}: is not a${kind === "ingress" ? "n Ingress" : " Secret"} (--kind ${kind})`,
+        `${describeObject(sourced)}: has no metadata.namespace; write the namespace it is applied in`,
       );
     }
-    if (!sourced.object.metadata?.name)
-      throw new InputError(`${describeObject(sourced)}: has no metadata.name`);
+    const first = seen.get(`${namespace}/${name}`);
+    if (first !== undefined) {
+      throw new InputError(`${describeObject(sourced)}: the same object as in ${first}`);
+    }
+    seen.set(`${namespace}/${name}`, sourced.source);
     const object = asStored(sourced.object);
     if (!countsForChecksum(kind, object, scope)) {
       ignored.push(`${describeObject(sourced)}: ${notCounted(kind, object, scope)}`);

@@ -27,6 +27,8 @@ Usage:
                            [--default-class] [--excluded-namespaces LIST] [--ingress-referrers LIST]
                            -f FILE_OR_DIR...
       Prints {checksum, ids} for the objects in the files (-o yaml: a ready-to-apply checksum object).
+      -f - reads standard input. Objects of another kind are left out (a line each on stderr); an
+      object without a namespace, or the same object twice, is an error.
       --default-class: IngressClass bulwark is the cluster's default, so Ingresses naming no class count.
   bulwark checksum publish --kind ingress|secret -n NAMESPACE [--mode tengine|content] [--sign-key FILE]
                            [--excluded-namespaces LIST] [--ingress-referrers LIST]

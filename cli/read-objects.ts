@@ -20,7 +20,11 @@ export class InputError extends Error {
 
 const YAML_FILE = /\.(ya?ml|json)$/;
 
+/** `-f -`: standard input, read once. */
+const STDIN = "-";
+
 function filesUnder(path: string): string[] {
+  if (path === STDIN) return [STDIN];
   let stat;
   try {
     stat = statSync(path);
@@ -38,7 +42,7 @@ function filesUnder(path: string): string[] {
 
 function documentsOf(file: string): unknown[] {
   try {
-    return loadAll(readFileSync(file, "utf8"));
+    return loadAll(readFileSync(file === STDIN ? 0 : file, "utf8"));
   } catch (error) {
     throw new InputError(
       `${file}: not valid YAML or JSON: ${(error as Error).message.split("\n")[0]}`,
@@ -46,10 +50,10 @@ function documentsOf(file: string): unknown[] {
   }
 }
 
-/** Every object in the given files and folders; `kind: List` documents are flattened. */
+/** Every object in the given files and folders ("-": standard input); Lists are flattened. */
 export function readObjects(paths: string[]): SourcedObject[] {
   const out: SourcedObject[] = [];
-  for (const file of paths.flatMap(filesUnder)) {
+  for (const file of [...new Set(paths.flatMap(filesUnder))]) {
     const docs = documentsOf(file);
     docs.forEach((doc, index) => {
       if (doc === null || doc === undefined) return;

@@ -17,6 +17,7 @@ import { parseKeysLocation, parsePublisherNamespaces, parseSigningKey } from "..
 import { readFileSync } from "node:fs";
 import type { KeyObject } from "node:crypto";
 import { PermissionCommandError, permissionCommand } from "./permission";
+import { describeError } from "./errors";
 
 const VERSION = packageJson.version;
 
@@ -257,7 +258,7 @@ export function run(): void {
         error instanceof InputError ||
         error instanceof PermissionCommandError ||
         String((error as { code?: unknown }).code).startsWith("ERR_PARSE_ARGS");
-      process.stderr.write(`bulwark: ${error instanceof Error ? error.message : String(error)}\n`);
+      process.stderr.write(`bulwark: ${describeError(error)}\n`);
       process.exit(known ? 2 : 1);
     },
   );

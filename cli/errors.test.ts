@@ -1,0 +1,64 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { once } from "node:events";
+import { createServer, type AddressInfo } from "node:net";
+import { ApiException } from "@kubernetes/client-node";
+import { describeError } from "./errors";
+
+/** A port that was just free: nothing listens there. */
+async function closedPort(): Promise<number> {
+  const server = createServer().listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const { port } = server.address() as AddressInfo;
+  await new Promise(resolve => server.close(resolve));
+  return port;
+}
+
+describe("describeError", () => {
+  it("given Pepr's fluent-client failure object, returns the status and the API's message", () => {
+    const failure = {
+      ok: false,
+      status: 403,
+      statusText: "Forbidden",
+      data: { kind: "Status", message: 'ingresschecksums is forbidden: User "x" cannot create' },
+    };
+    assert.equal(
+      describeError(failure),
+      'HTTP 403 Forbidden: ingresschecksums is forbidden: User "x" cannot create',
+    );
+  });
+  it("given a failure object without a message, returns the status", () => {
+    assert.equal(
+      describeError({ status: 503, statusText: "Service Unavailable" }),
+      "HTTP 503 Service Unavailable",
+    );
+  });
+  it("given client-node's ApiException, returns the code and the Status message", () => {
+    const body = JSON.stringify({ kind: "Status", message: 'pods "x" not found' });
+    assert.equal(
+      describeError(new ApiException(404, "Not Found", body, {})),
+      'HTTP 404: pods "x" not found',
+    );
+  });
+  it("given a fetch failure, returns the socket error under it", async () => {
+    const port = await closedPort();
+    const error = await fetch(`http://127.0.0.1:${port}/`).catch((e: unknown) => e);
+    assert.equal(
+      describeError(error),
+      `fetch failed: connect ECONNREFUSED 127.0.0.1:${port} (is the API server in your kubeconfig reachable?)`,
+    );
+  });
+  it("given the fluent client's network failure (status 400, the error under e), returns the socket error", async () => {
+    const port = await closedPort();
+    const e = await fetch(`http://127.0.0.1:${port}/`).catch((thrown: unknown) => thrown);
+    const failure = { ok: false, status: 400, statusText: "fetch failed", headers: {}, e };
+    assert.match(describeError(failure), /^fetch failed: connect ECONNREFUSED/);
+  });
+  it("given an object with nothing known, returns its JSON, never [object Object]", () => {
+    assert.equal(describeError({ reason: "odd" }), '{"reason":"odd"}');
+  });
+  it("given a plain Error or a string, returns the message", () => {
+    assert.equal(describeError(new Error("boom")), "boom");
+    assert.equal(describeError("text"), "text");
+  });
+});

@@ -18,6 +18,7 @@ import { readFileSync } from "node:fs";
 import type { KeyObject } from "node:crypto";
 import { PermissionCommandError, permissionCommand } from "./permission";
 import { describeError } from "./errors";
+import { chooseKubeconfig } from "./kubeconfig";
 
 const VERSION = packageJson.version;
 
@@ -58,6 +59,8 @@ Usage:
       Creates or renews the permission server's serving Secret (tls.crt, tls.key, ca.crt) with
       openssl; the CA is kept in Secret <secret>-ca and reused, so injected pods keep trusting it.
 
+Commands that talk to the cluster (publish, uninstall, permission) use --kubeconfig FILE, else
+KUBECONFIG, else ~/.kube/config, else the pod's service account.
 --mode defaults to content (Bulwark's); tengine reproduces Tengine-Ingress's IDs.
 --excluded-namespaces (comma-separated, "" for none) defaults to kube-system,pepr-system: the namespaces
 the webhooks skip, which the gateway does not serve either (its BULWARK_EXCLUDED_NAMESPACES).
@@ -90,6 +93,7 @@ const OPTIONS = {
   group: { type: "string" },
   provider: { type: "string" },
   out: { type: "string" },
+  kubeconfig: { type: "string" },
 } as const;
 
 function oneOf<T extends string>(
@@ -119,8 +123,11 @@ export async function main(
   const asked = (word: string): boolean => group === word && command === undefined;
   const informational = infoCommand(values, positionals);
   if (informational !== undefined) return (out(informational), 0);
-  if (group === "permission") return permissionCommand(positionals, values, out);
-  if (asked("uninstall")) return uninstallCommand(values, out);
+  if (group === "permission") {
+    requireCluster(values.kubeconfig);
+    return permissionCommand(positionals, values, out);
+  }
+  if (asked("uninstall")) return (requireCluster(values.kubeconfig), uninstallCommand(values, out));
   if (group === "checksum" && command === "keygen") return keygenCommand(values.out, out);
   if (group !== "checksum" || (command !== "compute" && command !== "publish")) {
     throw new UsageError(`unknown command "${positionals.join(" ")}"; see bulwark --help`);
@@ -171,8 +178,14 @@ async function checksumCommand(
   return computeCommand(values, { kind, mode, signKey, scope }, out, err);
 }
 
+/** Before a command's first API call: which cluster it talks to (cli/kubeconfig.ts). */
+function requireCluster(flag: string | undefined): void {
+  const problem = chooseKubeconfig(flag);
+  if (problem !== undefined) throw new UsageError(problem);
+}
+
 async function publishCommand(
-  values: { namespace?: string; "default-class"?: boolean },
+  values: { namespace?: string; "default-class"?: boolean; kubeconfig?: string },
   options: ChecksumOptions & { scope: Omit<ServingScope, "classIsDefault"> },
   out: (s: string) => void,
 ): Promise<number> {
@@ -191,6 +204,7 @@ async function publishCommand(
   }
   if (values["default-class"])
     throw new UsageError("--default-class is for compute: publish reads the IngressClass");
+  requireCluster(values.kubeconfig);
   await publish({ ...options, namespace: values.namespace }, line => out(`${line}\n`));
   return 0;
 }

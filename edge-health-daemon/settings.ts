@@ -125,7 +125,7 @@ const SPECS = {
   },
   logLevel: {
     flag: "log-level",
-    env: "BULWARK_LOG_LEVEL",
+    env: "LOG_LEVEL",
     help: "error|warn|info|debug (default info)",
   },
   checkDaemon: {

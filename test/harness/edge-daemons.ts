@@ -175,7 +175,7 @@ export async function startEdgeDaemons(options: {
         ...checks,
         ...(options.args ?? []),
       ],
-      { logFile: join(dir, `${name}.log`), env: { ...process.env, BULWARK_LOG_LEVEL: "info" } },
+      { logFile: join(dir, `${name}.log`), env: { ...process.env, LOG_LEVEL: "info" } },
     );
     procs.set(i, proc);
     return proc;

@@ -1,18 +1,8 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { once } from "node:events";
-import { createServer, type AddressInfo } from "node:net";
 import { ApiException } from "@kubernetes/client-node";
+import { freePort } from "../hack/control-plane/ports";
 import { describeError } from "./errors";
-
-/** A port that was just free: nothing listens there. */
-async function closedPort(): Promise<number> {
-  const server = createServer().listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const { port } = server.address() as AddressInfo;
-  await new Promise(resolve => server.close(resolve));
-  return port;
-}
 
 describe("describeError", () => {
   it("given Pepr's fluent-client failure object, returns the status and the API's message", () => {
@@ -41,7 +31,8 @@ describe("describeError", () => {
     );
   });
   it("given a fetch failure, returns the socket error under it", async () => {
-    const port = await closedPort();
+    // A port that was free a moment ago: nothing listens there.
+    const port = await freePort();
     const error = await fetch(`http://127.0.0.1:${port}/`).catch((e: unknown) => e);
     assert.equal(
       describeError(error),
@@ -49,7 +40,7 @@ describe("describeError", () => {
     );
   });
   it("given the fluent client's network failure (status 400, the error under e), returns the socket error", async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const e = await fetch(`http://127.0.0.1:${port}/`).catch((thrown: unknown) => thrown);
     const failure = { ok: false, status: 400, statusText: "fetch failed", headers: {}, e };
     assert.match(describeError(failure), /^fetch failed: connect ECONNREFUSED/);

@@ -39,8 +39,7 @@ When(a.EndpointSlice)
   .IsCreatedOrUpdated()
   .Watch(slice => reconcileSlice(protection, slice as EndpointSlice));
 
-async function reconcileNode(node: Node): Promise<void> {
-  const decision = protection.decide(node);
+async function reconcileNode(node: Node, decision = protection.decide(node)): Promise<void> {
   await reconcileNodeTaint(protection, node, decision);
   await reconcileNodeAutonomy(node, decision);
 }
@@ -64,8 +63,7 @@ async function resync(endpoints: EndpointResync): Promise<void> {
   for (const node of protection.nodes.all()) {
     const decision = protection.decide(node);
     if (inScope(node)) byRule.set(decision.rule, (byRule.get(decision.rule) ?? 0) + 1);
-    await reconcileNodeTaint(protection, node, decision);
-    await reconcileNodeAutonomy(node, decision);
+    await reconcileNode(node, decision);
   }
   edgeMetrics.nodes.reset();
   for (const [rule, count] of byRule) edgeMetrics.nodes.set({ rule }, count);

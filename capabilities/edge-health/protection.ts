@@ -94,18 +94,18 @@ export class Protection {
       now,
       zoneConfig: this.#zoneConfig,
       defaultMaxUnknownMs: this.settings.defaultMaxUnknownMs,
-      groupSize: node =>
-        votingGroup({ node, nodes: this.nodes.all(), config: this.#zoneConfig }).length,
+      groupSize: node => this.#group(node).length,
       voteRules: this.settings.voteRules,
-      superEdgeWitnesses: node => this.#witnesses(node),
+      superEdgeWitnesses: node => this.#witnesses(node, this.#group(node)),
     };
   }
 
   /**
-   * With SuperEdge's daemons voting: the node's peers that are Ready and run a Ready edge-health
-   * pod (core/edge/vote.ts `readSuperEdgeVote`); undefined with Bulwark's daemons.
+   * With SuperEdge's daemons voting: how many of `group` (the node's voting group) besides the
+   * node are Ready and run a Ready edge-health pod (core/edge/vote.ts `readSuperEdgeVote`);
+   * undefined with Bulwark's daemons.
    */
-  #witnesses(node: Node): number | undefined {
+  #witnesses(node: Node, group: readonly Node[]): number | undefined {
     const pods = this.superEdgePods;
     if (!pods) return undefined;
     const live = new Set(
@@ -114,7 +114,6 @@ export class Protection {
         .filter(p => p.status?.conditions?.some(c => c.type === "Ready" && c.status === "True"))
         .map(p => p.spec?.nodeName),
     );
-    const group = votingGroup({ node, nodes: this.nodes.all(), config: this.#zoneConfig });
     return group.filter(
       peer =>
         peer.metadata?.name !== node.metadata?.name &&
@@ -123,15 +122,20 @@ export class Protection {
     ).length;
   }
 
+  #group(node: Node): Node[] {
+    return votingGroup({ node, nodes: this.nodes.all(), config: this.#zoneConfig });
+  }
+
   decide(node: Node, now = new Date()): Decision {
+    const group = this.#group(node);
     return protectNode({
       node,
       now,
       zoneConfig: this.#zoneConfig,
       defaultMaxUnknownMs: this.settings.defaultMaxUnknownMs,
-      groupSize: votingGroup({ node, nodes: this.nodes.all(), config: this.#zoneConfig }).length,
+      groupSize: group.length,
       voteRules: this.settings.voteRules,
-      superEdgeWitnesses: this.#witnesses(node),
+      superEdgeWitnesses: this.#witnesses(node, group),
     });
   }
 }

@@ -1,4 +1,4 @@
-import { crdFiles } from "./build";
+import { crdFiles } from "../packaging/build";
 import {
   applyOrThrow,
   loadKubeConfig,

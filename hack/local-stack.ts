@@ -5,7 +5,7 @@
 // SIGINT/SIGTERM stop everything.
 import { copyFileSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { buildModule, ROOT, writeManifests } from "./build";
+import { buildModule, ROOT, writeManifests } from "../packaging/build";
 import { ensureBinaries, startControlPlane } from "./control-plane/control-plane";
 import { installCrds } from "./install-crds";
 import { startPeprModule } from "./control-plane/pepr-module";

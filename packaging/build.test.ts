@@ -11,14 +11,14 @@ import type {
   V1Pod,
   V1PodDisruptionBudget,
 } from "@kubernetes/client-node";
-import { imageFromArgs, ROOT, valuesFromArgs } from "../hack/build";
+import { imageFromArgs, ROOT, valuesFromArgs } from "./build";
 import { readYamlObjects } from "../hack/control-plane/kube";
-import { configureModule, defaultValues, DEFAULT_IMAGE } from "../hack/manifests";
+import { configureModule, defaultValues, DEFAULT_IMAGE } from "./manifests";
 import {
   configuredChartValues,
   repairChartYaml,
   webhookTemplates,
-} from "../hack/manifests/pepr-chart";
+} from "./manifests/pepr-chart";
 import { load } from "js-yaml";
 import { loadSettings as podPermissionSettings } from "../capabilities/pod-permission/settings";
 import {

@@ -5,13 +5,13 @@ import assert from "node:assert/strict";
 import { readFileSync, readdirSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import { load } from "js-yaml";
-import { ROOT } from "../hack/build";
-import { defaultValues, parseValues } from "../hack/manifests";
+import { ROOT } from "./build";
+import { defaultValues, parseValues } from "./manifests";
 import {
   CHART_SCHEMA,
   chartSchemaText,
   chartValuesJsonSchema,
-} from "../hack/manifests/chart-schema";
+} from "./manifests/chart-schema";
 import packageJson from "../package.json";
 
 const CHART = join(ROOT, "charts", "bulwark");
@@ -32,7 +32,7 @@ describe("charts/bulwark", () => {
     assert.equal(chart.name, "bulwark");
   });
 
-  it("values.schema.json is the generators' zod schema (npx tsx hack/manifests/chart-schema.ts)", () => {
+  it("values.schema.json is the generators' zod schema (npx tsx packaging/manifests/chart-schema.ts)", () => {
     assert.deepEqual(JSON.parse(readFileSync(CHART_SCHEMA, "utf8")), JSON.parse(chartSchemaText()));
     const schema = chartValuesJsonSchema() as { properties: Record<string, unknown> };
     assert.ok(!("namespace" in schema.properties), "the namespace is the release's");

@@ -1,4 +1,4 @@
-// The workload manifest generators (hack/manifests): one image everywhere, probes on the ports the
+// The workload manifest generators (packaging/manifests): one image everywhere, probes on the ports the
 // workloads serve, env the workloads' own settings parsers accept, least-privilege RBAC.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -20,9 +20,9 @@ import {
   moduleEnv,
   workloadManifests,
   type BulwarkValues,
-} from "../hack/manifests";
-import { PART_OF_LABEL } from "../hack/manifests/common";
-import { permissionServerUrl } from "../hack/manifests/permission-server";
+} from "./manifests";
+import { PART_OF_LABEL } from "./manifests/common";
+import { permissionServerUrl } from "./manifests/permission-server";
 import { readSettings as gatewaySettings } from "../gateway/settings";
 import { guardModes } from "../capabilities/ingress-guard/scope";
 import { parseSettings as edgeSettings } from "../edge-health-daemon/settings";

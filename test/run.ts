@@ -9,7 +9,7 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative, resolve } from "node:path";
-import { buildModule, ROOT, writeManifests } from "../hack/build";
+import { buildModule, ROOT, writeManifests } from "../packaging/build";
 import {
   ensureBinaries,
   startControlPlane,

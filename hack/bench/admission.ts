@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { buildModule, ROOT } from "../build";
+import { buildModule, ROOT } from "../../packaging/build";
 import { ensureBinaries, startControlPlane } from "../control-plane/control-plane";
 import { loadKubeConfig } from "../control-plane/kube";
 import { startPeprModule } from "../control-plane/pepr-module";

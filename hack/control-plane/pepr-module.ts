@@ -24,7 +24,7 @@ import {
   waitUntil,
 } from "./kube";
 import { issueLoopbackServingCertificate } from "./pki";
-import { applyWebhookPolicy } from "../webhook-policy";
+import { applyWebhookPolicy } from "../../packaging/webhook-policy";
 import { PERMISSION_GROUP_ANNOTATION } from "../../core/names";
 import { freePort } from "./ports";
 import { startProcess, type ManagedProcess } from "./processes";
@@ -293,7 +293,7 @@ async function waitForWebhookTraffic(kc: KubeConfig, logFile: string): Promise<v
   const client = KubernetesObjectApi.makeApiClient(kc);
   const before = admissionRequestsLogged(logFile);
   await waitUntil("the API server to call the Pepr module's webhook", async () => {
-    // Only pods that name a permission group reach the webhook (hack/webhook-policy.ts); the
+    // Only pods that name a permission group reach the webhook (packaging/webhook-policy.ts); the
     // group does not exist, so admission refuses the probe: the call is what is waited for.
     await client
       .create(

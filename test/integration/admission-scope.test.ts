@@ -1,5 +1,5 @@
 // What a Bulwark admission outage costs the cluster. Copies of the module's webhook
-// configurations (as hack/webhook-policy.ts scopes them) pointed at an address where nothing
+// configurations (as packaging/webhook-policy.ts scopes them) pointed at an address where nothing
 // listens stand for Bulwark's admission being down; the real ones keep running beside them, so
 // whatever the copies let through is what an outage lets through.
 import { describe, it } from "node:test";
@@ -17,7 +17,7 @@ import { testCluster, testNamespace } from "../harness/cluster";
 
 const cluster = testCluster();
 const DEAD_URL = "https://127.0.0.1:1/down";
-/** The namespace the harness's module is built for (hack/webhook-policy.ts's default). */
+/** The namespace the harness's module is built for (packaging/webhook-policy.ts's default). */
 const OWN_NAMESPACE = "bulwark-system";
 
 type Configuration = V1MutatingWebhookConfiguration | V1ValidatingWebhookConfiguration;

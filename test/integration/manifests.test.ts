@@ -3,7 +3,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
-import { MANIFESTS } from "../../hack/build";
+import { MANIFESTS } from "../../packaging/build";
 import { applyObjects, readYamlObjects } from "../../hack/control-plane/kube";
 import { testCluster } from "../harness/cluster";
 

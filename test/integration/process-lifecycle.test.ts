@@ -6,7 +6,7 @@ import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ROOT } from "../../hack/build";
+import { ROOT } from "../../packaging/build";
 import { applyOrThrow, loadKubeConfig, waitUntil } from "../../hack/control-plane/kube";
 import { freePort } from "../../hack/control-plane/ports";
 import { testCluster } from "../harness/cluster";

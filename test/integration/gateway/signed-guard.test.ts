@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { dump, load } from "js-yaml";
 import type { KubernetesObject } from "@kubernetes/client-node";
-import { ROOT } from "../../../hack/build";
+import { ROOT } from "../../../packaging/build";
 import { applyOrThrow, waitUntil } from "../../../hack/control-plane/kube";
 import { testCluster, testNamespace } from "../../harness/cluster";
 import {

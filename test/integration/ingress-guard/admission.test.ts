@@ -233,7 +233,7 @@ describe("the namespaces the webhooks skip", () => {
     }
     const webhookDefault = [...WEBHOOK_SKIPPED_NAMESPACES].sort();
     assert.deepEqual(skippedBy.get("ingresses"), webhookDefault);
-    // Bulwark's own workloads never wait on its admission (hack/webhook-policy.ts).
+    // Bulwark's own workloads never wait on its admission (packaging/webhook-policy.ts).
     const withOwn = [...webhookDefault, "bulwark-system"].sort();
     assert.deepEqual(skippedBy.get("pods"), withOwn);
     assert.deepEqual(skippedBy.get("secrets"), withOwn);

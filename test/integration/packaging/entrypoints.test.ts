@@ -11,7 +11,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSy
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { ROOT } from "../../../hack/build";
+import { ROOT } from "../../../packaging/build";
 import { imageNode } from "../../../hack/node-runtime/runtime";
 import packageJson from "../../../package.json";
 

@@ -8,11 +8,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { KubernetesObject } from "@kubernetes/client-node";
 import { load } from "js-yaml";
-import { MODULE_CHART, MODULE_MANIFEST, ROOT } from "../../../hack/build";
+import { MODULE_CHART, MODULE_MANIFEST, ROOT } from "../../../packaging/build";
 import { applyObjects } from "../../../hack/control-plane/kube";
 import { renderChart } from "../../../hack/helm/helm";
-import { defaultValues, workloadManifests, type BulwarkValues } from "../../../hack/manifests";
-import { configureModuleChart } from "../../../hack/manifests/pepr-chart";
+import { defaultValues, workloadManifests, type BulwarkValues } from "../../../packaging/manifests";
+import { configureModuleChart } from "../../../packaging/manifests/pepr-chart";
 import { testCluster } from "../../harness/cluster";
 
 const cluster = testCluster();

@@ -8,9 +8,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import type { KubernetesObject, V1PodSpec } from "@kubernetes/client-node";
-import { writeManifests } from "../../../hack/build";
+import { writeManifests } from "../../../packaging/build";
 import { applyObjects, readYamlObjects } from "../../../hack/control-plane/kube";
-import { defaultValues } from "../../../hack/manifests";
+import { defaultValues } from "../../../packaging/manifests";
 import { testCluster } from "../../harness/cluster";
 
 const cluster = testCluster();

@@ -11,7 +11,7 @@ import {
   type V1ResourceAttributes,
 } from "@kubernetes/client-node";
 import { applyObjects } from "../../../hack/control-plane/kube";
-import { defaultValues, workloadManifests } from "../../../hack/manifests";
+import { defaultValues, workloadManifests } from "../../../packaging/manifests";
 import { testCluster } from "../../harness/cluster";
 
 const cluster = testCluster();

@@ -20,7 +20,7 @@ import {
   type KubernetesObject,
   type V1Pod,
 } from "@kubernetes/client-node";
-import { ROOT } from "../../../hack/build";
+import { ROOT } from "../../../packaging/build";
 import { applyOrThrow, waitUntil } from "../../../hack/control-plane/kube";
 import { uninstall, type Installation, type PhaseName } from "../../../cli/uninstall";
 import { POD_PERMISSION_FINALIZER } from "../../../core/names";

@@ -5,7 +5,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { dump, load } from "js-yaml";
 import type { KubernetesObject, V1EnvVar } from "@kubernetes/client-node";
-import { readYamlObjects } from "../control-plane/kube";
+import { readYamlObjects } from "../../hack/control-plane/kube";
 import { applyWebhookPolicy } from "../webhook-policy";
 import {
   admissionDisruptionBudget,
@@ -52,7 +52,7 @@ const WEBHOOK_TEMPLATES: Record<string, string> = {
 
 /**
  * The chart's webhook templates, replaced by the build's own webhook configurations (from the same
- * `pepr build`: same CA bundle and API path) after hack/webhook-policy.ts moved node and endpoint
+ * `pepr build`: same CA bundle and API path) after packaging/webhook-policy.ts moved node and endpoint
  * rules to a webhook that fails open. Pepr's templates give every rule one failurePolicy.
  */
 export function webhookTemplates(

@@ -1,6 +1,6 @@
 // charts/bulwark/values.schema.json, from the same zod schema the generators check values with, so
 // `helm install --set gateway.replicas=0` fails naming the field, as `npm run build` would.
-//   npx tsx hack/manifests/chart-schema.ts && npx prettier --write charts/bulwark/values.schema.json
+//   npx tsx packaging/manifests/chart-schema.ts && npx prettier --write charts/bulwark/values.schema.json
 // rewrites it (packaging/chart.test.ts fails while it is stale).
 import { writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";

@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { basename, join, resolve } from "node:path";
 import { dump, load } from "js-yaml";
 import { formatErrors } from "../core/result";
-import { readYamlObjects } from "./control-plane/kube";
+import { readYamlObjects } from "../hack/control-plane/kube";
 import { applyWebhookPolicy } from "./webhook-policy";
 import {
   configureModule,

@@ -14,11 +14,7 @@ import type {
 import { imageFromArgs, ROOT, valuesFromArgs } from "./build";
 import { readYamlObjects } from "../hack/control-plane/kube";
 import { configureModule, defaultValues, DEFAULT_IMAGE } from "./manifests";
-import {
-  configuredChartValues,
-  repairChartYaml,
-  webhookTemplates,
-} from "./manifests/pepr-chart";
+import { configuredChartValues, repairChartYaml, webhookTemplates } from "./manifests/pepr-chart";
 import { load } from "js-yaml";
 import { loadSettings as podPermissionSettings } from "../capabilities/pod-permission/settings";
 import {

@@ -7,11 +7,7 @@ import { join } from "node:path";
 import { load } from "js-yaml";
 import { ROOT } from "./build";
 import { defaultValues, parseValues } from "./manifests";
-import {
-  CHART_SCHEMA,
-  chartSchemaText,
-  chartValuesJsonSchema,
-} from "./manifests/chart-schema";
+import { CHART_SCHEMA, chartSchemaText, chartValuesJsonSchema } from "./manifests/chart-schema";
 import packageJson from "../package.json";
 
 const CHART = join(ROOT, "charts", "bulwark");

@@ -16,7 +16,7 @@ import { CHECKSUM_GROUP, INGRESS_CLASS } from "../core/names";
 import { isDefaultClass } from "../core/ingress/class";
 import { countsForChecksum, refusedReferrer, type ServingScope } from "../core/ingress/selection";
 import { newestFirst } from "../core/checksum/window";
-import { isNotFound } from "../kube/runtime";
+import { isNotFound } from "../kube/api-errors";
 import type { Ingress, Secret } from "../core/ingress/types";
 import {
   CHECKSUM_VERSION,

@@ -17,7 +17,7 @@ import { parseKeysLocation, parsePublisherNamespaces, parseSigningKey } from "..
 import { readFileSync } from "node:fs";
 import type { KeyObject } from "node:crypto";
 import { PermissionCommandError, permissionCommand } from "./permission";
-import { describeError } from "./errors";
+import { describeError } from "../kube/api-errors";
 import { chooseKubeconfig } from "./kubeconfig";
 
 const VERSION = packageJson.version;

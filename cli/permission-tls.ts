@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CoreV1Api, KubeConfig, type V1Secret } from "@kubernetes/client-node";
-import { apiMessage, isNotFound } from "../permission-server/kube";
+import { apiMessage, isNotFound } from "../kube/api-errors";
 import { PermissionCommandError } from "./permission";
 
 export const PERMISSION_SERVER_SERVICE = "bulwark-permission-server";

@@ -20,7 +20,7 @@ import {
   PERMISSION_API_VERSION,
   permissionKinds,
 } from "../capabilities/pod-permission/permission-crds";
-import { apiMessage, isNotFound } from "../permission-server/kube";
+import { apiMessage, isNotFound } from "../kube/api-errors";
 import { afterReset } from "../permission-server/pod-retry";
 
 export interface ResetOptions {

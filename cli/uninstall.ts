@@ -20,6 +20,7 @@ import {
   type V1Pod,
 } from "@kubernetes/client-node";
 import { POD_PERMISSION_FINALIZER } from "../core/names";
+import { isInvalid, isNotFound } from "../kube/api-errors";
 
 export interface Installation {
   /** The Pepr module's name prefix: `pepr-<uuid>` (webhooks, controllers, their RBAC and Secrets). */
@@ -163,12 +164,6 @@ const RBAC_CLUSTER_KINDS: Kind[] = [
 
 const JSON_PATCH = setHeaderOptions("Content-Type", PatchStrategy.JsonPatch);
 
-function statusOf(error: unknown): number | undefined {
-  const { code, statusCode } = (error ?? {}) as { code?: unknown; statusCode?: unknown };
-  if (typeof code === "number") return code;
-  return typeof statusCode === "number" ? statusCode : undefined;
-}
-
 /** The cluster as uninstall sees it: finding objects, and changing them. */
 export class Cluster {
   private readonly objects: KubernetesObjectApi;
@@ -194,7 +189,7 @@ export class Cluster {
       return list.items.map(item => ({ ...item, apiVersion: kind.apiVersion, kind: kind.kind }));
     } catch (error) {
       // A kind the cluster does not serve (no PeprStore CRD) or a namespace that is gone.
-      if (statusOf(error) === 404) return [];
+      if (isNotFound(error)) return [];
       throw error;
     }
   }
@@ -218,9 +213,9 @@ export class Cluster {
         await this.core.patchNamespacedPod({ name: ref.name, namespace, body: patch }, JSON_PATCH);
         return true;
       } catch (error) {
-        if (statusOf(error) === 404) return false;
+        if (isNotFound(error)) return false;
         // 422: the test op failed, the list changed under us; read again.
-        if (statusOf(error) !== 422) throw error;
+        if (!isInvalid(error)) throw error;
       }
     }
     throw new Error(`${describeRef(ref)}: its finalizers kept changing; run uninstall again`);
@@ -242,7 +237,7 @@ export class Cluster {
       );
       return true;
     } catch (error) {
-      if (statusOf(error) === 404) return false;
+      if (isNotFound(error)) return false;
       throw error;
     }
   }

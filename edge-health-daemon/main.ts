@@ -6,7 +6,7 @@ import { DEFAULT_VOTE_RULES } from "../core/edge";
 import { makeProber } from "./checks";
 import { EdgeDaemon, type DaemonOptions } from "./daemon";
 import { KubeSource } from "./kube";
-import { makeLogger } from "./log";
+import { createLogger } from "../kube/log";
 import { EdgeMetrics } from "./metrics";
 import { closeServer, listen, makeApp } from "./server";
 import { NAME, helpText, parseSettings, type Settings } from "./settings";
@@ -78,7 +78,7 @@ async function startMetrics(settings: Settings): Promise<EdgeMetrics> {
 }
 
 async function run(settings: Settings): Promise<number> {
-  const log = makeLogger(settings.logLevel, settings.nodeName);
+  const log = createLogger("bulwark-edge-health", settings.logLevel, { self: settings.nodeName });
   const kube = new KubeSource(workloadKubeConfig(settings.kubeconfig), settings, log);
   const selfIp = (): string | undefined => kube.selfIp();
   // One keep-alive connection per peer, shared by the daemon check and the result PUTs. Files the

@@ -1,7 +1,6 @@
 // bulwark-gateway: the L7 gateway for Ingress objects of class `bulwark`. This file wires the
 // control side (watch, guard, rollout, last good view on disk, admin port) to the data plane and
 // runs until SIGTERM/SIGINT, then drains.
-import { createLogger, format, transports } from "winston";
 import { INGRESS_CLASS } from "../core/names";
 import { gatewayMetrics } from "./admin/metrics";
 import { startAdminServer } from "./admin/server";
@@ -12,6 +11,7 @@ import { readSettings, type Settings } from "./settings";
 import { ApiClient } from "./source/api-client";
 import type { ResourceKind } from "./source/cache";
 import { Source } from "./source/source";
+import { createLogger } from "../kube/log";
 import { runWorkload, untilStopSignal, workloadKubeConfig } from "../kube/workload-process";
 
 const NAME = "bulwark-gateway";
@@ -50,13 +50,8 @@ Admin port: /healthz (JSON detail), /readyz, /metrics.
 `;
 
 function logger(level: Settings["logLevel"]): LogFn {
-  const winston = createLogger({
-    level,
-    format: format.combine(format.timestamp(), format.json()),
-    defaultMeta: { component: NAME },
-    transports: [new transports.Console()],
-  });
-  return (lvl, message, fields = {}) => void winston.log(lvl, message, fields);
+  const log = createLogger(NAME, level);
+  return (lvl, message, fields = {}) => void log.log(lvl, message, fields);
 }
 
 function watchedKinds(settings: Settings): ResourceKind[] {

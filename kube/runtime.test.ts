@@ -1,6 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { isNotFound, isWatcherProcess } from "./runtime";
+import { isWatcherProcess } from "./runtime";
 
 describe("isWatcherProcess", () => {
   const cases: [NodeJS.ProcessEnv, boolean][] = [
@@ -12,18 +12,5 @@ describe("isWatcherProcess", () => {
   for (const [env, expected] of cases) {
     it(`given ${JSON.stringify(env)}, returns ${expected}`, () =>
       assert.equal(isWatcherProcess(env), expected));
-  }
-});
-
-describe("isNotFound", () => {
-  const cases: [unknown, boolean][] = [
-    [{ status: 404 }, true],
-    [{ status: 409 }, false],
-    [new Error("x"), false],
-    [null, false],
-  ];
-  for (const [error, expected] of cases) {
-    it(`given ${JSON.stringify(error)}, returns ${expected}`, () =>
-      assert.equal(isNotFound(error), expected));
   }
 });

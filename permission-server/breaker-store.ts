@@ -3,7 +3,7 @@
 // Conflict (or on AlreadyExists when two writers create it at once) with a short jittered wait.
 import type { CoreV1Api, V1ConfigMap } from "@kubernetes/client-node";
 import { configMapDataBytes, CONFIGMAP_DATA_MAX_BYTES, staleBreakerKeys } from "../core/permission";
-import { isConflict, isNotFound } from "./kube";
+import { isConflict, isNotFound } from "../kube/api-errors";
 import { EMPTY_ENTRY, isEmptyEntry, parseEntry, serializeEntry, type PodEntry } from "./pod-retry";
 
 const MAX_TRIES = 20;

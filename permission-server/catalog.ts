@@ -11,7 +11,8 @@ import {
 } from "../core/permission";
 import { formatErrors } from "../core/result";
 import type { ProviderHandle } from "./grant-job";
-import { apiMessage, isNotFound, type Kube } from "./kube";
+import { apiMessage, isNotFound } from "../kube/api-errors";
+import type { Kube } from "./kube";
 import { JobSlots } from "./job-slots";
 import { ProviderBreaker } from "./provider-breaker";
 import type { Provider } from "./providers/types";

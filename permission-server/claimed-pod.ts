@@ -6,7 +6,8 @@
 import type { V1Pod } from "@kubernetes/client-node";
 import { PERMISSION_CLAIM_ANNOTATION } from "../core/names";
 import { mayClaim, newClaim, serializeClaim } from "./claim";
-import { isConflict, isNotFound, patchPodAnnotations, type Kube } from "./kube";
+import { isConflict, isNotFound } from "../kube/api-errors";
+import { patchPodAnnotations, type Kube } from "./kube";
 import type { PodCache } from "./pod-cache";
 
 export type Annotations = Record<string, string | null>;

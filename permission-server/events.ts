@@ -2,7 +2,7 @@
 // Revoked. An Event is a courtesy, not state: a failure to record one is logged, never thrown.
 import type { V1Pod } from "@kubernetes/client-node";
 import type { Kube } from "./kube";
-import { errorText, type Logger } from "./log";
+import { errorText, type Logger } from "../kube/log";
 
 export interface EventNote {
   type: "Normal" | "Warning";

@@ -10,6 +10,7 @@ import {
   type GrantState,
   type Provider,
 } from "./providers/types";
+import { errorText } from "../kube/log";
 import type { JobSlots } from "./job-slots";
 import type { ProviderBreaker } from "./provider-breaker";
 
@@ -74,10 +75,6 @@ function call(
   signal: AbortSignal,
 ): Promise<GrantState> {
   return handle.schedule(() => run(signal), signal);
-}
-
-function describeError(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 interface Running {
@@ -164,7 +161,7 @@ async function callOnce(
       return { done: true, outcome: { outcome: "aborted" } };
     }
     handle.breaker.failure();
-    running.lastError = describeError(error);
+    running.lastError = errorText(error);
     // The backend lost the job (GrantLostError): start it again rather than poll it forever.
     if (error instanceof Error && error.name === "GrantLostError") running.jobId = undefined;
     const retryAfter = error instanceof TransientProviderError ? error.retryAfterMs : undefined;

@@ -26,9 +26,10 @@ import {
   type JobProgress,
   type JobTiming,
 } from "./grant-job";
-import { isConflict, patchPodAnnotations, type Kube } from "./kube";
+import { isConflict } from "../kube/api-errors";
+import { patchPodAnnotations, type Kube } from "./kube";
 import type { GrantLedger } from "./ledger";
-import { errorText, type Logger } from "./log";
+import { errorText, type Logger } from "../kube/log";
 import type { Metrics } from "./metrics";
 import type { PodCache } from "./pod-cache";
 import {

@@ -16,7 +16,7 @@ import { authenticatePod, authorizePodPatcher, bearerToken, type TokenReviewer }
 import type { BreakerStore } from "./breaker-store";
 import type { GrantService } from "./grants";
 import type { Kube } from "./kube";
-import { errorText, type Logger } from "./log";
+import { errorText, type Logger } from "../kube/log";
 import type { Metrics } from "./metrics";
 import type { PodCache } from "./pod-cache";
 import { podProblem } from "./pod-checks";

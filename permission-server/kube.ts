@@ -32,32 +32,6 @@ export function makeKube(kubeconfigPath: string | undefined): Kube {
   };
 }
 
-/** The HTTP status of a client error, when it has one. */
-export function statusOf(error: unknown): number | undefined {
-  if (typeof error !== "object" || error === null) return undefined;
-  const { code, status } = error as { code?: unknown; status?: unknown };
-  if (typeof code === "number") return code;
-  return typeof status === "number" ? status : undefined;
-}
-
-export const isNotFound = (error: unknown): boolean => statusOf(error) === 404;
-export const isConflict = (error: unknown): boolean => statusOf(error) === 409;
-
-/** The API server's own message when there is one (`body.message`), else the error's text. */
-export function apiMessage(error: unknown): string {
-  if (typeof error === "object" && error !== null && "body" in error) {
-    const body = (error as { body: unknown }).body;
-    try {
-      const parsed: unknown = typeof body === "string" ? JSON.parse(body) : body;
-      const message = (parsed as { message?: unknown } | null)?.message;
-      if (typeof message === "string") return message;
-    } catch {
-      // not JSON: the error's own text below
-    }
-  }
-  return error instanceof Error ? error.message : String(error);
-}
-
 const MERGE_PATCH = setHeaderOptions("Content-Type", PatchStrategy.MergePatch);
 
 /**

@@ -15,7 +15,7 @@ import {
   type Ledger,
   type LedgerSpec,
 } from "../core/permission/ledger";
-import { isConflict, isNotFound } from "./kube";
+import { isConflict, isNotFound } from "../kube/api-errors";
 
 const MAX_TRIES = 20;
 const KIND = permissionKinds.grant;

@@ -2,7 +2,7 @@
 // through the providers (rate-limited, with breakers and backoff), serves the finalizer path's
 // revoke call. Several replicas share their state through Kubernetes objects (README.md).
 import { providerBuilder } from "./build-provider";
-import { createLogger } from "./log";
+import { createLogger } from "../kube/log";
 import { startServer } from "./server";
 import { loadSettings } from "./settings";
 import { runWorkload, untilStopSignal } from "../kube/workload-process";
@@ -46,7 +46,7 @@ export async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const { settings } = loaded;
-  const log = createLogger(settings.logLevel, NAME);
+  const log = createLogger(NAME, settings.logLevel);
   const stopped = untilStopSignal();
   const server = await startServer(settings, { log, build: providerBuilder(settings.replicas) });
   const signal = await stopped;

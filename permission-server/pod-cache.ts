@@ -3,8 +3,9 @@
 // in too (the API server's answer), so a waiter hears about them before the watch delivers them.
 import { makeInformer, type V1Pod } from "@kubernetes/client-node";
 import { PERMISSION_MANAGED_LABEL } from "../core/names";
-import { isNotFound, type Kube } from "./kube";
-import { errorText, type Logger } from "./log";
+import { isNotFound } from "../kube/api-errors";
+import type { Kube } from "./kube";
+import { errorText, type Logger } from "../kube/log";
 
 const key = (namespace: string, name: string): string => `${namespace}/${name}`;
 

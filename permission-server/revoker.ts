@@ -9,7 +9,7 @@ import { holdersOf, heldByOthers, withoutEntry, type LedgerEntry } from "../core
 import type { Catalog } from "./catalog";
 import type { ProviderHandle } from "./grant-job";
 import type { GrantLedger } from "./ledger";
-import { errorText, type Logger } from "./log";
+import { errorText, type Logger } from "../kube/log";
 import type { Metrics } from "./metrics";
 import type { RevokeRequest as ProviderRevoke } from "./providers/types";
 

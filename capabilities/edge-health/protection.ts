@@ -13,7 +13,7 @@ import {
   type ZoneConfig,
 } from "../../core/edge";
 import { EDGE_ZONE_CONFIGMAP } from "../../core/names";
-import { isNotFound } from "../../kube/runtime";
+import { isNotFound } from "../../kube/api-errors";
 import type { EdgeSettings } from "./settings";
 import { WatchCache } from "./watch-cache";
 

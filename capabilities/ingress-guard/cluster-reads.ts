@@ -5,7 +5,7 @@ import { inspectTlsPair, type CertificateFacts } from "../../core/tls/certificat
 import { selectsIngress, type ServingScope } from "../../core/ingress/selection";
 import type { Ingress } from "../../core/ingress/types";
 import type { SecretLookup } from "../../core/ingress/validate-tls";
-import { isNotFound } from "../../kube/runtime";
+import { isNotFound } from "../../kube/api-errors";
 
 function decode(value: string | undefined): string {
   return value === undefined ? "" : Buffer.from(value, "base64").toString("utf8");

@@ -20,7 +20,7 @@ import {
   type GuardMode,
   type KeysLocation,
 } from "../../core/checksum";
-import { isNotFound } from "../../kube/runtime";
+import { isNotFound } from "../../kube/api-errors";
 import { parseSwitch } from "../../core/switch";
 import type { ChecksumKind } from "./checksum-crd";
 

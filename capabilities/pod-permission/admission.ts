@@ -9,7 +9,7 @@ import {
 } from "../../core/permission";
 import { PermissionGroup } from "./permission-kinds";
 import type { PermissionSettings } from "./settings";
-import { isNotFound } from "../../kube/runtime";
+import { isNotFound } from "../../kube/api-errors";
 
 type ValidateResponse = ReturnType<PeprValidateRequest<a.Pod>["Approve"]>;
 

@@ -15,7 +15,7 @@ import {
 import { recordEvent } from "../../kube/events";
 import { trustingFetch } from "../../kube/trusting-fetch";
 import type { PermissionSettings } from "./settings";
-import { isNotFound } from "../../kube/runtime";
+import { isNotFound } from "../../kube/api-errors";
 
 const COMPONENT = "pod-permission";
 const RETRY: Backoff = { durationMs: 1000, factor: 2, jitter: 1, steps: 8, capMs: 60_000 };

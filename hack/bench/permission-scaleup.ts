@@ -27,7 +27,7 @@ import {
 import { runInit } from "../../init/client";
 import { loadInitSettings } from "../../init/settings";
 import { providerBuilder } from "../../permission-server/build-provider";
-import { createLogger } from "../../permission-server/log";
+import { createLogger } from "../../kube/log";
 import { startServer } from "../../permission-server/server";
 import { loadSettings } from "../../permission-server/settings";
 import { startAuthzApi } from "../../test/harness/authz-api";
@@ -193,7 +193,7 @@ async function main(): Promise<void> {
     );
     if (!loaded.ok) throw new Error(loaded.message);
     const server = await startServer(loaded.settings, {
-      log: createLogger("warn", "permission-server"),
+      log: createLogger("permission-server", "warn"),
       build: providerBuilder(1),
     });
     console.log(`creating ${PODS} pods with IPs and bound tokens...`);

@@ -6,6 +6,7 @@ import {
   type KubernetesObject,
 } from "@kubernetes/client-node";
 import { readFileSync } from "node:fs";
+import { apiMessage } from "../../kube/api-errors";
 import { loadAll } from "js-yaml";
 
 export function loadKubeConfig(path: string): KubeConfig {
@@ -49,7 +50,7 @@ export async function applyObjects(
         PatchStrategy.ServerSideApply,
       );
     } catch (error) {
-      failures.push({ object: describe(object), message: errorMessage(error) });
+      failures.push({ object: describe(object), message: apiMessage(error) });
     }
   }
   return failures;
@@ -60,20 +61,6 @@ export async function applyOrThrow(kc: KubeConfig, objects: KubernetesObject[]):
   if (failures.length > 0) {
     throw new Error(`apply failed: ${failures.map(f => `${f.object}: ${f.message}`).join("; ")}`);
   }
-}
-
-/** The API server's own message when there is one (`body.message`), else the error's text. */
-export function errorMessage(error: unknown): string {
-  if (typeof error === "object" && error !== null && "body" in error) {
-    const body = (error as { body: unknown }).body;
-    try {
-      const parsed = typeof body === "string" ? JSON.parse(body) : body;
-      if (parsed && typeof parsed.message === "string") return parsed.message;
-    } catch {
-      // not JSON: fall through to the error's own text
-    }
-  }
-  return error instanceof Error ? error.message : String(error);
 }
 
 export async function waitUntil<T>(
@@ -93,7 +80,7 @@ export async function waitUntil<T>(
     }
     await new Promise(r => setTimeout(r, intervalMs));
   }
-  const cause = lastError === undefined ? "" : `: ${errorMessage(lastError)}`;
+  const cause = lastError === undefined ? "" : `: ${apiMessage(lastError)}`;
   throw new Error(`timed out after ${timeoutMs}ms waiting for ${what}${cause}`);
 }
 

@@ -5,7 +5,8 @@ import { isIP } from "node:net";
 import { z } from "zod";
 import { httpParamsSchema, type HttpParams } from "../../core/permission/params";
 import { fail, ok, type Result } from "../../core/result";
-import { abortError, clip, deadline, errorCode, errorText, parseParams } from "./errors";
+import { errorText } from "../../kube/log";
+import { abortError, clip, deadline, errorCode, parseParams } from "./errors";
 import { TransientProviderError, type GrantRequest, type GrantState, type Provider } from "./types";
 
 /** The backend no longer knows a job (it lost it, or expired it): start again with `grant`. */

@@ -24,7 +24,8 @@ import {
   type MysqlPrivilege,
 } from "../../core/permission/params";
 import { fail, ok, type FieldError, type Result } from "../../core/result";
-import { abortError, clip, deadline, errorCode, errorText, parseParams } from "./errors";
+import { errorText } from "../../kube/log";
+import { abortError, clip, deadline, errorCode, parseParams } from "./errors";
 import {
   TransientProviderError,
   type GrantRequest,

@@ -8,7 +8,8 @@ import {
 } from "@kubernetes/client-node";
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { errorMessage, loadKubeConfig, waitUntil } from "../../hack/control-plane/kube";
+import { loadKubeConfig, waitUntil } from "../../hack/control-plane/kube";
+import { apiMessage } from "../../kube/api-errors";
 
 export const CLUSTER_ENV = "BULWARK_TEST_CLUSTER";
 
@@ -75,7 +76,7 @@ export async function rejection(write: () => Promise<unknown>): Promise<string> 
   try {
     await write();
   } catch (error) {
-    return errorMessage(error);
+    return apiMessage(error);
   }
   throw new Error("the API server accepted the object");
 }

@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { AuthenticationV1Api, VersionApi, type V1ConfigMap } from "@kubernetes/client-node";
 import { waitUntil } from "../../hack/control-plane/kube";
 import { testCluster, testNamespace } from "../harness/cluster";
+import { isNotFound } from "../../kube/api-errors";
 
 const cluster = testCluster();
 
@@ -87,7 +88,7 @@ describe("the test control plane", () => {
         await cluster.core.readNamespacedConfigMap({ name, namespace: ns });
         return false;
       } catch (error) {
-        return (error as { code?: number }).code === 404;
+        return isNotFound(error);
       }
     });
   });
@@ -111,7 +112,7 @@ describe("the test control plane", () => {
           await cluster.core.readNamespace({ name: other });
           return false;
         } catch (error) {
-          return (error as { code?: number }).code === 404;
+          return isNotFound(error);
         }
       },
       60_000,

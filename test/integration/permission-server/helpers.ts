@@ -9,12 +9,13 @@ import { runInit, type InitResult } from "../../../init/client";
 import { trustingFetch } from "../../../kube/trusting-fetch";
 import { loadInitSettings } from "../../../init/settings";
 import { providerBuilder } from "../../../permission-server/build-provider";
-import { createLogger } from "../../../permission-server/log";
+import { createLogger } from "../../../kube/log";
 import { startServer, type RunningServer } from "../../../permission-server/server";
 import { loadSettings } from "../../../permission-server/settings";
 import type { Kube } from "../../../permission-server/kube";
 import { startAuthzApi, type AuthzApi, type AuthzApiOptions } from "../../harness/authz-api";
 import type { TestCluster } from "../../harness/cluster";
+import { isNotFound } from "../../../kube/api-errors";
 
 export const AUDIENCE = "bulwark-permission-server";
 export const GROUP_ANNOTATION = "permission.bulwark.dev/group";
@@ -78,7 +79,7 @@ export async function startRoutedReplicas(
       [],
     );
     if (!loaded.ok) throw new Error(loaded.message);
-    const log = createLogger(loaded.settings.logLevel, `permission-server-${i}`);
+    const log = createLogger(`permission-server-${i}`, loaded.settings.logLevel);
     const build = providerBuilder(count);
     servers.push(
       await startServer(loaded.settings, {
@@ -289,7 +290,7 @@ export async function gone(
     await cluster.core.readNamespacedPod({ name, namespace });
     return false;
   } catch (error) {
-    return (error as { code?: number }).code === 404;
+    return isNotFound(error);
   }
 }
 

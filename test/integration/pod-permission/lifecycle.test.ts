@@ -12,6 +12,7 @@ import {
 } from "@kubernetes/client-node";
 import { waitUntil } from "../../../hack/control-plane/kube";
 import type { RevokeCall } from "../../harness/permission-endpoint";
+import { isNotFound } from "../../../kube/api-errors";
 import {
   createPermissionGroup,
   rejection,
@@ -45,7 +46,7 @@ async function gone(ns: string, name: string): Promise<boolean> {
     await cluster.core.readNamespacedPod({ name, namespace: ns });
     return false;
   } catch (error) {
-    return (error as { code?: number }).code === 404;
+    return isNotFound(error);
   }
 }
 

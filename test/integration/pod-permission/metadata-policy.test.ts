@@ -17,6 +17,7 @@ import {
 } from "../../../capabilities/pod-permission/metadata-policy";
 import { createPermissionGroup, testCluster, testNamespace } from "../../harness/cluster";
 import { asUser, userRole } from "../../harness/impersonation";
+import { isNotFound } from "../../../kube/api-errors";
 
 const cluster = testCluster();
 const TENANT = "tenant-a-admin@example.com";
@@ -303,7 +304,7 @@ describe("Bulwark's pod metadata: only Bulwark writes it", () => {
           await cluster.core.readNamespacedPod({ name: "copied", namespace: ns });
           return undefined;
         } catch (error) {
-          return (error as { code?: number }).code === 404 || undefined;
+          return isNotFound(error) || undefined;
         }
       },
       30_000,

@@ -1,0 +1,53 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { errorText } from "./log";
+
+/** Runs `code` in a fresh Node process (the logger writes to the real stdout) and returns its lines. */
+function linesOf(code: string): Record<string, unknown>[] {
+  const out = execFileSync(process.execPath, ["--import", "tsx", "-e", code], {
+    cwd: __dirname,
+    encoding: "utf8",
+  });
+  return out
+    .trim()
+    .split("\n")
+    .filter(Boolean)
+    .map(line => JSON.parse(line) as Record<string, unknown>);
+}
+
+describe("createLogger", () => {
+  it("writes one JSON line per event with the component, the fixed fields, a timestamp and the event's fields", () => {
+    const [line] = linesOf(
+      `const { createLogger } = require("./log.ts");
+       const log = createLogger("bulwark-test", "info", { self: "node-a" });
+       log.info("granted", { ns: "shop", name: "web-0" });`,
+    );
+    assert.equal(line?.message, "granted");
+    assert.equal(line?.level, "info");
+    assert.equal(line?.component, "bulwark-test");
+    assert.equal(line?.self, "node-a");
+    assert.equal(line?.ns, "shop");
+    assert.equal(line?.name, "web-0");
+    assert.match(String(line?.timestamp), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d/);
+  });
+  it("drops events below its level", () => {
+    const lines = linesOf(
+      `const { createLogger } = require("./log.ts");
+       const log = createLogger("bulwark-test", "warn");
+       log.info("hidden"); log.debug("hidden"); log.warn("shown"); log.error("shown too");`,
+    );
+    assert.deepEqual(
+      lines.map(line => line.message),
+      ["shown", "shown too"],
+    );
+  });
+});
+
+describe("errorText", () => {
+  it("given an Error, returns its message; given anything else, its text", () => {
+    assert.equal(errorText(new Error("connect ECONNREFUSED")), "connect ECONNREFUSED");
+    assert.equal(errorText("plain"), "plain");
+    assert.equal(errorText(42), "42");
+  });
+});

@@ -6,7 +6,8 @@ import { DEFAULT_VOTE_RULES } from "../core/edge";
 import { makeProber } from "./checks";
 import { EdgeDaemon, type DaemonOptions } from "./daemon";
 import { KubeSource } from "./kube";
-import { createLogger } from "../kube/log";
+import { createLogger, type Logger } from "../kube/log";
+import { serveMetrics } from "../kube/metrics-server";
 import { EdgeMetrics } from "./metrics";
 import { closeServer, listen, makeApp } from "./server";
 import { NAME, helpText, parseSettings, type Settings } from "./settings";
@@ -65,16 +66,13 @@ export function describeChecks(settings: Settings): Record<string, unknown>[] {
   }));
 }
 
-/**
- * The metrics, served on --metrics-port by the helper the Pepr module uses (kube/metrics-server.ts,
- * its registry); loaded only then, as it brings Pepr's logger with it. Without the port the
- * metrics are still kept, on a registry nobody serves.
- */
-async function startMetrics(settings: Settings): Promise<EdgeMetrics> {
-  if (settings.metricsPort === undefined) return new EdgeMetrics();
-  const { registry, serveMetrics } = await import("../kube/metrics-server");
-  serveMetrics(settings.metricsPort, settings.listenAddress);
-  return new EdgeMetrics(registry);
+/** The metrics, served on --metrics-port when it is set; without it they are still kept. */
+function startMetrics(settings: Settings, log: Logger): EdgeMetrics {
+  const metrics = new EdgeMetrics();
+  if (settings.metricsPort !== undefined) {
+    serveMetrics(metrics.registry, settings.metricsPort, settings.listenAddress, log);
+  }
+  return metrics;
 }
 
 async function run(settings: Settings): Promise<number> {
@@ -93,7 +91,7 @@ async function run(settings: Settings): Promise<number> {
     timeoutMs: Math.min(settings.checkPeriodMs, 2000),
     localAddress: selfIp,
   });
-  const metrics = await startMetrics(settings);
+  const metrics = startMetrics(settings, log);
   const daemon = new EdgeDaemon(
     daemonOptions(settings, keys),
     {

@@ -1,5 +1,5 @@
-// The daemon's Prometheus metrics, on the registry it is given: main.ts passes the one that
-// kube/metrics-server.ts serves on --metrics-port; tests and the benchmark pass their own.
+// The daemon's Prometheus metrics, on the registry it is given: main.ts serves its own on
+// --metrics-port (kube/metrics-server.ts); tests and the benchmark pass theirs.
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 
 export class EdgeMetrics {

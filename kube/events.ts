@@ -1,5 +1,7 @@
-// Events on the objects users look at (`kubectl describe` shows them).
-import { K8s, kind, Log } from "pepr";
+// Events on the objects users look at (`kubectl describe` shows them), for every Bulwark process.
+// An Event is a courtesy, not state: a failure to record one is reported to `warn`, never thrown.
+// Pepr-free: the module passes Pepr's client, the workloads client-node's.
+import type { CoreV1Event } from "@kubernetes/client-node";
 
 export interface InvolvedObject {
   apiVersion?: string;
@@ -13,38 +15,73 @@ export interface EventNote {
   message: string;
 }
 
-/** Records an Event; a failure is logged, never thrown: an Event is a courtesy, not state. */
-export async function recordEvent(
+/** Who records: `component` ("ingress-guard", "permission-server"), on which replica. */
+export interface EventReporter {
+  component: string;
+  instance: string;
+}
+
+/** Creates `event` in `namespace` through whichever client the process has. */
+export type CreateEvent = (namespace: string, event: CoreV1Event) => Promise<unknown>;
+
+export type WarnFn = (message: string, fields: Record<string, unknown>) => void;
+
+/** The API server keeps a message of at most 1 KiB readable in `kubectl describe`. */
+const MAX_MESSAGE = 1024;
+
+/** The Event for `note` about `object` (pure). Cluster-scoped objects' Events go to `default`. */
+export function eventFor(
   object: InvolvedObject,
   note: EventNote,
-  component: string,
-): Promise<void> {
+  reporter: EventReporter,
+  now: Date,
+): CoreV1Event {
   const namespace = object.metadata?.namespace ?? "default";
-  const now = new Date();
+  return {
+    metadata: { generateName: `${object.metadata?.name ?? "object"}.`, namespace },
+    involvedObject: {
+      apiVersion: object.apiVersion,
+      kind: object.kind,
+      name: object.metadata?.name,
+      namespace: object.metadata?.namespace,
+      uid: object.metadata?.uid,
+    },
+    type: note.type,
+    reason: note.reason,
+    message: note.message.slice(0, MAX_MESSAGE),
+    source: { component: `bulwark-${reporter.component}` },
+    reportingComponent: `bulwark.dev/${reporter.component}`,
+    reportingInstance: reporter.instance,
+    firstTimestamp: now,
+    lastTimestamp: now,
+    count: 1,
+  };
+}
+
+/** Where a process's Events go: its client, its logger, its name. */
+export interface EventRecorder {
+  create: CreateEvent;
+  warn: WarnFn;
+  reporter: EventReporter;
+}
+
+/** Records an Event; never throws. */
+export async function recordEvent(
+  recorder: EventRecorder,
+  object: InvolvedObject,
+  note: EventNote,
+): Promise<void> {
+  const { create, warn, reporter } = recorder;
+  const event = eventFor(object, note, reporter, new Date());
+  const namespace = event.metadata.namespace ?? "default";
   try {
-    await K8s(kind.CoreEvent).Create({
-      metadata: { generateName: `${object.metadata?.name ?? "object"}.`, namespace },
-      involvedObject: {
-        apiVersion: object.apiVersion,
-        kind: object.kind,
-        name: object.metadata?.name,
-        namespace: object.metadata?.namespace,
-        uid: object.metadata?.uid,
-      },
-      type: note.type,
-      reason: note.reason,
-      message: note.message,
-      source: { component },
-      reportingComponent: `bulwark.dev/${component}`,
-      reportingInstance: process.env.HOSTNAME ?? "local",
-      firstTimestamp: now,
-      lastTimestamp: now,
-      count: 1,
-    });
+    await create(namespace, event);
   } catch (error) {
-    Log.warn(
-      { ns: namespace, name: object.metadata?.name, reason: note.reason, err: String(error) },
-      "could not record an Event",
-    );
+    warn("could not record an Event", {
+      ns: namespace,
+      name: object.metadata?.name,
+      reason: note.reason,
+      err: error instanceof Error ? error.message : String(error),
+    });
   }
 }

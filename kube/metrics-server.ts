@@ -1,17 +1,21 @@
-// Bulwark's own Prometheus endpoint inside the Pepr watcher: Pepr's /metrics registry is private,
-// so the module's metrics are served from a registry of ours on BULWARK_METRICS_PORT.
+// A Prometheus endpoint for a registry of ours: the Pepr module's (Pepr's own /metrics registry is
+// private) and the edge daemon's. Pepr-free; the caller passes its logger.
 import { createServer, type Server } from "node:http";
-import { Registry } from "prom-client";
-import { Log } from "pepr";
+import type { Registry } from "prom-client";
 
-export const registry = new Registry();
+export interface MetricsServerLog {
+  info(message: string, fields: Record<string, unknown>): void;
+  error(message: string, fields: Record<string, unknown>): void;
+}
 
-let server: Server | undefined;
-
-/** Serves `registry` on 127.0.0.1/0.0.0.0:`port` once; later calls are no-ops. */
-export function serveMetrics(port: number, host = "0.0.0.0"): void {
-  if (server) return;
-  server = createServer((req, res) => {
+/** Serves `registry` at GET /metrics on `host`:`port`; everything else is 404. */
+export function serveMetrics(
+  registry: Registry,
+  port: number,
+  host: string,
+  log: MetricsServerLog,
+): Server {
+  const server = createServer((req, res) => {
     if (req.url !== "/metrics") {
       res.writeHead(404).end();
       return;
@@ -21,6 +25,7 @@ export function serveMetrics(port: number, host = "0.0.0.0"): void {
       error => res.writeHead(500).end(String(error)),
     );
   });
-  server.on("error", error => Log.error({ port, err: String(error) }, "the metrics server failed"));
-  server.listen(port, host, () => Log.info({ port }, "serving Bulwark metrics"));
+  server.on("error", error => log.error("the metrics server failed", { port, err: String(error) }));
+  server.listen(port, host, () => log.info("serving Bulwark metrics", { port, host }));
+  return server;
 }

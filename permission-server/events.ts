@@ -1,14 +1,11 @@
 // Events on the pod (`kubectl describe pod` shows them): Granted, GrantFailed, GrantBlocked,
-// Revoked. An Event is a courtesy, not state: a failure to record one is logged, never thrown.
+// Revoked, recorded through kube/events.ts with the permission server's client.
 import type { V1Pod } from "@kubernetes/client-node";
+import { recordEvent, type EventNote, type EventRecorder } from "../kube/events";
+import type { Logger } from "../kube/log";
 import type { Kube } from "./kube";
-import { errorText, type Logger } from "../kube/log";
 
-export interface EventNote {
-  type: "Normal" | "Warning";
-  reason: string;
-  message: string;
-}
+export type { EventNote };
 
 export interface EventSink {
   kube: Kube;
@@ -17,39 +14,12 @@ export interface EventSink {
   instance: string;
 }
 
-export async function recordPodEvent(sink: EventSink, pod: V1Pod, note: EventNote): Promise<void> {
+export function recordPodEvent(sink: EventSink, pod: V1Pod, note: EventNote): Promise<void> {
   const { kube, log, instance } = sink;
-  const namespace = pod.metadata?.namespace ?? "default";
-  const now = new Date();
-  try {
-    await kube.core.createNamespacedEvent({
-      namespace,
-      body: {
-        metadata: { generateName: `${pod.metadata?.name ?? "pod"}.`, namespace },
-        involvedObject: {
-          apiVersion: "v1",
-          kind: "Pod",
-          name: pod.metadata?.name,
-          namespace,
-          uid: pod.metadata?.uid,
-        },
-        type: note.type,
-        reason: note.reason,
-        message: note.message.slice(0, 1024),
-        source: { component: "bulwark-permission-server" },
-        reportingComponent: "bulwark.dev/permission-server",
-        reportingInstance: instance,
-        firstTimestamp: now,
-        lastTimestamp: now,
-        count: 1,
-      },
-    });
-  } catch (error) {
-    log.warn("could not record an Event", {
-      ns: namespace,
-      name: pod.metadata?.name,
-      reason: note.reason,
-      err: errorText(error),
-    });
-  }
+  const recorder: EventRecorder = {
+    create: (namespace, body) => kube.core.createNamespacedEvent({ namespace, body }),
+    warn: (message, fields) => log.warn(message, fields),
+    reporter: { component: "permission-server", instance },
+  };
+  return recordEvent(recorder, { ...pod, apiVersion: "v1", kind: "Pod" }, note);
 }

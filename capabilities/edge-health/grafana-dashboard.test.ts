@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { EdgeMetrics } from "../../edge-health-daemon/metrics";
-import { registry } from "../../kube/metrics-server";
+import { registry } from "../pepr/metrics";
 import { edgeMetrics } from "./metrics";
 
 interface Dashboard {

@@ -1,6 +1,6 @@
 import { Capability, a } from "pepr";
 import type { EndpointSlice, Endpoints, Node } from "../../core/edge";
-import { isWatcherProcess } from "../../kube/runtime";
+import { isWatcherProcess } from "../pepr/process";
 import {
   EndpointResync,
   promoteEndpointsOnWrite,

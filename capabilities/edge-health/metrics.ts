@@ -1,5 +1,5 @@
 import { Gauge } from "prom-client";
-import { registry } from "../../kube/metrics-server";
+import { registry } from "../pepr/metrics";
 
 export const edgeMetrics = {
   nodes: new Gauge({

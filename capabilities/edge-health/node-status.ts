@@ -16,7 +16,7 @@ import {
   EDGE_MAX_UNKNOWN_ANNOTATION,
   EDGE_UNHEALTHY_ANNOTATION,
 } from "../../core/names";
-import { recordEvent } from "../../kube/events";
+import { recordEvent } from "../pepr/events";
 
 const SCOPE_ANNOTATIONS = [
   EDGE_HEALTH_ANNOTATION,

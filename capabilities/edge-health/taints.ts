@@ -7,7 +7,7 @@ import {
   type Decision,
   type Node,
 } from "../../core/edge";
-import { recordEvent } from "../../kube/events";
+import { recordEvent } from "../pepr/events";
 import type { Protection } from "./protection";
 
 export function stripTaintOnUpdate(protection: Protection) {

@@ -4,7 +4,7 @@
 import { K8s, Log, kind as k } from "pepr";
 import { isTrustedPublication, objectKey, type GuardMode } from "../../core/checksum";
 import type { Ingress, Secret } from "../../core/ingress/types";
-import { recordEvent } from "../../kube/events";
+import { recordEvent } from "../pepr/events";
 import {
   CHECKSUM_VERSION,
   checksumKinds,

@@ -1,12 +1,12 @@
 import { Capability, a } from "pepr";
-import { serveMetrics } from "../../kube/metrics-server";
+import { serveModuleMetrics } from "../pepr/metrics";
 import { loadGuardSettings } from "./settings";
 import { validateIngress, validateTlsSecret } from "./admission";
 import { IngressCheckSum, SecretCheckSum } from "./checksum-kinds";
 import { ConsistencyGuard } from "./consistency";
 import { ServingNotices } from "./serving-notices";
 import { TLS_SECRET_TYPE } from "../../core/ingress/selection";
-import { isWatcherProcess } from "../../kube/runtime";
+import { isWatcherProcess } from "../pepr/process";
 
 export const IngressGuard = new Capability({
   name: "ingress-guard",
@@ -78,5 +78,5 @@ When(SecretCheckSum)
 // The watcher (or dev mode, which runs both halves) owns the reconciler; admission pods do not.
 if (isWatcherProcess()) {
   guard.start();
-  if (settings.metricsPort !== 0) serveMetrics(settings.metricsPort);
+  if (settings.metricsPort !== 0) serveModuleMetrics(settings.metricsPort);
 }

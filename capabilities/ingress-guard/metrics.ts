@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram } from "prom-client";
-import { registry } from "../../kube/metrics-server";
+import { registry } from "../pepr/metrics";
 
 export const guardMetrics = {
   consistent: new Gauge({

@@ -8,7 +8,7 @@ import { isCanaryIngress } from "../../core/annotations";
 import { selectsIngress, type ServingScope } from "../../core/ingress/selection";
 import { servingRefusal } from "../../core/ingress/review-ingress";
 import type { Ingress } from "../../core/ingress/types";
-import { recordEvent } from "../../kube/events";
+import { recordEvent } from "../pepr/events";
 import { secretNamesOf, tlsSecretLookup } from "./cluster-reads";
 import { guardMetrics } from "./metrics";
 

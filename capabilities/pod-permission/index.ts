@@ -7,7 +7,7 @@ import { InjectionNotices } from "./notices";
 import { PermissionStatusWriter } from "./resource-status";
 import { Revoker } from "./revoke";
 import { loadSettings } from "./settings";
-import { isWatcherProcess } from "../../kube/runtime";
+import { isWatcherProcess } from "../pepr/process";
 
 export const PodPermission = new Capability({
   name: "pod-permission",

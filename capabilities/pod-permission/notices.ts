@@ -2,7 +2,7 @@
 // watcher does, the first time it sees an injected pod.
 import { PERMISSION_GROUP_ANNOTATION, PERMISSION_STATUS_ANNOTATION } from "../../core/names";
 import type { PermissionPod } from "../../core/permission";
-import { recordEvent } from "../../kube/events";
+import { recordEvent } from "../pepr/events";
 
 const SEEN_LIMIT = 50_000;
 

@@ -12,7 +12,7 @@ import {
   type Backoff,
   type PermissionPod,
 } from "../../core/permission";
-import { recordEvent } from "../../kube/events";
+import { recordEvent } from "../pepr/events";
 import { trustingFetch } from "../../kube/trusting-fetch";
 import type { PermissionSettings } from "./settings";
 import { isNotFound } from "../../kube/api-errors";

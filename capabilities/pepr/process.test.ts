@@ -1,6 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { isWatcherProcess } from "./runtime";
+import { isWatcherProcess } from "./process";
 
 describe("isWatcherProcess", () => {
   const cases: [NodeJS.ProcessEnv, boolean][] = [

@@ -7,7 +7,6 @@ import {
   PatchStrategy,
   Watch,
   setHeaderOptions,
-  type KubernetesObject,
   type V1ConfigMap,
   type V1Node,
 } from "@kubernetes/client-node";
@@ -21,23 +20,12 @@ import {
   type ZoneConfig,
 } from "../core/edge";
 import { EDGE_HEALTH_ANNOTATION, EDGE_ZONE_CONFIGMAP } from "../core/names";
+import { keepWatching } from "../kube/informer";
 import type { DaemonLog, VoteOnRecord } from "./daemon";
 import { groupOf, internalIp, type Member, type NodeWithAddresses } from "./membership";
 import type { Settings } from "./settings";
 import { MAX_KEYS } from "./signing";
 import type { Decision } from "./tally";
-
-/** Starts an informer and restarts it after an error (client-node's stop on error). */
-function keepWatching<T extends KubernetesObject>(
-  informer: ListWatch<T>,
-  what: string,
-  log: DaemonLog,
-): void {
-  informer.on("error", (error: unknown) => {
-    log.warn("watch ended; restarting", { what, error: String(error) });
-    setTimeout(() => void informer.start().catch(() => {}), 1000).unref();
-  });
-}
 
 export class KubeSource {
   readonly #core: CoreV1Api;
@@ -65,8 +53,10 @@ export class KubeSource {
       undefined,
       fieldSelector,
     );
-    keepWatching(this.#nodes, "nodes", log);
-    keepWatching(this.#configMaps, `configmap ${ns}/${EDGE_ZONE_CONFIGMAP}`, log);
+    const warn = (message: string, fields: Record<string, unknown>): void =>
+      log.warn(message, fields);
+    keepWatching(this.#nodes, { what: "nodes", warn });
+    keepWatching(this.#configMaps, { what: `configmap ${ns}/${EDGE_ZONE_CONFIGMAP}`, warn });
     for (const verb of ["add", "update", "delete"] as const) {
       this.#nodes.on(verb, () => this.#recompute());
       this.#configMaps.on(verb, () => this.#readZone());

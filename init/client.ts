@@ -4,6 +4,7 @@
 // kubelet's restart backoff is never the retry loop. Final: granted (exit 0), or refused with one
 // line why (the server refuses the caller, or the pod's breaker is open).
 import { readFileSync } from "node:fs";
+import { backoffWait, UNBOUNDED_STEPS } from "../core/backoff";
 import { trustingFetch, untrustedCertificateCode, type Fetch } from "../kube/trusting-fetch";
 import type { InitSettings } from "./settings";
 
@@ -138,8 +139,13 @@ export async function runInit(settings: InitSettings, io: InitIo): Promise<InitR
   }
 }
 
-/** Jittered exponential delay before retry number `failures`: [d, 2d) with d = 250ms × 2^(n-1), capped. */
+/**
+ * The wait before retry number `failures`: Kubernetes' jittered backoff, [d, 2d) with
+ * d = 250 ms × 2^(n−1). `maxMs` (BULWARK_INIT_RETRY_MAX_MS) caps the wait itself, not only the
+ * base as wait.Backoff's Cap does, because the setting promises the longest pause a pod's start
+ * can take between two calls.
+ */
 export function retryDelay(failures: number, maxMs: number, random: () => number): number {
-  const base = Math.min(maxMs, 250 * 2 ** Math.max(0, failures - 1));
-  return Math.min(maxMs, base + random() * base);
+  const backoff = { durationMs: 250, factor: 2, jitter: 1, steps: UNBOUNDED_STEPS, capMs: maxMs };
+  return Math.min(maxMs, backoffWait(backoff, failures, random));
 }

@@ -10,6 +10,7 @@ import {
   type GrantState,
   type Provider,
 } from "./providers/types";
+import { backoffWait, UNBOUNDED_STEPS, type Backoff } from "../core/backoff";
 import { errorText } from "../kube/log";
 import type { JobSlots } from "./job-slots";
 import type { ProviderBreaker } from "./provider-breaker";
@@ -195,10 +196,20 @@ async function pause(
   running.usedMs += clock.now() - start;
 }
 
-/** Capped exponential wait before retry number `retries` (1-based). */
+/**
+ * The wait before retry number `retries` (1-based): wait.Backoff doubling from the retry interval
+ * up to its cap, without jitter, because the provider's limiter already spaces calls and the wait
+ * counts against the permission's deadline, which status reports as time left.
+ */
 export function retryWait(timing: JobTiming, retries: number): number {
-  const exponent = Math.max(0, retries - 1);
-  return Math.min(timing.retryMaxIntervalMs, timing.retryIntervalMs * 2 ** exponent);
+  const backoff: Backoff = {
+    durationMs: timing.retryIntervalMs,
+    factor: 2,
+    jitter: 0,
+    steps: UNBOUNDED_STEPS,
+    capMs: timing.retryMaxIntervalMs,
+  };
+  return backoffWait(backoff, Math.max(1, retries), Math.random);
 }
 
 async function waitForProvider(

@@ -4,8 +4,9 @@
 import { makeInformer, type V1Pod } from "@kubernetes/client-node";
 import { PERMISSION_MANAGED_LABEL } from "../core/names";
 import { isNotFound } from "../kube/api-errors";
+import { keepWatching } from "../kube/informer";
 import type { Kube } from "./kube";
-import { errorText, type Logger } from "../kube/log";
+import type { Logger } from "../kube/log";
 
 const key = (namespace: string, name: string): string => `${namespace}/${name}`;
 
@@ -41,10 +42,10 @@ export class PodCache {
     informer.on("add", pod => this.put(pod));
     informer.on("update", pod => this.put(pod));
     informer.on("delete", pod => this.#remove(pod));
-    informer.on("error", error => {
-      if (this.#stopped) return;
-      this.log.warn("pod watch failed; restarting it", { err: errorText(error) });
-      setTimeout(() => void informer.start().catch(() => {}), 1000).unref();
+    keepWatching(informer, {
+      what: "pods",
+      warn: (message, fields) => this.log.warn(message, fields),
+      stopped: () => this.#stopped,
     });
     this.#informer = informer;
     await informer.start();

@@ -1,5 +1,5 @@
 // A pod's retry state, as kept in the breaker ConfigMap under its UID: the per-pod breaker
-// (core/permission/breaker.ts) plus the per-pod backoff (core/permission/backoff.ts, k8s
+// (core/permission/breaker.ts) plus the per-pod backoff (core/backoff.ts, k8s
 // wait.Backoff semantics) with the last failure time and when the one next attempt may run.
 // Pure: the store reads and writes entries; these functions decide.
 import { z } from "zod";
@@ -10,11 +10,9 @@ import {
   recordSuccess,
   resetBreaker,
   serializeBreaker,
-  stepBackoff,
-  type Backoff,
   type BreakerRecord,
-  type Random,
 } from "../core/permission";
+import { stepBackoff, type Backoff, type Random } from "../core/backoff";
 
 const retrySchema = z.object({
   /** The backoff to step at the next failure (Step() already applied for the last one). */

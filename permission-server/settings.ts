@@ -3,7 +3,7 @@
 // so a bad value is reported by the name the operator set.
 import { hostname } from "node:os";
 import { z } from "zod";
-import type { Backoff } from "../core/permission";
+import type { Backoff } from "../core/backoff";
 import { parseDurationMs } from "./duration";
 
 function duration(name: string, fallback: string, min = 0) {

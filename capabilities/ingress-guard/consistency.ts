@@ -4,6 +4,7 @@
 import { K8s, Log, kind as k } from "pepr";
 import { isTrustedPublication, objectKey, type GuardMode } from "../../core/checksum";
 import type { Ingress, Secret } from "../../core/ingress/types";
+import { backoffWait, UNBOUNDED_STEPS, type Backoff } from "../../core/backoff";
 import { recordEvent } from "../pepr/events";
 import {
   CHECKSUM_VERSION,
@@ -61,7 +62,8 @@ export class ConsistencyGuard {
   readonly #written = new Map<string, string>();
   #primed = false;
   #timer: NodeJS.Timeout | undefined;
-  #retryMs = 0;
+  /** Status writes failed in a row; the next retry waits the backoff for this many. */
+  #failures = 0;
   #running = false;
 
   constructor(options: Partial<GuardOptions> = {}) {
@@ -225,6 +227,12 @@ export class ConsistencyGuard {
     this.#timer = setTimeout(() => void this.#flush(), delayMs);
   }
 
+  /** Doubling from 500 ms to maxRetryMs, without jitter: one writer (the watcher), no herd. */
+  #retryBackoff(): Backoff {
+    const capMs = this.#options.maxRetryMs;
+    return { durationMs: 500, factor: 2, jitter: 0, steps: UNBOUNDED_STEPS, capMs };
+  }
+
   async #flush(): Promise<void> {
     if (this.#running) return this.#schedule(this.#options.debounceMs);
     this.#running = true;
@@ -232,16 +240,13 @@ export class ConsistencyGuard {
     this.#dirty.clear();
     try {
       for (const kind of kinds) await this.#writeStatuses(kind);
-      this.#retryMs = 0;
+      this.#failures = 0;
       this.#recheckWhenWindowCloses();
     } catch (error) {
       for (const kind of kinds) this.#dirty.add(kind);
-      this.#retryMs = Math.min(Math.max(this.#retryMs * 2, 500), this.#options.maxRetryMs);
-      Log.warn(
-        { err: String(error), retryMs: this.#retryMs },
-        "could not write checksum status; retrying",
-      );
-      this.#schedule(this.#retryMs);
+      const retryMs = backoffWait(this.#retryBackoff(), ++this.#failures, Math.random);
+      Log.warn({ err: String(error), retryMs }, "could not write checksum status; retrying");
+      this.#schedule(retryMs);
     } finally {
       this.#running = false;
     }

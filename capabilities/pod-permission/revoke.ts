@@ -8,10 +8,9 @@ import { PERMISSION_MANAGED_LABEL } from "../../core/names";
 import {
   finalizerRemovalPatch,
   revocationPlan,
-  stepBackoff,
-  type Backoff,
   type PermissionPod,
 } from "../../core/permission";
+import { stepBackoff, type Backoff } from "../../core/backoff";
 import { recordEvent } from "../pepr/events";
 import { trustingFetch } from "../../kube/trusting-fetch";
 import type { PermissionSettings } from "./settings";

@@ -102,9 +102,6 @@ export type { GrantRecord } from "./grant-record";
 export { finalizerRemovalPatch, revocationPlan } from "./finalizer";
 export type { JsonPatchOp, RevocationPlan } from "./finalizer";
 
-// Retries: k8s-exact backoff and the per-pod latch breaker.
-export { jitter, stepBackoff, exponentialBackoff } from "./backoff";
-export type { Backoff, Random, RetryClock, RetryOutcome } from "./backoff";
 export {
   BREAKER_THRESHOLD,
   BREAKER_ERROR_MAX,

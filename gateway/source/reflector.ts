@@ -3,7 +3,7 @@
 // seen (bookmarks included); 410 Gone relists; any other failure waits a jittered exponential
 // backoff and tries again, forever. Nothing here throws out of the loop: an API server that is
 // down for minutes only shows in status().
-import { stepBackoff, type Backoff } from "../../core/permission/backoff";
+import { stepBackoff, type Backoff } from "../../core/backoff";
 import { ApiError, type ApiClient, type WatchStream } from "./api-client";
 
 /** A Kubernetes object as the loop sees it: only metadata is read. */

@@ -1,6 +1,14 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { exponentialBackoff, jitter, stepBackoff, type Backoff, type Random } from "./backoff";
+import {
+  backoffWait,
+  exponentialBackoff,
+  jitter,
+  stepBackoff,
+  UNBOUNDED_STEPS,
+  type Backoff,
+  type Random,
+} from "./backoff";
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -190,5 +198,53 @@ describe("exponentialBackoff", () => {
     await assert.rejects(exponentialBackoff(seed, failing, r.clock), /provider down/);
     assert.equal(calls, 1);
     assert.deepEqual(r.sleeps, []);
+  });
+});
+
+describe("backoffWait", () => {
+  const doubling: Backoff = {
+    durationMs: 100,
+    factor: 2,
+    jitter: 0,
+    steps: UNBOUNDED_STEPS,
+    capMs: 800,
+  };
+  const cases: [number, number][] = [
+    [1, 100],
+    [2, 200],
+    [3, 400],
+    [4, 800],
+    [9, 800],
+    [10_000, 800],
+  ];
+  for (const [failures, expected] of cases) {
+    it(`given failure ${failures} of a doubling backoff capped at 800 ms, returns ${expected}`, () =>
+      assert.equal(
+        backoffWait(doubling, failures, () => 0),
+        expected,
+      ));
+  }
+  it("equals the wait of the same number of stepBackoff calls, jitter included", () => {
+    const jittered: Backoff = { durationMs: 250, factor: 2, jitter: 1, steps: 6, capMs: 5000 };
+    for (let failures = 1; failures <= 8; failures++) {
+      let current = jittered;
+      let waitMs = 0;
+      for (let step = 0; step < failures; step++) {
+        ({ waitMs, next: current } = stepBackoff(current, () => 0.6));
+      }
+      assert.equal(
+        backoffWait(jittered, failures, () => 0.6),
+        waitMs,
+        `failure ${failures}`,
+      );
+    }
+  });
+  it("given the largest random below 1 and jitter 1, stays below twice the capped base", () => {
+    const wait = backoffWait(
+      { durationMs: 250, factor: 2, jitter: 1, steps: UNBOUNDED_STEPS, capMs: 1000 },
+      50,
+      () => 1 - Number.EPSILON,
+    );
+    assert.ok(wait >= 1000 && wait < 2000, `wait ${wait}`);
   });
 });

@@ -57,6 +57,25 @@ export function stepBackoff(backoff: Backoff, random: Random): { waitMs: number;
   return { waitMs: waitMs(), next: { ...backoff, durationMs: toMs(nextNs), steps } };
 }
 
+/** Steps enough for any retry loop that runs until it succeeds (a cap ends the growth anyway). */
+export const UNBOUNDED_STEPS = Number.MAX_SAFE_INTEGER;
+
+/**
+ * The wait before retry number `failures` (1-based) of a loop that starts from `backoff` and
+ * steps once per failure: the same wait `stepBackoff` gives on the `failures`-th step, for callers
+ * that count failures rather than keep the stepped state.
+ */
+export function backoffWait(backoff: Backoff, failures: number, random: Random): number {
+  let current = backoff;
+  for (let step = 1; step < failures; step++) {
+    const { next } = stepBackoff(current, random);
+    // Once the base stops growing, later steps wait the same: no need to walk them all.
+    if (next.durationMs === current.durationMs && next.steps <= 0) break;
+    current = next;
+  }
+  return stepBackoff(current, random).waitMs;
+}
+
 export interface RetryClock {
   sleep: (ms: number) => Promise<void>;
   random: Random;

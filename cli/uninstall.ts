@@ -21,6 +21,7 @@ import {
 } from "@kubernetes/client-node";
 import { POD_PERMISSION_FINALIZER } from "../core/names";
 import { isInvalid, isNotFound } from "../kube/api-errors";
+import { finalizerRemovalPatch } from "../core/json-patch";
 
 export interface Installation {
   /** The Pepr module's name prefix: `pepr-<uuid>` (webhooks, controllers, their RBAC and Secrets). */
@@ -99,23 +100,6 @@ export function podsWithFinalizer(pods: readonly V1Pod[], finalizer: string): Ob
     .filter(p => p.metadata?.finalizers?.includes(finalizer))
     .map(p => refOf({ ...p, apiVersion: "v1", kind: "Pod" }))
     .sort((a, b) => describeRef(a).localeCompare(describeRef(b)));
-}
-
-/**
- * A JSON patch removing `finalizer` from `pod`, guarded by a `test` of the same index, so a
- * finalizer list that changed since the read is refused (422) instead of losing someone else's.
- */
-export function finalizerRemovalPatch(
-  pod: V1Pod,
-  finalizer: string,
-): { op: string; path: string; value?: string }[] | undefined {
-  const index = pod.metadata?.finalizers?.indexOf(finalizer) ?? -1;
-  if (index < 0) return undefined;
-  const path = `/metadata/finalizers/${index}`;
-  return [
-    { op: "test", path, value: finalizer },
-    { op: "remove", path },
-  ];
 }
 
 /** A Pepr module object of this install: `pepr-<uuid>` itself or `pepr-<uuid>-…`. */
@@ -208,7 +192,7 @@ export class Cluster {
     for (let attempt = 0; attempt < 5; attempt++) {
       try {
         const pod = await this.core.readNamespacedPod({ name: ref.name, namespace });
-        const patch = finalizerRemovalPatch(pod, finalizer);
+        const patch = finalizerRemovalPatch(pod.metadata?.finalizers, finalizer);
         if (!patch) return false;
         await this.core.patchNamespacedPod({ name: ref.name, namespace, body: patch }, JSON_PATCH);
         return true;

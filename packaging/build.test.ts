@@ -17,13 +17,7 @@ import { configureModule, defaultValues, DEFAULT_IMAGE } from "./manifests";
 import { configuredChartValues, repairChartYaml, webhookTemplates } from "./manifests/pepr-chart";
 import { load } from "js-yaml";
 import { loadSettings as podPermissionSettings } from "../capabilities/pod-permission/settings";
-import {
-  BULWARK_CRDS,
-  finalizerRemovalPatch,
-  isModuleObject,
-  PHASES,
-  podsWithFinalizer,
-} from "../cli/uninstall";
+import { BULWARK_CRDS, isModuleObject, PHASES, podsWithFinalizer } from "../cli/uninstall";
 import packageJson from "../package.json";
 
 const IMAGE = "registry.example.com/bulwark:2.0.0";
@@ -257,20 +251,6 @@ describe("uninstall plan", () => {
       ),
       ["a/y", "b/x"],
     );
-  });
-
-  it("removes only our finalizer, guarded by a test of its index", () => {
-    const pod: V1Pod = {
-      metadata: {
-        name: "p",
-        finalizers: ["other.example/keep", "stke.io/podpermission-protection"],
-      },
-    };
-    assert.deepEqual(finalizerRemovalPatch(pod, "stke.io/podpermission-protection"), [
-      { op: "test", path: "/metadata/finalizers/1", value: "stke.io/podpermission-protection" },
-      { op: "remove", path: "/metadata/finalizers/1" },
-    ]);
-    assert.equal(finalizerRemovalPatch({ metadata: { name: "q" } }, "x"), undefined);
   });
 
   it("treats pepr-<uuid> and pepr-<uuid>-… as the module's, nothing else", () => {

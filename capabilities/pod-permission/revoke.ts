@@ -4,12 +4,9 @@
 // with Kubernetes' backoff until the deadline, after which the finalizer goes with a Warning.
 import { readFileSync } from "node:fs";
 import { K8s, Log, kind } from "pepr";
-import { PERMISSION_MANAGED_LABEL } from "../../core/names";
-import {
-  finalizerRemovalPatch,
-  revocationPlan,
-  type PermissionPod,
-} from "../../core/permission";
+import { PERMISSION_MANAGED_LABEL, POD_PERMISSION_FINALIZER } from "../../core/names";
+import { finalizerRemovalPatch } from "../../core/json-patch";
+import { revocationPlan, type PermissionPod } from "../../core/permission";
 import { stepBackoff, type Backoff } from "../../core/backoff";
 import { recordEvent } from "../pepr/events";
 import { trustingFetch } from "../../kube/trusting-fetch";
@@ -171,7 +168,7 @@ export class Revoker {
 
   /** Removes only our finalizer, guarded by a JSON Patch `test`; never touches the spec. */
   async #release(pod: Pod, note: Parameters<typeof recordEvent>[1]): Promise<void> {
-    const ops = finalizerRemovalPatch(pod.metadata?.finalizers);
+    const ops = finalizerRemovalPatch(pod.metadata?.finalizers, POD_PERMISSION_FINALIZER);
     if (!ops) return;
     const namespace = pod.metadata?.namespace ?? "";
     const name = pod.metadata?.name ?? "";

@@ -102,10 +102,7 @@ export interface EndpointSlice {
   endpoints: SliceEndpoint[];
 }
 
-/** One RFC 6902 operation, as the reconciler sends it and an admission response carries it. */
-export type JsonPatchOp =
-  | { op: "test" | "add" | "replace"; path: string; value: unknown }
-  | { op: "remove"; path: string };
+export type { JsonPatchOp } from "../json-patch";
 
 /** Well-known Kubernetes names (not Bulwark's, so they live here rather than in core/names.ts). */
 export const UNREACHABLE_TAINT_KEY = "node.kubernetes.io/unreachable";

@@ -1,54 +1,10 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { PERMISSION_GRANT_ANNOTATION, POD_PERMISSION_FINALIZER } from "../names";
-import {
-  finalizerRemovalPatch,
-  revocationPlan,
-  type JsonPatchOp,
-  type RevocationPlan,
-} from "./finalizer";
+import { revocationPlan, type RevocationPlan } from "./finalizer";
 import type { PermissionPod } from "./pod";
 
 const F = POD_PERMISSION_FINALIZER;
-
-describe("finalizerRemovalPatch", () => {
-  const cases: [string, string[] | undefined, JsonPatchOp[] | undefined][] = [
-    ["no finalizers", undefined, undefined],
-    ["an empty list", [], undefined],
-    ["only other finalizers", ["batch.kubernetes.io/job-tracking"], undefined],
-    [
-      "ours alone",
-      [F],
-      [
-        { op: "test", path: "/metadata/finalizers/0", value: F },
-        { op: "remove", path: "/metadata/finalizers/0" },
-      ],
-    ],
-    [
-      "ours after another",
-      ["batch.kubernetes.io/job-tracking", F],
-      [
-        { op: "test", path: "/metadata/finalizers/1", value: F },
-        { op: "remove", path: "/metadata/finalizers/1" },
-      ],
-    ],
-    [
-      "ours twice",
-      [F, "x/y", F],
-      [
-        { op: "test", path: "/metadata/finalizers/2", value: F },
-        { op: "remove", path: "/metadata/finalizers/2" },
-        { op: "test", path: "/metadata/finalizers/0", value: F },
-        { op: "remove", path: "/metadata/finalizers/0" },
-      ],
-    ],
-  ];
-  for (const [title, finalizers, expected] of cases) {
-    it(`given ${title}, returns ${expected ? `${expected.length} ops` : "undefined"}`, () => {
-      assert.deepEqual(finalizerRemovalPatch(finalizers), expected);
-    });
-  }
-});
 
 const UID = "6f1c2b1e-3f0a-4a57-9a51-0d7f3c7e2a10";
 const DELETED = "2025-05-01T12:00:00Z";

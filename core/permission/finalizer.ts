@@ -1,33 +1,7 @@
 // What to do about a pod that carries our finalizer: the revocation plan when it is being
-// deleted, and the JSON Patch that removes only our finalizer entry.
+// deleted (core/json-patch.ts removes the finalizer).
 import { POD_PERMISSION_FINALIZER } from "../names";
 import type { PermissionPod } from "./pod";
-
-export type JsonPatchOp =
-  | { op: "test"; path: string; value: unknown }
-  | { op: "remove"; path: string }
-  | { op: "add" | "replace"; path: string; value: unknown };
-
-/**
- * The JSON Patch that removes our finalizer and nothing else: a `test` on each index guards
- * against a list that changed since it was read (kubelet and Job tracking keep updating
- * terminating pods), so a stale patch fails instead of removing someone else's finalizer.
- * Every occurrence is removed, highest index first so the lower indices stay valid.
- * Undefined when the finalizer is absent.
- */
-export function finalizerRemovalPatch(
-  finalizers: readonly string[] | undefined,
-): JsonPatchOp[] | undefined {
-  const indices = (finalizers ?? [])
-    .map((finalizer, index) => (finalizer === POD_PERMISSION_FINALIZER ? index : -1))
-    .filter(index => index >= 0)
-    .reverse();
-  if (indices.length === 0) return undefined;
-  return indices.flatMap((index): JsonPatchOp[] => [
-    { op: "test", path: `/metadata/finalizers/${index}`, value: POD_PERMISSION_FINALIZER },
-    { op: "remove", path: `/metadata/finalizers/${index}` },
-  ]);
-}
 
 export type RevocationPlan =
   /** Not ours to act on: not being deleted, or our finalizer is gone. */

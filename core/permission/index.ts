@@ -99,8 +99,8 @@ export { parseCaBundle } from "./ca-bundle";
 // The grant record and revocation.
 export { grantRecordSchema, parseGrantRecord, serializeGrantRecord } from "./grant-record";
 export type { GrantRecord } from "./grant-record";
-export { finalizerRemovalPatch, revocationPlan } from "./finalizer";
-export type { JsonPatchOp, RevocationPlan } from "./finalizer";
+export { revocationPlan } from "./finalizer";
+export type { RevocationPlan } from "./finalizer";
 
 export {
   BREAKER_THRESHOLD,

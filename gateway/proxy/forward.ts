@@ -9,13 +9,7 @@ import type { Endpoint, Route } from "../routing/table";
 import { downstreamResponseHeaders } from "./headers";
 import type { UpstreamPools } from "./pools";
 import { reply } from "./replies";
-import { isConnectFailure, isIdempotent } from "./retry-rules";
-
-class UpstreamTimeout extends Error {
-  constructor(readonly code: "BWK_CONNECT_TIMEOUT" | "BWK_READ_TIMEOUT") {
-    super(code === "BWK_CONNECT_TIMEOUT" ? "upstream connect timed out" : "upstream timed out");
-  }
-}
+import { isConnectFailure, isIdempotent, isUpstreamTimeout, UpstreamTimeout } from "./retry-rules";
 
 /** Counters the data plane reports; incremented in place. */
 export interface ProxyCounters {
@@ -150,9 +144,7 @@ export class Exchange {
 
   private readonly onTimeout = (): void => {
     this.context.counters.timeouts++;
-    this.upstream?.destroy(
-      new UpstreamTimeout(this.connected ? "BWK_READ_TIMEOUT" : "BWK_CONNECT_TIMEOUT"),
-    );
+    this.upstream?.destroy(new UpstreamTimeout(this.connected));
   };
 
   private readonly onResponse = (upstreamRes: IncomingMessage): void => {
@@ -189,8 +181,7 @@ export class Exchange {
       return;
     }
     this.responded = true;
-    const timeout = error.code === "BWK_READ_TIMEOUT" || error.code === "BWK_CONNECT_TIMEOUT";
-    reply(this.res, timeout ? 504 : 502);
+    reply(this.res, isUpstreamTimeout(error.code) ? 504 : 502);
   };
 
   /** A connect failure (or a pooled connection the upstream closed) of an idempotent request without body. */

@@ -20,7 +20,7 @@ import type { Endpoint, Route, RouteTable } from "../../routing/table";
 import { findRoute } from "../../routing/table";
 import type { ProxyCounters } from "../forward";
 import { replyText } from "../replies";
-import { isConnectFailure, isIdempotent } from "../retry-rules";
+import { isConnectFailure, isIdempotent, isUpstreamTimeout, READ_TIMEOUT } from "../retry-rules";
 import { ChunkedScanner } from "./chunked";
 import { isRefusal, refusal, type FrontDoorLimits, type Refusal } from "../request-rules";
 import { findHeadEnd, resumeAt } from "./head-end";
@@ -59,9 +59,6 @@ const BAD_CHUNKS = refusal("invalid-chunked-body");
 const BODY_TOO_LARGE = refusal("body-too-large");
 /** Response body bytes up to this, arrived with the head, are copied behind it into one write. */
 const INLINE_BODY = 16 * 1024;
-function isTimeout(error: (Error & { code?: string }) | undefined): boolean {
-  return error?.code === "BWK_READ_TIMEOUT" || error?.code === "BWK_CONNECT_TIMEOUT";
-}
 
 const enum Phase {
   Head,
@@ -663,7 +660,7 @@ export class ClientConnection implements UpstreamOwner {
     }
     const counters = this.context.counters;
     counters.upstreamErrors++;
-    const timeout = isTimeout(error);
+    const timeout = isUpstreamTimeout(error?.code);
     if (timeout) counters.timeouts++;
     if (this.mayRetry(connection, error)) {
       counters.retries++;
@@ -679,7 +676,7 @@ export class ClientConnection implements UpstreamOwner {
   ): boolean {
     if (!this.retryable || this.bodySent || this.upstreamSpoke) return false;
     // A pooled connection the upstream had closed: the request never reached the application.
-    if (connection.reused && error?.code !== "BWK_READ_TIMEOUT") return true;
+    if (connection.reused && error?.code !== READ_TIMEOUT) return true;
     const route = this.route!;
     const more = this.tries < Math.min(route.policy.tries, route.backend.endpoints.length);
     return more && isConnectFailure(error?.code);

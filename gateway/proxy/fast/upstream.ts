@@ -3,6 +3,7 @@
 // request costs no closures.
 import { connect, type Socket } from "node:net";
 import type { Endpoint } from "../../routing/table";
+import { UpstreamTimeout } from "../retry-rules";
 
 /** What an upstream connection reports to the exchange that owns it. */
 export interface UpstreamOwner {
@@ -49,7 +50,7 @@ export class UpstreamConnection {
       else socket.destroy(); // an idle connection must not speak
     });
     socket.on("drain", () => this.owner?.onUpstreamDrain());
-    socket.on("timeout", () => this.fail(timeoutError(this.connected)));
+    socket.on("timeout", () => this.fail(new UpstreamTimeout(this.connected)));
     socket.on("error", (error: Error) => this.fail(error));
     socket.on("close", () => this.fail(undefined));
   }
@@ -78,16 +79,6 @@ export class UpstreamConnection {
   get alive(): boolean {
     return !this.gone;
   }
-}
-
-function timeoutError(connected: boolean): Error & { code: string } {
-  const error = new Error(
-    connected ? "upstream timed out" : "upstream connect timed out",
-  ) as Error & {
-    code: string;
-  };
-  error.code = connected ? "BWK_READ_TIMEOUT" : "BWK_CONNECT_TIMEOUT";
-  return error;
 }
 
 /** Idle connections per endpoint, most recently used first out. */

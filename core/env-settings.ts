@@ -1,23 +1,83 @@
-// Settings read from the environment through zod: each reader names the variable in its error,
-// so a typo stops the process with the name the operator set (never a silent NaN or default).
+// Every Bulwark process reads its settings through these zod helpers: each reader names the
+// variable in its error, so a typo stops the process with the name the operator set (never a
+// silent NaN or default). Flags, where a program has them, set the same variables.
+import { parseArgs } from "node:util";
 import { z } from "zod";
 import { parseSwitch } from "./switch";
 
-/** An integer from `min` to `max`, `fallback` when unset. */
-export function integer(name: string, fallback: number, min: number, max: number) {
+/** A number from `min` to `max` (whole unless `integer: false`), `fallback` when unset. */
+export function number(
+  name: string,
+  fallback: number,
+  range: { min: number; max: number; integer?: boolean },
+) {
+  const { min, max, integer: whole = true } = range;
   return z
     .string()
     .default(String(fallback))
     .transform((text, ctx) => {
       const value = Number(text);
-      if (text.trim() === "" || !Number.isInteger(value) || value < min || value > max) {
+      const bad =
+        text.trim() === "" ||
+        !Number.isFinite(value) ||
+        (whole && !Number.isInteger(value)) ||
+        value < min ||
+        value > max;
+      if (bad) {
         ctx.addIssue({
           code: "custom",
-          message: `${name} must be an integer from ${min} to ${max}; got ${JSON.stringify(text)}`,
+          message: `${name} must be ${whole ? "an integer" : "a number"} from ${min} to ${max}; got ${JSON.stringify(text)}`,
         });
         return z.NEVER;
       }
       return value;
+    });
+}
+
+/** An integer from `min` to `max`, `fallback` when unset. */
+export function integer(name: string, fallback: number, min: number, max: number) {
+  return number(name, fallback, { min, max });
+}
+
+/** Seconds (fractions allowed) from `min` to `max`, `fallback` when unset; read as milliseconds. */
+export function seconds(name: string, fallback: number, min: number, max = 86_400) {
+  return number(name, fallback, { min, max, integer: false }).transform(s => s * 1000);
+}
+
+const UNITS_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+const DURATION_PART = /(\d+(?:\.\d+)?)(ms|s|m|h)/g;
+const WHOLE_DURATION = /^(?:\d+(?:\.\d+)?(?:ms|s|m|h))+$/;
+
+/**
+ * Milliseconds of a Go-style duration ("500ms", "2m", "1h30m"), as operators write them for
+ * Kubernetes components; a bare number is seconds. Undefined when invalid.
+ */
+export function parseDurationMs(text: string): number | undefined {
+  const value = text.trim();
+  if (/^\d+(?:\.\d+)?$/.test(value)) return Number(value) * 1000;
+  if (!WHOLE_DURATION.test(value)) return undefined;
+  let total = 0;
+  for (const match of value.matchAll(DURATION_PART)) {
+    total += Number(match[1]) * (UNITS_MS[match[2] ?? ""] ?? 0);
+  }
+  return total;
+}
+
+/** A duration (see parseDurationMs) of at least `minMs`, `fallback` when unset; read as ms. */
+export function duration(name: string, fallback: string, minMs = 0) {
+  return z
+    .string()
+    .default(fallback)
+    .transform((text, ctx) => {
+      const ms = parseDurationMs(text);
+      if (ms === undefined || ms < minMs) {
+        ctx.addIssue({
+          code: "custom",
+          message: `${name} must be a duration such as 500ms, 2m or 1h${minMs > 0 ? ` (at least ${minMs}ms)` : ""}; got ${JSON.stringify(text)}`,
+        });
+        return z.NEVER;
+      }
+      return ms;
     });
 }
 
@@ -61,13 +121,62 @@ export function oneOf<const T extends readonly [string, ...string[]]>(
     });
 }
 
+/** LOG_LEVEL, the one log-level variable of every process. */
+export const logLevel = () =>
+  oneOf("LOG_LEVEL", ["error", "warn", "info", "debug"] as const, "info");
+
+/** A value that must be set (`what` says where it comes from). */
+export function required(name: string, what: string) {
+  const message = `${name} is required (${what})`;
+  return z.string({ error: message }).min(1, message);
+}
+
+/** Optional text that is not only spaces when set. */
+export function optionalText(name: string, what: string) {
+  return z
+    .string()
+    .optional()
+    .refine(v => v === undefined || v.trim() !== "", `${name} must not be empty (${what})`);
+}
+
+const NAMESPACE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+const OBJECT_NAME = /^[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?$/;
+
 /** A Kubernetes namespace name, `fallback` when unset. */
 export function namespaceName(name: string, fallback: string) {
   return z
     .string()
     .default(fallback)
-    .refine(text => /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(text), {
-      message: `${name} must be a namespace name`,
+    .refine(text => NAMESPACE.test(text), { message: `${name} must be a namespace name` });
+}
+
+/** A Kubernetes object name (DNS subdomain), `fallback` when unset ("": no default). */
+export function objectName(name: string, fallback: string) {
+  const text = fallback === "" ? z.string() : z.string().default(fallback);
+  return text.refine(v => OBJECT_NAME.test(v) && v.length <= 253, {
+    message: `${name} must be a Kubernetes object name`,
+  });
+}
+
+/** A comma-separated list of namespace names; empty means none given. */
+export function namespaceList(name: string) {
+  return z
+    .string()
+    .default("")
+    .transform((text, ctx) => {
+      const list = text
+        .split(",")
+        .map(s => s.trim())
+        .filter(Boolean);
+      const bad = list.find(ns => !NAMESPACE.test(ns));
+      if (bad !== undefined) {
+        ctx.addIssue({
+          code: "custom",
+          message: `${name}: ${JSON.stringify(bad)} is not a namespace name`,
+        });
+        return z.NEVER;
+      }
+      return list;
     });
 }
 
@@ -80,4 +189,63 @@ export function readEnv<S extends z.ZodType>(
   const parsed = schema.safeParse(env);
   if (parsed.success) return parsed.data;
   throw new Error(`${what} settings: ${parsed.error.issues.map(i => i.message).join("; ")}`);
+}
+
+export type Loaded<T> = { ok: true; settings: T } | { ok: false; message: string };
+
+/**
+ * Parses variables with `schema`: empty ones count as unset (as a manifest's `value: ""` usually
+ * means), except those in `emptyMeans` (a list where "" is a value: none); a failure is one line
+ * naming the first bad variable.
+ */
+export function loadEnv<S extends z.ZodType>(
+  schema: S,
+  values: Record<string, string | undefined>,
+  emptyMeans: readonly string[] = [],
+): Loaded<z.output<S>> {
+  const set = Object.fromEntries(
+    Object.entries(values).filter(
+      ([name, v]) => v !== undefined && (v !== "" || emptyMeans.includes(name)),
+    ),
+  );
+  const parsed = schema.safeParse(set);
+  if (parsed.success) return { ok: true, settings: parsed.data };
+  const issue = parsed.error.issues[0];
+  const field = String(issue?.path[0] ?? "settings");
+  const message = issue?.message ?? "invalid";
+  return { ok: false, message: message.startsWith(field) ? message : `${field}: ${message}` };
+}
+
+/**
+ * Reads `--name value` / `--name=value` flags (node:util parseArgs' tokens), each a string setting.
+ * `known` maps each flag name to what it sets (a variable name), for the messages: an unknown
+ * flag, a flag without a value, or a positional argument is one line naming it.
+ */
+export function readFlags(
+  argv: readonly string[],
+  known: Readonly<Record<string, string>>,
+): { values: Record<string, string> } | { message: string } {
+  const options = Object.fromEntries(
+    Object.keys(known).map(name => [name, { type: "string" as const }]),
+  );
+  const { tokens } = parseArgs({
+    args: [...argv],
+    options,
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+  });
+  const values: Record<string, string> = {};
+  for (const token of tokens) {
+    if (token.kind === "positional")
+      return { message: `unknown argument ${JSON.stringify(token.value)} (see --help)` };
+    if (token.kind === "option-terminator")
+      return { message: `unknown argument "--" (see --help)` };
+    if (!Object.hasOwn(known, token.name))
+      return { message: `unknown flag ${token.rawName} (see --help)` };
+    if (token.value === undefined)
+      return { message: `${token.rawName} needs a value (${known[token.name]})` };
+    values[token.name] = token.value;
+  }
+  return { values };
 }

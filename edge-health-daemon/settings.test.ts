@@ -111,7 +111,7 @@ describe("settings", () => {
       /^BULWARK_EDGE_CHECK_PERIOD_SECONDS .*must be a number/,
     ],
     ["a bad port", ["--port=70000"], env, /^BULWARK_EDGE_PORT .*1-65535/],
-    ["an unknown flag", ["--frobnicate=1"], env, /unknown argument "--frobnicate=1"/],
+    ["an unknown flag", ["--frobnicate=1"], env, /unknown flag --frobnicate/],
     [
       "a plugin key that does not exist",
       ["--check-daemon=wieght=1"],

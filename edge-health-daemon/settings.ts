@@ -12,6 +12,7 @@
 //   --check-tcp=off                                      a TCP dial to <ip>:<port>
 import { readFileSync } from "node:fs";
 import { z } from "zod";
+import { logLevel, readFlags } from "../core/env-settings";
 
 export const NAME = "bulwark-edge-health";
 
@@ -365,7 +366,7 @@ const schema = z
     hmacOverlapSeconds: number("seconds").default(300),
     verifySource: boolSchema.default("true").transform(v => v === "true"),
     kubeconfig: z.string().min(1).optional(),
-    logLevel: z.enum(["error", "warn", "info", "debug"]).default("info"),
+    logLevel: logLevel(),
     checkDaemon: pluginSchema("daemon"),
     checkKubelet: pluginSchema("kubelet"),
     checkTcp: pluginSchema("tcp"),
@@ -437,20 +438,15 @@ function settingsProblem(s: Settings): string | undefined {
   return undefined;
 }
 
-/** Reads `--flag=value` / `--flag value` pairs; returns a message for anything unknown. */
-function readFlags(argv: readonly string[]): Record<string, string> | string {
-  const byFlag = new Map(Object.entries(SPECS).map(([key, spec]) => [spec.flag, key]));
-  const out: Record<string, string> = {};
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] ?? "";
-    const match = /^--([a-z-]+)(?:=(.*))?$/s.exec(arg);
-    const key = match ? byFlag.get(match[1] ?? "") : undefined;
-    if (!match || key === undefined) return `unknown argument ${JSON.stringify(arg)} (see --help)`;
-    const value = match[2] ?? argv[++i];
-    if (value === undefined) return `--${match[1]} needs a value`;
-    out[key] = value;
-  }
-  return out;
+/** Flags by SPECS key (`--check-period` is checkPeriodSeconds), or a message naming a bad one. */
+function flagsByKey(argv: readonly string[]): Partial<Record<Key, string>> | string {
+  const specs = Object.entries(SPECS) as [Key, SettingSpec][];
+  const read = readFlags(argv, Object.fromEntries(specs.map(([, spec]) => [spec.flag, spec.env])));
+  if ("message" in read) return read.message;
+  const keyOf = new Map(specs.map(([key, spec]) => [spec.flag, key]));
+  return Object.fromEntries(
+    Object.entries(read.values).map(([flag, value]) => [keyOf.get(flag), value]),
+  ) as Partial<Record<Key, string>>;
 }
 
 type Source = { kind: "flag" | "env" } | { kind: "file"; path: string };
@@ -459,7 +455,8 @@ type Source = { kind: "flag" | "env" } | { kind: "file"; path: string };
 function issueLine(issue: z.core.$ZodIssue | undefined, sources: Map<Key, Source>): string {
   const key = (issue?.path[0] ?? "nodeName") as Key;
   const spec = SPECS[key];
-  const message = issue?.message ?? "invalid";
+  // Shared readers name the variable themselves ("LOG_LEVEL must be …"): say it once.
+  const message = (issue?.message ?? "invalid").replace(`${spec.env} `, "");
   const joined = message.startsWith("is ") ? ` ${message}` : `: ${message}`;
   const source = sources.get(key);
   if (source?.kind === "file") {
@@ -530,7 +527,7 @@ export function parseSettings(
 ): SettingsResult {
   if (argv.includes("--help") || argv.includes("-h")) return { kind: "help" };
   if (argv.includes("--version")) return { kind: "version" };
-  const flags = readFlags(argv);
+  const flags = flagsByKey(argv);
   if (typeof flags === "string") return { kind: "error", message: flags };
   const configPath = flags.config ?? env[SPECS.config.env];
   const fromFile = configPath ? readConfigFile(configPath, readFile) : {};

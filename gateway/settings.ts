@@ -1,7 +1,7 @@
 // The gateway's settings: environment variables read through ONE zod schema whose keys are the
 // variables' names, so a bad value is reported by the name the operator set.
 import { z } from "zod";
-import { flag, integer } from "../core/env-settings";
+import { flag, integer, loadEnv, logLevel, namespaceList, type Loaded } from "../core/env-settings";
 import { podOrdinalFromName } from "../core/annotations/rollout";
 import { parseExcludedNamespaces } from "../core/ingress/selection";
 import { referrerAllowList } from "../core/annotations/referrer";
@@ -17,28 +17,6 @@ function guardMode(name: string) {
       if (parsed.ok) return parsed.value;
       ctx.addIssue({ code: "custom", message: `${name} ${parsed.errors[0]?.message ?? ""}` });
       return z.NEVER;
-    });
-}
-
-/** A comma-separated list of namespaces; empty means all. */
-function namespaces(name: string) {
-  return z
-    .string()
-    .default("")
-    .transform((text, ctx) => {
-      const list = text
-        .split(",")
-        .map(s => s.trim())
-        .filter(Boolean);
-      const bad = list.find(ns => !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(ns));
-      if (bad !== undefined) {
-        ctx.addIssue({
-          code: "custom",
-          message: `${name}: ${JSON.stringify(bad)} is not a namespace name`,
-        });
-        return z.NEVER;
-      }
-      return list;
     });
 }
 
@@ -70,10 +48,10 @@ export const settingsSchema = z
     BULWARK_WORKERS: integer("BULWARK_WORKERS", 1, 1, 64),
     BULWARK_INGRESS_CHECKSUM: guardMode("BULWARK_INGRESS_CHECKSUM"),
     BULWARK_SECRET_CHECKSUM: guardMode("BULWARK_SECRET_CHECKSUM"),
-    BULWARK_WATCH_NAMESPACES: namespaces("BULWARK_WATCH_NAMESPACES"),
+    BULWARK_WATCH_NAMESPACES: namespaceList("BULWARK_WATCH_NAMESPACES"),
     // Where checksum objects are trusted; BULWARK_CHECKSUM_NAMESPACES is its old name.
-    BULWARK_CHECKSUM_PUBLISHER_NAMESPACES: namespaces("BULWARK_CHECKSUM_PUBLISHER_NAMESPACES"),
-    BULWARK_CHECKSUM_NAMESPACES: namespaces("BULWARK_CHECKSUM_NAMESPACES"),
+    BULWARK_CHECKSUM_PUBLISHER_NAMESPACES: namespaceList("BULWARK_CHECKSUM_PUBLISHER_NAMESPACES"),
+    BULWARK_CHECKSUM_NAMESPACES: namespaceList("BULWARK_CHECKSUM_NAMESPACES"),
     // How long the checksum object before the newest still counts (a publish in flight).
     BULWARK_CHECKSUM_GRACE_SECONDS: integer("BULWARK_CHECKSUM_GRACE_SECONDS", 60, 0, 3600),
     // Signed attestations: only objects signed by a key in that ConfigMap count.
@@ -150,11 +128,7 @@ export const settingsSchema = z
           "BULWARK_CANARY_MATCH must be exact (ingress-nginx) or case-insensitive (Tengine-Ingress)",
       })
       .default("exact"),
-    LOG_LEVEL: z
-      .enum(["error", "warn", "info", "debug"], {
-        error: "LOG_LEVEL must be error, warn, info or debug",
-      })
-      .default("info"),
+    LOG_LEVEL: logLevel(),
   })
   .transform(env => ({
     podName: env.BULWARK_POD_NAME,
@@ -202,13 +176,7 @@ export const settingsSchema = z
 export type Settings = z.output<typeof settingsSchema>;
 
 /** The settings, or one line naming the first bad one. */
-export function readSettings(
-  env: NodeJS.ProcessEnv,
-): { ok: true; settings: Settings } | { ok: false; message: string } {
-  const parsed = settingsSchema.safeParse(env);
-  if (parsed.success) return { ok: true, settings: parsed.data };
-  const issue = parsed.error.issues[0];
-  const name = String(issue?.path[0] ?? "settings");
-  const message = issue?.message ?? "invalid";
-  return { ok: false, message: message.includes(name) ? message : `${name}: ${message}` };
+export function readSettings(env: NodeJS.ProcessEnv): Loaded<Settings> {
+  // BULWARK_EXCLUDED_NAMESPACES="" serves every namespace; unset keeps the webhooks' exclusions.
+  return loadEnv(settingsSchema, env, ["BULWARK_EXCLUDED_NAMESPACES"]);
 }

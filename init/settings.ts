@@ -3,26 +3,7 @@
 import { z } from "zod";
 import { INIT_ENV, parseCaBundle, TOKEN_PATH } from "../core/permission";
 import { formatErrors } from "../core/result";
-
-function seconds(name: string, fallback: number, min: number) {
-  return z
-    .string()
-    .default(String(fallback))
-    .transform((text, ctx) => {
-      const value = Number(text);
-      if (text.trim() === "" || !Number.isFinite(value) || value < min) {
-        ctx.addIssue({
-          code: "custom",
-          message: `${name} must be a number of seconds >= ${min}; got ${JSON.stringify(text)}`,
-        });
-        return z.NEVER;
-      }
-      return value * 1000;
-    });
-}
-
-const required = (name: string, what: string) =>
-  z.string({ error: `${name} is required (${what})` }).min(1, `${name} is required (${what})`);
+import { loadEnv, required, seconds, type Loaded } from "../core/env-settings";
 
 export const initSettingsSchema = z
   .object({
@@ -117,14 +98,6 @@ export function loadCa(
     : { ok: false, message: `${formatErrors(parsed.errors)} (${source.path})` };
 }
 
-export function loadInitSettings(
-  env: NodeJS.ProcessEnv,
-): { ok: true; settings: InitSettings } | { ok: false; message: string } {
-  const values = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== ""));
-  const parsed = initSettingsSchema.safeParse(values);
-  if (parsed.success) return { ok: true, settings: parsed.data };
-  const issue = parsed.error.issues[0];
-  const field = String(issue?.path[0] ?? "settings");
-  const message = issue?.message ?? "invalid";
-  return { ok: false, message: message.includes(field) ? message : `${field}: ${message}` };
+export function loadInitSettings(env: NodeJS.ProcessEnv): Loaded<InitSettings> {
+  return loadEnv(initSettingsSchema, env);
 }

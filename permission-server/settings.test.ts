@@ -1,7 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { loadSettings } from "./settings";
-import { parseDurationMs } from "./duration";
 
 describe("permission server settings", () => {
   it("given nothing, uses the issue's defaults (backoff 2m ×2 jitter 1, 5 steps, cap 1h; breaker 3)", () => {
@@ -53,21 +52,5 @@ describe("permission server settings", () => {
       assert.match((loaded as { message: string }).message, message);
       assert.doesNotMatch((loaded as { message: string }).message, /\n/);
     });
-  }
-});
-
-describe("parseDurationMs", () => {
-  const cases: [string, number | undefined][] = [
-    ["500ms", 500],
-    ["2m", 120_000],
-    ["1h30m", 5_400_000],
-    ["1.5s", 1500],
-    ["30", 30_000],
-    ["2 minutes", undefined],
-    ["", undefined],
-  ];
-  for (const [text, expected] of cases) {
-    it(`given ${JSON.stringify(text)}, returns ${expected}`, () =>
-      assert.equal(parseDurationMs(text), expected));
   }
 });

@@ -4,71 +4,16 @@
 import { hostname } from "node:os";
 import { z } from "zod";
 import type { Backoff } from "../core/backoff";
-import { parseDurationMs } from "./duration";
-
-function duration(name: string, fallback: string, min = 0) {
-  return z
-    .string()
-    .default(fallback)
-    .transform((text, ctx) => {
-      const ms = parseDurationMs(text);
-      if (ms === undefined || ms < min) {
-        ctx.addIssue({
-          code: "custom",
-          message: `${name} must be a duration such as 500ms, 2m or 1h${min > 0 ? ` (at least ${min}ms)` : ""}; got ${JSON.stringify(text)}`,
-        });
-        return z.NEVER;
-      }
-      return ms;
-    });
-}
-
-function number(
-  name: string,
-  fallback: number,
-  range: { min: number; max: number; integer?: boolean },
-) {
-  const { min, max, integer = true } = range;
-  return z
-    .string()
-    .default(String(fallback))
-    .transform((text, ctx) => {
-      const value = Number(text);
-      const bad =
-        text.trim() === "" ||
-        !Number.isFinite(value) ||
-        (integer && !Number.isInteger(value)) ||
-        value < min ||
-        value > max;
-      if (bad) {
-        const kind = integer ? "an integer" : "a number";
-        ctx.addIssue({
-          code: "custom",
-          message: `${name} must be ${kind} from ${min} to ${max}; got ${JSON.stringify(text)}`,
-        });
-        return z.NEVER;
-      }
-      return value;
-    });
-}
-
-function optionalText(name: string, what: string) {
-  return z
-    .string()
-    .optional()
-    .refine(v => v === undefined || v.trim() !== "", `${name} must not be empty (${what})`);
-}
-
-const NAME = /^[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?$/;
-
-function objectName(name: string, fallback: string) {
-  return z
-    .string()
-    .default(fallback)
-    .refine(v => NAME.test(v) && v.length <= 253, {
-      message: `${name} must be a Kubernetes object name`,
-    });
-}
+import {
+  duration,
+  loadEnv,
+  logLevel,
+  number,
+  objectName,
+  optionalText,
+  readFlags,
+  type Loaded,
+} from "../core/env-settings";
 
 const cmdbParams = z
   .string()
@@ -129,9 +74,9 @@ export const settingsSchema = z
     BULWARK_LONG_POLL_MAX: duration("BULWARK_LONG_POLL_MAX", "30s", 0),
     BULWARK_PRUNE_INTERVAL: duration("BULWARK_PRUNE_INTERVAL", "1m", 1000),
     BULWARK_REPLICAS: number("BULWARK_REPLICAS", 1, { min: 1, max: 1000 }),
-    BULWARK_CMDB_PROVIDER: optionalText("BULWARK_CMDB_PROVIDER", "a PermissionProvider name"),
+    BULWARK_CMDB_PROVIDER: objectName("BULWARK_CMDB_PROVIDER", "").optional(),
     BULWARK_CMDB_PARAMS: cmdbParams,
-    LOG_LEVEL: z.enum(["error", "warn", "info", "debug"]).default("info"),
+    LOG_LEVEL: logLevel(),
   })
   .superRefine((env, ctx) => {
     if ((env.BULWARK_TLS_CERT_PATH === undefined) !== (env.BULWARK_TLS_KEY_PATH === undefined)) {
@@ -189,43 +134,19 @@ export type Settings = z.output<typeof settingsSchema>;
 
 /** Flags that set a variable: `--port 9000` is BULWARK_PERMISSION_PORT=9000. */
 const FLAGS: Record<string, string> = {
-  "--port": "BULWARK_PERMISSION_PORT",
-  "--host": "BULWARK_PERMISSION_HOST",
-  "--namespace": "BULWARK_NAMESPACE",
-  "--kubeconfig": "KUBECONFIG",
+  port: "BULWARK_PERMISSION_PORT",
+  host: "BULWARK_PERMISSION_HOST",
+  namespace: "BULWARK_NAMESPACE",
+  kubeconfig: "KUBECONFIG",
 };
 
-export type SettingsResult = { ok: true; settings: Settings } | { ok: false; message: string };
-
-/** The environment with flags applied over it, or why a flag is wrong. */
-function withFlags(
-  env: NodeJS.ProcessEnv,
-  argv: readonly string[],
-): { values: Record<string, string | undefined> } | { message: string } {
-  const values: Record<string, string | undefined> = { ...env };
-  for (let i = 0; i < argv.length; i++) {
-    const flag = argv[i] ?? "";
-    const [name, inline] = flag.split("=", 2) as [string, string | undefined];
-    const variable = FLAGS[name];
-    if (!variable) return { message: `unknown flag ${flag}; see --help` };
-    const value = inline ?? argv[++i];
-    if (value === undefined) return { message: `${name} needs a value (${variable})` };
-    values[variable] = value;
-  }
-  return { values };
-}
+export type SettingsResult = Loaded<Settings>;
 
 /** Settings from the environment and flags; `message` is one line naming the first bad setting. */
 export function loadSettings(env: NodeJS.ProcessEnv, argv: readonly string[]): SettingsResult {
-  const flagged = withFlags(env, argv);
-  if ("message" in flagged) return { ok: false, message: flagged.message };
-  const { values } = flagged;
-  // Empty variables are unset ones, as a Deployment's `value: ""` usually means.
-  for (const [key, value] of Object.entries(values)) if (value === "") delete values[key];
-  const parsed = settingsSchema.safeParse(values);
-  if (parsed.success) return { ok: true, settings: parsed.data };
-  const issue = parsed.error.issues[0];
-  const field = String(issue?.path[0] ?? "settings");
-  const message = issue?.message ?? "invalid";
-  return { ok: false, message: message.startsWith(field) ? message : `${field}: ${message}` };
+  const flags = readFlags(argv, FLAGS);
+  if ("message" in flags) return { ok: false, message: flags.message };
+  const values: Record<string, string | undefined> = { ...env };
+  for (const [name, value] of Object.entries(flags.values)) values[FLAGS[name] ?? name] = value;
+  return loadEnv(settingsSchema, values);
 }

@@ -4,7 +4,7 @@ import { z } from "zod";
 import { integer, namespaceName, oneOf, readEnv } from "../../core/env-settings";
 import { MAX_UNKNOWN_SECONDS_LIMIT, type VoteRules } from "../../core/edge";
 
-const schema = z.object({
+export const edgeSettingsSchema = z.object({
   BULWARK_EDGE_ZONE_NAMESPACE: namespaceName("BULWARK_EDGE_ZONE_NAMESPACE", "kube-system"),
   BULWARK_EDGE_MAX_UNKNOWN_SECONDS: integer(
     "BULWARK_EDGE_MAX_UNKNOWN_SECONDS",
@@ -45,7 +45,7 @@ export interface EdgeSettings {
 }
 
 export function loadEdgeSettings(env: NodeJS.ProcessEnv = process.env): EdgeSettings {
-  const s = readEnv(schema, env, "edge-health");
+  const s = readEnv(edgeSettingsSchema, env, "edge-health");
   return {
     zoneConfigNamespace: s.BULWARK_EDGE_ZONE_NAMESPACE,
     defaultMaxUnknownMs: s.BULWARK_EDGE_MAX_UNKNOWN_SECONDS * 1000,

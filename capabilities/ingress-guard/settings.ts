@@ -3,7 +3,7 @@
 import { z } from "zod";
 import { integer, readEnv } from "../../core/env-settings";
 
-const schema = z.object({
+export const guardSettingsSchema = z.object({
   BULWARK_GUARD_RESYNC_SECONDS: integer("BULWARK_GUARD_RESYNC_SECONDS", 300, 1, 86_400),
   BULWARK_CHECKSUM_GRACE_SECONDS: integer("BULWARK_CHECKSUM_GRACE_SECONDS", 60, 0, 86_400),
   BULWARK_METRICS_PORT: integer("BULWARK_METRICS_PORT", 0, 0, 65_535),
@@ -18,7 +18,7 @@ export interface GuardSettings {
 }
 
 export function loadGuardSettings(env: NodeJS.ProcessEnv = process.env): GuardSettings {
-  const s = readEnv(schema, env, "ingress-guard");
+  const s = readEnv(guardSettingsSchema, env, "ingress-guard");
   return {
     resyncMs: s.BULWARK_GUARD_RESYNC_SECONDS * 1000,
     graceMs: s.BULWARK_CHECKSUM_GRACE_SECONDS * 1000,

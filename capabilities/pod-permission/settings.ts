@@ -22,7 +22,7 @@ export interface PermissionSettings {
   ca: CaBundle;
 }
 
-const timings = z.object({
+export const permissionTimingsSchema = z.object({
   BULWARK_PERMISSION_TOKEN_SECONDS: integer(
     "BULWARK_PERMISSION_TOKEN_SECONDS",
     3600,
@@ -35,7 +35,7 @@ const timings = z.object({
 });
 
 export function loadSettings(env: NodeJS.ProcessEnv = process.env): PermissionSettings {
-  const t = readEnv(timings, env, "pod-permission");
+  const t = readEnv(permissionTimingsSchema, env, "pod-permission");
   const inject = parseInjectConfig({
     image: env.BULWARK_INIT_IMAGE ?? "ghcr.io/bulwark-dev/bulwark:0.1.0",
     serverUrl:

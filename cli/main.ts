@@ -16,8 +16,8 @@ import { referrerAllowList } from "../core/annotations/referrer";
 import { parseKeysLocation, parsePublisherNamespaces, parseSigningKey } from "../core/checksum";
 import { readFileSync } from "node:fs";
 import type { KeyObject } from "node:crypto";
-import { PermissionCommandError, permissionCommand } from "./permission";
-import { describeError } from "../kube/api-errors";
+import { permissionCommand } from "./permission";
+import { errorLine, exitCodeFor, UsageError } from "./errors";
 import { chooseKubeconfig } from "./kubeconfig";
 
 const VERSION = packageJson.version;
@@ -67,8 +67,6 @@ the webhooks skip, which the gateway does not serve either (its BULWARK_EXCLUDED
 --ingress-referrers LIST: Tengine-Ingress's ingress-referrer allow-list (the gateway's
 BULWARK_INGRESS_REFERRERS); an Ingress naming a referrer outside it does not count.
 `;
-
-class UsageError extends Error {}
 
 const OPTIONS = {
   kind: { type: "string" },
@@ -267,13 +265,8 @@ export function run(): void {
   ).then(
     code => process.exit(code),
     (error: unknown) => {
-      const known =
-        error instanceof UsageError ||
-        error instanceof InputError ||
-        error instanceof PermissionCommandError ||
-        String((error as { code?: unknown }).code).startsWith("ERR_PARSE_ARGS");
-      process.stderr.write(`bulwark: ${describeError(error)}\n`);
-      process.exit(known ? 2 : 1);
+      process.stderr.write(errorLine(error));
+      process.exit(exitCodeFor(error, e => e instanceof InputError));
     },
   );
 }

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CoreV1Api, KubeConfig, type V1Secret } from "@kubernetes/client-node";
 import { apiMessage, isNotFound } from "../kube/api-errors";
-import { PermissionCommandError } from "./permission";
+import { CommandFailed, UsageError } from "./errors";
 
 export const PERMISSION_SERVER_SERVICE = "bulwark-permission-server";
 const CA_DAYS = 3650;
@@ -35,7 +35,7 @@ export function servingNames(namespace: string, extra: readonly string[]): strin
   ];
   for (const name of extra) {
     if (!/^(DNS|IP):[A-Za-z0-9.:*-]+$/.test(name)) {
-      throw new PermissionCommandError(`--san ${name}: must be DNS:NAME or IP:ADDRESS`);
+      throw new UsageError(`--san ${name}: must be DNS:NAME or IP:ADDRESS`);
     }
   }
   return [...names, ...extra];
@@ -75,7 +75,7 @@ function openssl(dir: string, args: string[]): void {
     execFileSync("openssl", args, { cwd: dir, stdio: ["ignore", "ignore", "pipe"] });
   } catch (error) {
     const stderr = String((error as { stderr?: unknown }).stderr ?? "").trim();
-    throw new PermissionCommandError(`openssl ${args[0]} failed: ${stderr || String(error)}`);
+    throw new CommandFailed(`openssl ${args[0]} failed: ${stderr || String(error)}`);
   }
 }
 
@@ -130,7 +130,7 @@ async function readSecret(
     return await core.readNamespacedSecret({ namespace, name });
   } catch (error) {
     if (isNotFound(error)) return undefined;
-    throw new PermissionCommandError(`reading Secret ${namespace}/${name}: ${apiMessage(error)}`);
+    throw new CommandFailed(`reading Secret ${namespace}/${name}: ${apiMessage(error)}`);
   }
 }
 
@@ -150,7 +150,7 @@ async function putSecret(
       await core.createNamespacedSecret({ namespace, body });
     }
   } catch (error) {
-    throw new PermissionCommandError(`writing Secret ${namespace}/${name}: ${apiMessage(error)}`);
+    throw new CommandFailed(`writing Secret ${namespace}/${name}: ${apiMessage(error)}`);
   }
 }
 

@@ -12,16 +12,17 @@ import {
   type V1Pod,
 } from "@kubernetes/client-node";
 import { PERMISSION_GROUP_ANNOTATION, PERMISSION_STATUS_ANNOTATION } from "../core/names";
-import { parseGrantStatus } from "../permission-server/status";
-import type { PodEntry } from "../permission-server/pod-retry";
-import { BreakerStore } from "../permission-server/breaker-store";
+import { parseGrantStatus } from "../core/permission/grant-status";
+import type { PodEntry } from "../core/permission/pod-retry";
+import { BreakerStore } from "../kube/breaker-store";
 import {
   PERMISSION_API_GROUP,
   PERMISSION_API_VERSION,
   permissionKinds,
 } from "../capabilities/pod-permission/permission-crds";
 import { apiMessage, isNotFound } from "../kube/api-errors";
-import { afterReset } from "../permission-server/pod-retry";
+import { CommandFailed, UsageError } from "./errors";
+import { afterReset } from "../core/permission/pod-retry";
 
 export interface ResetOptions {
   pod: string;
@@ -31,8 +32,6 @@ export interface ResetOptions {
   configMap: string;
   kubeconfig?: KubeConfig;
 }
-
-export class PermissionCommandError extends Error {}
 
 function defaultKubeConfig(): KubeConfig {
   const kc = new KubeConfig();
@@ -48,10 +47,10 @@ export async function resetPermission(options: ResetOptions): Promise<string> {
   try {
     uid = (await core.readNamespacedPod({ name, namespace })).metadata?.uid;
   } catch (error) {
-    if (isNotFound(error)) throw new PermissionCommandError(`pod ${namespace}/${name} not found`);
-    throw new PermissionCommandError(`reading pod ${namespace}/${name}: ${apiMessage(error)}`);
+    if (isNotFound(error)) throw new CommandFailed(`pod ${namespace}/${name} not found`);
+    throw new CommandFailed(`reading pod ${namespace}/${name}: ${apiMessage(error)}`);
   }
-  if (!uid) throw new PermissionCommandError(`pod ${namespace}/${name} has no UID`);
+  if (!uid) throw new CommandFailed(`pod ${namespace}/${name} has no UID`);
   const store = new BreakerStore(core, options.serverNamespace, options.configMap);
   const before = await store.read(uid);
   await store.update(uid, () => afterReset());
@@ -176,15 +175,13 @@ async function tlsCommand(
   out: (s: string) => void,
 ): Promise<number> {
   if (extra.length > 0) {
-    throw new PermissionCommandError(
+    throw new UsageError(
       "usage: bulwark permission tls [--server-namespace NS] [--secret NAME] [--days N] [--san DNS:NAME]...",
     );
   }
   const days = Number(values.days ?? 365);
   if (!Number.isInteger(days) || days < 1) {
-    throw new PermissionCommandError(
-      `--days must be a whole number of days >= 1, got "${values.days}"`,
-    );
+    throw new UsageError(`--days must be a whole number of days >= 1, got "${values.days}"`);
   }
   // Loaded here: only this command needs openssl and child processes.
   const { writePermissionTls } = await import("./permission-tls");
@@ -198,7 +195,7 @@ async function tlsCommand(
   return 0;
 }
 
-/** `bulwark permission <command> ...`; usage problems throw PermissionCommandError. */
+/** `bulwark permission <command> ...`; usage problems throw UsageError. */
 export async function permissionCommand(
   positionals: readonly string[],
   values: PermissionValues,
@@ -207,13 +204,10 @@ export async function permissionCommand(
   const [, command, pod, ...extra] = positionals;
   if (command === "tls") return tlsCommand(positionals.slice(2), values, out);
   if (command !== "reset") {
-    throw new PermissionCommandError(
-      `unknown command "permission ${command ?? ""}"; see bulwark --help`,
-    );
+    throw new UsageError(`unknown command "permission ${command ?? ""}"; see bulwark --help`);
   }
   const selector = resetSelector(pod, extra, values);
-  if (!values.namespace)
-    throw new PermissionCommandError("-n NAMESPACE is required: the pods' namespace");
+  if (!values.namespace) throw new UsageError("-n NAMESPACE is required: the pods' namespace");
   const target = {
     namespace: values.namespace,
     serverNamespace: values["server-namespace"] ?? "bulwark-system",
@@ -242,8 +236,7 @@ function resetSelector(
     values.group !== undefined,
     values.provider !== undefined,
   ];
-  if (extra.length > 0 || chosen.filter(Boolean).length !== 1)
-    throw new PermissionCommandError(RESET_USAGE);
+  if (extra.length > 0 || chosen.filter(Boolean).length !== 1) throw new UsageError(RESET_USAGE);
   if (values.all) return { all: true };
   if (values.group !== undefined) return { group: values.group };
   if (values.provider !== undefined) return { provider: values.provider };

@@ -5,7 +5,7 @@
 // latest annotations win, one write in flight at a time.
 import type { V1Pod } from "@kubernetes/client-node";
 import { PERMISSION_CLAIM_ANNOTATION } from "../core/names";
-import { mayClaim, newClaim, serializeClaim } from "./claim";
+import { mayClaim, newClaim, serializeClaim } from "../core/permission/claim";
 import { isConflict, isNotFound } from "../kube/api-errors";
 import { patchPodAnnotations, type Kube } from "./kube";
 import type { PodCache } from "./pod-cache";

@@ -14,9 +14,9 @@ import {
 } from "../core/names";
 import { isBreakerOpen, serializeGrantRecord, type GrantRecord } from "../core/permission";
 import { withGranted, withIntent } from "../core/permission/ledger";
-import type { BreakerStore } from "./breaker-store";
+import type { BreakerStore } from "../kube/breaker-store";
 import { CatalogError, type Catalog } from "./catalog";
-import { otherHolder } from "./claim";
+import { otherHolder } from "../core/permission/claim";
 import { ClaimedPod, ClaimLostError } from "./claimed-pod";
 import { recordPodEvent, type EventNote } from "./events";
 import {
@@ -39,7 +39,7 @@ import {
   isEmptyEntry,
   type Gate,
   type PodEntry,
-} from "./pod-retry";
+} from "../core/permission/pod-retry";
 import {
   applyOutcome,
   applyProgress,
@@ -59,7 +59,7 @@ import {
   parseGrantStatus,
   serializeGrantStatus,
   type GrantStatus,
-} from "./status";
+} from "../core/permission/grant-status";
 
 export interface GrantServiceDeps {
   kube: Kube;
@@ -127,7 +127,10 @@ interface GateReport {
 }
 
 /** The status that says the pod is blocked or backing off; undefined when it already says so. */
-function gateStatus({ ref, status, entry, decision }: GateReport): GrantStatus | undefined {
+function gateStatus(
+  { ref, status, entry, decision }: GateReport,
+  now: Date,
+): GrantStatus | undefined {
   const phase = decision.blocked ? "blocked" : "backoff";
   const retryAt = decision.retryAt?.toISOString();
   if (status?.phase === phase && status.uid === ref.uid && status.retryAt === retryAt) {
@@ -142,7 +145,7 @@ function gateStatus({ ref, status, entry, decision }: GateReport): GrantStatus |
     failures: entry.breaker.failures,
     reason: decision.reason,
     permissions: status?.uid === ref.uid ? status.permissions : [],
-    updatedAt: new Date().toISOString(),
+    updatedAt: now.toISOString(),
   };
   if (retryAt) next.retryAt = retryAt;
   return next;
@@ -165,6 +168,11 @@ export class GrantService {
     return this.deps.settings.replica;
   }
 
+  /** Now, by the injected clock: every time the service reads or writes is on it. */
+  #now(): Date {
+    return new Date(this.deps.clock.now());
+  }
+
   /** Whether this replica runs an attempt for the pod now. */
   isRunning(uid: string): boolean {
     return this.#running.has(uid);
@@ -177,7 +185,7 @@ export class GrantService {
     const { ref, status } = due;
     try {
       const entry = await this.deps.store.read(ref.uid);
-      const decision = gate(entry, new Date());
+      const decision = gate(entry, this.#now());
       if (!decision.allow) {
         await this.#reportGate({ pod, ref, status, entry, decision });
         return;
@@ -202,7 +210,7 @@ export class GrantService {
     const annotations = pod.metadata?.annotations ?? {};
     const status = parseGrantStatus(annotations[PERMISSION_STATUS_ANNOTATION]);
     if (isGrantedTo(status, ref.uid, ref.ip)) return undefined;
-    if (otherHolder(annotations[PERMISSION_CLAIM_ANNOTATION], this.#holder, new Date())) {
+    if (otherHolder(annotations[PERMISSION_CLAIM_ANNOTATION], this.#holder, this.#now())) {
       return undefined;
     }
     return { ref, status };
@@ -228,7 +236,7 @@ export class GrantService {
   async #reportGate(report: GateReport): Promise<void> {
     const { pod, ref, decision } = report;
     if (decision.retryAt) this.#retryAt(ref, decision.retryAt.getTime());
-    const next = gateStatus(report);
+    const next = gateStatus(report, this.#now());
     if (!next) return;
     try {
       const updated = await patchPodAnnotations(
@@ -303,7 +311,7 @@ export class GrantService {
         const pod = this.deps.pods.get(ref.namespace, ref.name);
         if (pod?.metadata?.uid === ref.uid) void this.ensure(pod);
       },
-      Math.max(0, at - Date.now()) + 10,
+      Math.max(0, at - this.deps.clock.now()) + 10,
     );
     timer.unref();
     this.#timers.set(ref.uid, timer);
@@ -347,11 +355,15 @@ class Attempt {
       attempt: entry.breaker.failures + 1,
       failures: entry.breaker.failures,
     };
-    this.#status = startingStatus(base, status?.rev ?? 0, new Date());
+    this.#status = startingStatus(base, status?.rev ?? 0, this.#now());
   }
 
   get #ref(): PodRef {
     return this.input.ref;
+  }
+
+  #now(): Date {
+    return new Date(this.deps.clock.now());
   }
 
   async run(): Promise<AttemptOutcome> {
@@ -416,7 +428,7 @@ class Attempt {
 
   #record(planned: Planned[]): GrantRecord {
     const { uid, ip, group } = this.#ref;
-    return { ip, uid, group, permissions: planned, grantedAt: new Date().toISOString() };
+    return { ip, uid, group, permissions: planned, grantedAt: this.#now().toISOString() };
   }
 
   #ledgerPod() {
@@ -440,7 +452,7 @@ class Attempt {
   }
 
   #statusAnnotation(): Record<string, string> {
-    this.#status.updatedAt = new Date().toISOString();
+    this.#status.updatedAt = this.#now().toISOString();
     return { [PERMISSION_STATUS_ANNOTATION]: serializeGrantStatus(this.#status) };
   }
 
@@ -526,7 +538,7 @@ class Attempt {
     const { store } = this.deps;
     if (!isEmptyEntry(this.input.entry)) await store.update(this.#ref.uid, afterSuccess);
     await this.deps.ledger.update(this.#ledgerPod(), spec =>
-      withGranted(spec, this.#ledgerGrants(planned), new Date()),
+      withGranted(spec, this.#ledgerGrants(planned), this.#now()),
     );
     Object.assign(this.#status, { phase: "granted", failures: 0, rev: this.#status.rev + 1 });
     delete this.#status.retryAt;
@@ -588,7 +600,7 @@ class Attempt {
     return store.update(uid, current =>
       afterFailure(current, {
         error: reason,
-        now: new Date(),
+        now: this.#now(),
         threshold: settings.breakerThreshold,
         initial: settings.backoff,
         random,

@@ -6,7 +6,7 @@ import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { PERMISSION_MANAGED_LABEL } from "../core/names";
 import { TokenReviewer } from "./auth";
-import { BreakerStore } from "./breaker-store";
+import { BreakerStore } from "../kube/breaker-store";
 import { KubeCatalog, type ProviderBuilder } from "./catalog";
 import { realClock, type Clock } from "./grant-job";
 import { GrantService } from "./grants";

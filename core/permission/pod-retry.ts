@@ -11,8 +11,8 @@ import {
   resetBreaker,
   serializeBreaker,
   type BreakerRecord,
-} from "../core/permission";
-import { stepBackoff, type Backoff, type Random } from "../core/backoff";
+} from "./breaker";
+import { stepBackoff, type Backoff, type Random } from "../backoff";
 
 const retrySchema = z.object({
   /** The backoff to step at the next failure (Step() already applied for the last one). */

@@ -3,8 +3,14 @@
 // Conflict (or on AlreadyExists when two writers create it at once) with a short jittered wait.
 import type { CoreV1Api, V1ConfigMap } from "@kubernetes/client-node";
 import { configMapDataBytes, CONFIGMAP_DATA_MAX_BYTES, staleBreakerKeys } from "../core/permission";
-import { isConflict, isNotFound } from "../kube/api-errors";
-import { EMPTY_ENTRY, isEmptyEntry, parseEntry, serializeEntry, type PodEntry } from "./pod-retry";
+import { isConflict, isNotFound } from "./api-errors";
+import {
+  EMPTY_ENTRY,
+  isEmptyEntry,
+  parseEntry,
+  serializeEntry,
+  type PodEntry,
+} from "../core/permission/pod-retry";
 
 const MAX_TRIES = 20;
 

@@ -6,7 +6,7 @@ import {
   parseGrantStatus,
   serializeGrantStatus,
   type GrantStatus,
-} from "./status";
+} from "./grant-status";
 import { mayClaim, newClaim, otherHolder, serializeClaim } from "./claim";
 
 const STATUS: GrantStatus = {

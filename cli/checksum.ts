@@ -18,12 +18,8 @@ import { countsForChecksum, refusedReferrer, type ServingScope } from "../core/i
 import { newestFirst } from "../core/checksum/window";
 import { isNotFound } from "../kube/api-errors";
 import type { Ingress, Secret } from "../core/ingress/types";
-import {
-  CHECKSUM_VERSION,
-  checksumKinds,
-  type ChecksumKind,
-} from "../capabilities/ingress-guard/checksum-crd";
-import { checksumModel } from "../capabilities/ingress-guard/checksum-kinds";
+import { CHECKSUM_VERSION, checksumKinds, type ChecksumKind } from "../core/checksum/crd";
+import { checksumModel } from "../kube/checksum-kinds";
 import { describeObject, InputError, readObjects, type SourcedObject } from "./read-objects";
 import { inspectTlsPair } from "../core/tls/certificate";
 import { formatErrors } from "../core/result";

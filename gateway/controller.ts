@@ -11,8 +11,9 @@ import type {
   V1Secret,
   V1Service,
 } from "@kubernetes/client-node";
-import { ConsistencyState } from "../capabilities/ingress-guard/consistency-state";
-import type { ChecksumObject } from "../capabilities/ingress-guard/checksum-kinds";
+import { ConsistencyState } from "../core/checksum/consistency-state";
+import type { ChecksumObject } from "../core/checksum/crd";
+import type { Ingress, Secret } from "../core/ingress/types";
 import type { GuardMode, KeysLocation } from "../core/checksum";
 import { isDefaultClass } from "../core/ingress/class";
 import { INGRESS_CLASS, INGRESS_CONTROLLER } from "../core/names";
@@ -206,14 +207,14 @@ export class GatewayController {
     // every object's canonical JSON: seconds of CPU and tens of MB at 100k objects).
     if (guarded && this.#options.checksum[guarded] === "off") return;
     if (guarded) {
-      if (object) this.guard.observeObject(guarded, object as never);
+      if (object) this.guard.observeObject(guarded, object as Ingress | Secret);
       else this.guard.forgetObject(guarded, key);
       return;
     }
     const checksumKind =
       kind === "ingressChecksum" ? "ingress" : kind === "secretChecksum" ? "secret" : undefined;
     if (!checksumKind) return;
-    if (object) this.guard.observeChecksum(checksumKind, object as unknown as ChecksumObject);
+    if (object) this.guard.observeChecksum(checksumKind, object as ChecksumObject);
     else this.guard.forgetChecksum(checksumKind, key);
   }
 

@@ -2,7 +2,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { dump } from "js-yaml";
-import { checksumCrd } from "../capabilities/ingress-guard/checksum-crd";
+import { checksumCrd } from "../core/checksum/crd";
 import { permissionCrd } from "../capabilities/pod-permission/permission-crds";
 
 export const CRD_FILES: Record<string, () => object> = {

@@ -11,10 +11,11 @@ import {
   checksumKinds,
   type ChecksumKind,
   type ChecksumStatus,
-} from "./checksum-crd";
+} from "../../core/checksum/crd";
 import { CHECKSUM_GROUP } from "../../core/names";
-import { checksumModel, type ChecksumObject } from "./checksum-kinds";
-import { ConsistencyState } from "./consistency-state";
+import { checksumModel } from "../../kube/checksum-kinds";
+import type { ChecksumObject } from "../../core/checksum/crd";
+import { ConsistencyState } from "../../core/checksum/consistency-state";
 import { guardMetrics } from "./metrics";
 import {
   guardModes,
@@ -26,7 +27,7 @@ import {
 } from "./scope";
 import { isDefaultClass } from "../../core/ingress/class";
 import { INGRESS_CLASS } from "../../core/names";
-import { desiredStatus, isConsistent } from "./status";
+import { desiredStatus, isConsistent } from "../../core/checksum/status";
 
 type IngressClassLike = { metadata?: { name?: string; annotations?: Record<string, string> } };
 

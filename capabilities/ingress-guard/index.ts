@@ -2,7 +2,7 @@ import { Capability, a } from "pepr";
 import { serveModuleMetrics } from "../pepr/metrics";
 import { loadGuardSettings } from "./settings";
 import { validateIngress, validateTlsSecret } from "./admission";
-import { IngressCheckSum, SecretCheckSum } from "./checksum-kinds";
+import { IngressCheckSum, SecretCheckSum } from "../../kube/checksum-kinds";
 import { ConsistencyGuard } from "./consistency";
 import { ServingNotices } from "./serving-notices";
 import { TLS_SECRET_TYPE } from "../../core/ingress/selection";

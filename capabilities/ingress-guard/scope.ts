@@ -22,7 +22,7 @@ import {
 } from "../../core/checksum";
 import { isNotFound } from "../../kube/api-errors";
 import { parseSwitch } from "../../core/switch";
-import type { ChecksumKind } from "./checksum-crd";
+import type { ChecksumKind } from "../../core/checksum/crd";
 
 /**
  * BULWARK_EXCLUDED_NAMESPACES, as the gateway reads it. A bad value falls back to the default,

@@ -7,7 +7,7 @@
 // cache map, the guard's two trackers, the composed view).
 import { execFileSync } from "node:child_process";
 import type { V1EndpointSlice, V1Ingress } from "@kubernetes/client-node";
-import { ConsistencyState } from "../../capabilities/ingress-guard/consistency-state";
+import { ConsistencyState } from "../../core/checksum/consistency-state";
 import { startDataPlane } from "../../gateway/data-plane";
 import { composeView } from "../../gateway/selection/compose";
 import { ObjectCache, slim } from "../../gateway/source/cache";

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { CustomObjectsApi, NetworkingV1Api, type V1Ingress } from "@kubernetes/client-node";
 import { waitUntil } from "../../../hack/control-plane/kube";
 import { PUBLISHER, publishChecksum, removePublished } from "../../harness/checksums";
-import type { ChecksumStatus } from "../../../capabilities/ingress-guard/checksum-crd";
+import type { ChecksumStatus } from "../../../core/checksum/crd";
 import { makeCertificate, tlsSecret } from "../../fixtures/certificates";
 import { quietCluster, testCluster, testNamespace } from "../../harness/cluster";
 

@@ -10,18 +10,18 @@ import {
   type KeysLocation,
   type SignatureProblem,
   type TrustedKeys,
-} from "../../core/checksum";
-import { ok, type Result } from "../../core/result";
+} from ".";
+import { ok, type Result } from "../result";
 import {
   countsForChecksum,
   DEFAULT_SCOPE,
   sameScope,
   type ServingScope,
-} from "../../core/ingress/selection";
-import type { Ingress, Secret } from "../../core/ingress/types";
-import { checksumKinds, checksumSpecSchema, type ChecksumKind } from "./checksum-crd";
-import { trustWindow, type TrustWindow } from "../../core/checksum/window";
-import type { ChecksumObject } from "./checksum-kinds";
+} from "../ingress/selection";
+import type { Ingress, Secret } from "../ingress/types";
+import { checksumKinds, checksumSpecSchema, type ChecksumKind } from "./crd";
+import { trustWindow, type TrustWindow } from "./window";
+import type { ChecksumObject } from "./crd";
 import type { Observation } from "./status";
 
 /** How long the checksum object before the newest still counts, by default. */

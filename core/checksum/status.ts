@@ -1,15 +1,15 @@
 // The status a checksum object should carry, from what the guard observed. Pure: the reconciler
 // patches it only when it differs from what is stored.
-import type { GuardMode } from "../../core/checksum";
-import type { SignatureProblem } from "../../core/checksum";
-import { setCondition } from "../../core/conditions";
+import type { GuardMode } from ".";
+import type { SignatureProblem } from ".";
+import { setCondition } from "../conditions";
 import {
   CONSISTENT_CONDITION,
   STATUS_ID_CAP,
   type ChecksumCondition,
   type ChecksumKind,
   type ChecksumStatus,
-} from "./checksum-crd";
+} from "./crd";
 
 /** What verifying one checksum object against the cluster found. */
 export interface Observation {

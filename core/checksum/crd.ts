@@ -1,9 +1,9 @@
 // IngressCheckSum and SecretCheckSum (tengine.taobao.org/v1): Tengine-Ingress's spec, unchanged,
 // plus Bulwark's optional `mode` and a status that says whether the cluster matches.
 import { z } from "zod";
-import type { Condition } from "../../core/conditions";
-import { customResourceDefinition } from "../../core/crd";
-import { CHECKSUM_GROUP } from "../../core/names";
+import type { Condition } from "../conditions";
+import { customResourceDefinition } from "../crd";
+import { CHECKSUM_GROUP } from "../names";
 
 export const CHECKSUM_VERSION = "v1";
 export const CONSISTENT_CONDITION = "Consistent";
@@ -53,7 +53,6 @@ export const checksumSpecSchema = z
         : "must be 32 hex digits (MD5) in tengine mode";
     ctx.addIssue({ code: "custom", path: ["checksum"], message });
   });
-export type ChecksumSpec = z.infer<typeof checksumSpecSchema>;
 
 /** metav1.Condition (core/conditions.ts). */
 export type ChecksumCondition = Condition;
@@ -187,4 +186,20 @@ export function checksumCrd(kind: ChecksumKind) {
     },
     status: statusSchema(),
   });
+}
+
+/** An IngressCheckSum or SecretCheckSum as any client reads it (Pepr's model, the gateway's JSON). */
+export interface ChecksumObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: {
+    name?: string;
+    namespace?: string;
+    uid?: string;
+    resourceVersion?: string;
+    generation?: number;
+    creationTimestamp?: Date | string;
+  };
+  spec?: Record<string, unknown>;
+  status?: ChecksumStatus;
 }

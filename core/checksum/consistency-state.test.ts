@@ -1,14 +1,9 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { createPrivateKey, type KeyObject } from "node:crypto";
-import {
-  computeChecksum,
-  generateSigningKey,
-  parseTrustedKeys,
-  signAttestation,
-} from "../../core/checksum";
-import type { Ingress } from "../../core/ingress/types";
-import type { ChecksumObject } from "./checksum-kinds";
+import { computeChecksum, generateSigningKey, parseTrustedKeys, signAttestation } from ".";
+import type { Ingress } from "../ingress/types";
+import type { ChecksumObject } from "./crd";
 import { ConsistencyState } from "./consistency-state";
 
 function ingress(name: string, version: string, rv = "1", className = "bulwark"): Ingress {

@@ -1,7 +1,8 @@
-// The checksum objects as Pepr/KFC model classes, so bindings and K8s() calls can name them.
+// The checksum objects as kubernetes-fluent-client model classes, so Pepr bindings and K8s() calls
+// (the module and the CLI) can name them.
 import { GenericKind, RegisterKind } from "kubernetes-fluent-client";
-import { CHECKSUM_GROUP } from "../../core/names";
-import { CHECKSUM_VERSION, checksumKinds, type ChecksumStatus } from "./checksum-crd";
+import { CHECKSUM_GROUP } from "../core/names";
+import { CHECKSUM_VERSION, checksumKinds, type ChecksumStatus } from "../core/checksum/crd";
 
 export class IngressCheckSum extends GenericKind {
   declare spec?: Record<string, unknown>;
@@ -27,4 +28,3 @@ RegisterKind(SecretCheckSum, {
 });
 
 export const checksumModel = { ingress: IngressCheckSum, secret: SecretCheckSum } as const;
-export type ChecksumObject = IngressCheckSum | SecretCheckSum;

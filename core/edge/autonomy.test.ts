@@ -1,7 +1,8 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { EDGE_AUTONOMY_ANNOTATION, EDGE_MAX_UNKNOWN_ANNOTATION } from "../names";
-import { autonomyCondition, autonomySchema, REASONS } from "./autonomy";
+import { autonomySchema } from "./autonomy";
+import { autonomyCondition, REASONS } from "./autonomy-condition";
 import { autonomyLimit, protectNode, type Decision } from "./decision";
 import { MINUTE, T0, unknownNode } from "./testkit";
 

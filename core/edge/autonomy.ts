@@ -1,4 +1,4 @@
-// A node's own say in its autonomy, and what users see of it.
+// A node's own say in its autonomy: the `edge.bulwark.dev/autonomy` annotation's one schema.
 //
 // `edge.bulwark.dev/autonomy` (as OpenYurt's `node.openyurt.io/autonomy-duration`, but bounded):
 //   "false"  the node is never protected (opted out);
@@ -9,15 +9,8 @@
 // It supersedes `edge.bulwark.dev/max-unknown-seconds` (whole seconds), still read when the new
 // one is absent. A value that does not parse is reported and ignored (the next source applies),
 // so a typo can neither grant forever nor silently opt a node out.
-//
-// The `EdgeAutonomy` Node condition says what the reconciler decided, in the words of the
-// decision table (decision.ts): status True while protected; its reason one of the REASONS below;
-// lastTransitionTime when the status last changed.
 import { z } from "zod";
-import type { Decision, DecisionRule } from "./decision";
-import type { KubeTime, NodeCondition } from "./types";
 import { MAX_UNKNOWN_SECONDS_LIMIT } from "./zone";
-import { EDGE_AUTONOMY_CONDITION } from "../names";
 
 export type AutonomySetting = { optedOut: true } | { optedOut: false; limitSeconds?: number };
 
@@ -46,44 +39,3 @@ export const autonomySchema = z.string().transform((text, ctx): AutonomySetting 
   }
   return { optedOut: false, limitSeconds: seconds };
 });
-
-/** The condition's reason for each row of the decision table. */
-export const REASONS: Record<DecisionRule, string> = {
-  protected: "Voted",
-  "vote-stale": "Stale",
-  "over-limit": "LimitReached",
-  "opted-out": "OptedOut",
-  "vote-unhealthy": "VotedUnhealthy",
-  "vote-none": "NoVote",
-  "group-too-small": "GroupTooSmall",
-  "not-unknown": "Connected",
-  "no-ready-condition": "NoReadyCondition",
-  "no-transition-time": "Unbounded",
-};
-
-/**
- * The EdgeAutonomy condition for `decision`, keeping `previous`'s lastTransitionTime while the
- * status holds; undefined when `previous` already has the same status and reason.
- */
-export function autonomyCondition(
-  decision: Decision,
-  previous: NodeCondition | undefined,
-  now: Date,
-): NodeCondition | undefined {
-  const status = decision.protect ? "True" : "False";
-  const reason = REASONS[decision.rule];
-  // The message changes every resync ("Unknown for 40s of ..."): only a new status or reason is
-  // worth a write.
-  if (previous?.status === status && previous.reason === reason) return undefined;
-  const since: KubeTime =
-    previous?.status === status && previous.lastTransitionTime !== undefined
-      ? previous.lastTransitionTime
-      : now.toISOString().replace(/\.\d{3}Z$/, "Z");
-  return {
-    type: EDGE_AUTONOMY_CONDITION,
-    status,
-    reason,
-    message: decision.reason,
-    lastTransitionTime: since,
-  };
-}

@@ -59,5 +59,6 @@ export type {
   SlicePromotion,
 } from "./endpointslices";
 export { keptOf, keptKey } from "./kept";
-export { autonomyCondition, autonomySchema, REASONS } from "./autonomy";
+export { autonomySchema } from "./autonomy";
+export { autonomyCondition, REASONS } from "./autonomy-condition";
 export type { AutonomySetting } from "./autonomy";

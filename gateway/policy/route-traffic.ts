@@ -6,17 +6,15 @@ import type {
   CanaryActions,
   CorsConfig,
   IngressAnnotations,
-  RewriteConfig,
   RobotsConfig,
 } from "../../core/annotations";
-import type { Route } from "../routing/table";
+import type { CanaryTarget, Route, TrafficPolicy } from "../routing/table";
 import {
   canaryGroup,
   compileCanary,
   decideCanary,
   type CanaryContext,
   type CanaryDecision,
-  type CanaryGroup,
   type ValueCompare,
 } from "./canary";
 import { answerCors } from "./cors";
@@ -37,32 +35,8 @@ import {
   SSL_REDIRECT_STATUS,
 } from "./host-rules";
 import type { RequestFacts } from "./request-values";
-import type { LinearPattern } from "../../core/patterns/linear-regex";
 
 export type Variant = "main" | "canary";
-
-/** A canary's backend and its Tengine "dyeing" actions, as edits ready to apply. */
-interface CanaryTarget {
-  readonly route: Route;
-  readonly request: HeaderEdits;
-  readonly query: readonly HeaderPair[];
-  readonly response: HeaderEdits;
-}
-
-export interface TrafficPolicy {
-  /** Why the route's Ingress is not served: every request gets a 503 and nothing else applies. */
-  readonly refusal: string | undefined;
-  readonly group: CanaryGroup | undefined;
-  readonly targets: ReadonlyMap<string, CanaryTarget>;
-  /** Which canaries have a ready endpoint in this table, and the random source. */
-  readonly canaryContext: CanaryContext;
-  readonly cors: CorsConfig | undefined;
-  readonly robots: RobotsConfig | undefined;
-  /** Whether a plain-HTTP request is redirected (ssl-redirect, force-ssl-redirect). */
-  readonly redirectHttp: boolean;
-  readonly redirectPort: number;
-  readonly rewrite: { config: RewriteConfig; pattern: LinearPattern } | undefined;
-}
 
 export interface TrafficOptions {
   /** The HTTPS port clients reach, for ssl-redirect's Location (ingress-nginx: 443). */

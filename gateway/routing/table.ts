@@ -1,7 +1,13 @@
 // The compiled, immutable routing table and the lookups the request path makes. Built once per
 // view by compile.ts; a request only does Map lookups and a short scan of one host's prefixes.
-import type { IngressAnnotations } from "../../core/annotations";
-import type { TrafficPolicy } from "../policy/route-traffic";
+import type {
+  CorsConfig,
+  IngressAnnotations,
+  RewriteConfig,
+  RobotsConfig,
+} from "../../core/annotations";
+import type { CanaryContext, CanaryGroup } from "../policy/canary";
+import type { HeaderEdits, HeaderPair } from "../policy/head-edits";
 import type { LinearPattern } from "../../core/patterns/linear-regex";
 
 export type PathKind = "Exact" | "Prefix";
@@ -49,6 +55,29 @@ export class Backend {
     }
     return endpoint;
   }
+}
+
+/** A canary's backend and its Tengine "dyeing" actions, as edits ready to apply. */
+export interface CanaryTarget {
+  readonly route: Route;
+  readonly request: HeaderEdits;
+  readonly query: readonly HeaderPair[];
+  readonly response: HeaderEdits;
+}
+
+export interface TrafficPolicy {
+  /** Why the route's Ingress is not served: every request gets a 503 and nothing else applies. */
+  readonly refusal: string | undefined;
+  readonly group: CanaryGroup | undefined;
+  readonly targets: ReadonlyMap<string, CanaryTarget>;
+  /** Which canaries have a ready endpoint in this table, and the random source. */
+  readonly canaryContext: CanaryContext;
+  readonly cors: CorsConfig | undefined;
+  readonly robots: RobotsConfig | undefined;
+  /** Whether a plain-HTTP request is redirected (ssl-redirect, force-ssl-redirect). */
+  readonly redirectHttp: boolean;
+  readonly redirectPort: number;
+  readonly rewrite: { config: RewriteConfig; pattern: LinearPattern } | undefined;
 }
 
 /** Per-route proxy settings, from the ingress's annotations with ingress-nginx's defaults. */

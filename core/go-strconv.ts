@@ -21,9 +21,6 @@ export function parseGoInt(text: string): string | undefined {
 const GO_TRUE = new Set(["1", "t", "T", "TRUE", "true", "True"]);
 const GO_FALSE = new Set(["0", "f", "F", "FALSE", "false", "False"]);
 
-/** The spellings strconv.ParseBool takes, for messages. */
-export const GO_BOOL_SPELLINGS = [...GO_TRUE, ...GO_FALSE];
-
 /** Go's `strconv.ParseBool`: exactly these twelve spellings, no spaces; undefined otherwise. */
 export function parseGoBool(text: string): boolean | undefined {
   if (GO_TRUE.has(text)) return true;

@@ -5,9 +5,6 @@ import winston from "winston";
 
 export type Logger = winston.Logger;
 
-export const LOG_LEVELS = ["error", "warn", "info", "debug"] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
-
 /** A logger for one program (`component`), with fields every line of it carries. */
 export function createLogger(
   component: string,

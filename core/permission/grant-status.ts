@@ -5,7 +5,6 @@
 import { z } from "zod";
 
 export const PERMISSION_STATES = ["pending", "granted", "failed"] as const;
-export type PermissionState = (typeof PERMISSION_STATES)[number];
 
 /**
  * - `pending`: asked for, not started yet

@@ -1,8 +1,9 @@
 // Which cluster a command talks to, checked before the first API call: without it, the client
 // falls back to http://localhost:8080 and fails with "HTTP protocol is not allowed when
 // skipTLSVerify is not set", which names nothing the person can fix.
-import { existsSync } from "node:fs";
-import { homedir } from "node:os";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
+import { KubeConfig } from "@kubernetes/client-node";
 import { delimiter, join } from "node:path";
 
 /**
@@ -27,4 +28,30 @@ export function chooseKubeconfig(
   }
   if (existsSync(join(home, ".kube", "config")) || env.KUBERNETES_SERVICE_HOST) return undefined;
   return "no kubeconfig: set KUBECONFIG, pass --kubeconfig FILE, or create ~/.kube/config";
+}
+
+/**
+ * `--context NAME`: every client in this process (client-node's and Pepr's fluent one) reads
+ * KUBECONFIG, and the fluent client has no context option, so the chosen kubeconfig is written,
+ * with NAME as its current context, to a private temporary file that KUBECONFIG then names (removed
+ * when the process exits). Returns what is wrong, or undefined.
+ */
+export function useContext(name: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const kc = new KubeConfig();
+  try {
+    kc.loadFromDefault();
+  } catch (error) {
+    return `--context ${name}: cannot read the kubeconfig: ${(error as Error).message}`;
+  }
+  const names = kc.getContexts().map(context => context.name);
+  if (!names.includes(name)) {
+    return `--context ${name}: no such context in the kubeconfig (it has: ${names.join(", ") || "none"})`;
+  }
+  kc.setCurrentContext(name);
+  const dir = mkdtempSync(join(tmpdir(), "bulwark-kubeconfig-"));
+  const file = join(dir, "config");
+  writeFileSync(file, kc.exportConfig(), { mode: 0o600 });
+  process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
+  env.KUBECONFIG = file;
+  return undefined;
 }

@@ -26,6 +26,30 @@ describe("bulwark help and version", () => {
       assert.deepEqual(await run(...argv), { code: 0, out: `${packageJson.version}\n` });
     });
   }
+  const sections: [string[], RegExp, RegExp][] = [
+    [
+      ["checksum", "--help"],
+      /bulwark checksum compute[\s\S]*bulwark checksum publish[\s\S]*keygen/,
+      /permission reset/,
+    ],
+    [
+      ["checksum", "publish", "--help"],
+      /bulwark checksum publish/,
+      /checksum compute|bulwark uninstall/,
+    ],
+    [["permission", "reset", "-h"], /bulwark permission reset POD/, /permission tls|checksum/],
+    [["uninstall", "--help"], /bulwark uninstall \[--dry-run\]/, /checksum|permission reset/],
+  ];
+  for (const [argv, shows, hides] of sections) {
+    it(`given ${JSON.stringify(argv)}, prints that command's usage alone and exits 0`, async () => {
+      const { code, out } = await run(...argv);
+      assert.equal(code, 0);
+      assert.match(out, /^Usage:/);
+      assert.match(out, shows);
+      assert.doesNotMatch(out, hides);
+      assert.match(out, /Exit codes/);
+    });
+  }
   it("given an unknown command, refuses it naming the command", async () => {
     await assert.rejects(run("versions"), /unknown command "versions"/);
   });

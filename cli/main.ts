@@ -18,55 +18,81 @@ import { readFileSync } from "node:fs";
 import type { KeyObject } from "node:crypto";
 import { permissionCommand } from "./permission";
 import { errorLine, exitCodeFor, UsageError } from "./errors";
-import { chooseKubeconfig } from "./kubeconfig";
+import { chooseKubeconfig, useContext } from "./kubeconfig";
 
 const VERSION = packageJson.version;
 
-const HELP = `bulwark ${VERSION}
-
-Usage:
-  bulwark checksum compute --kind ingress|secret [--mode tengine|content] [-o json|yaml] [-n NAMESPACE]
+/** Each command's usage, printed alone by `bulwark COMMAND --help` and together by `bulwark --help`. */
+const USAGE = {
+  "checksum compute": `  bulwark checksum compute --kind ingress|secret [--mode tengine|content] [-o json|yaml] [-n NAMESPACE]
                            [--default-class] [--excluded-namespaces LIST] [--ingress-referrers LIST]
-                           -f FILE_OR_DIR...
+                           [--sign-key FILE] -f FILE_OR_DIR...
       Prints {checksum, ids} for the objects in the files (-o yaml: a ready-to-apply checksum object).
       -f - reads standard input. Objects of another kind are left out (a line each on stderr); an
       object without a namespace, or the same object twice, is an error.
       --default-class: IngressClass bulwark is the cluster's default, so Ingresses naming no class count.
-  bulwark checksum publish --kind ingress|secret -n NAMESPACE [--mode tengine|content] [--sign-key FILE]
+`,
+  "checksum publish": `  bulwark checksum publish --kind ingress|secret -n NAMESPACE [--mode tengine|content] [--sign-key FILE]
                            [--excluded-namespaces LIST] [--ingress-referrers LIST]
       NAMESPACE must be a publisher namespace (BULWARK_CHECKSUM_PUBLISHER_NAMESPACES, default
       bulwark-system): checksum objects anywhere else are ignored.
-      Reads the cluster (KUBECONFIG), creates a new checksum object and deletes the older ones; whether
+      Reads the cluster, creates a new checksum object and deletes the older ones; whether
       class-less Ingresses count is read from the IngressClass. --sign-key: an Ed25519 private key
       (from keygen); the object is signed, as the guard requires with BULWARK_CHECKSUM_REQUIRE_SIGNATURE.
-  bulwark checksum keygen --out FILE
+`,
+  "checksum keygen": `  bulwark checksum keygen --out FILE
       Writes a new Ed25519 signing key to FILE (0600) and its public key to FILE.pub, and says how to
       trust it (ConfigMap BULWARK_CHECKSUM_KEYS, default bulwark-system/bulwark-checksum-keys).
-
-  bulwark uninstall [--dry-run] [--keep-crds]
+`,
+  uninstall: `  bulwark uninstall [--dry-run] [--keep-crds]
       Removes Bulwark from the cluster: strips the pod-permission finalizer from every pod, then
       deletes the webhooks, the module and workloads, and the CRDs last (docs/upgrade-uninstall.md).
-  bulwark gateway|permission-server|init|edge-health [--help]
-      Runs a workload (the container image's entrypoints).
-
-  bulwark permission reset POD -n NAMESPACE [--server-namespace bulwark-system] [--configmap NAME]
+`,
+  workloads: `  bulwark gateway|permission-server|init|edge-health [--help]
+      Runs a workload (the container image's entrypoints); each lists its settings with --help.
+`,
+  "permission reset": `  bulwark permission reset POD -n NAMESPACE [--server-namespace bulwark-system] [--configmap NAME]
       Closes the pod's permission breaker and clears its backoff; its next attempt runs at once.
   bulwark permission reset --all|--group GROUP|--provider PROVIDER -n NAMESPACE [...]
       The same for every pod of the namespace (of the group, or whose group uses the provider) that
       has a breaker entry or is blocked or backing off: one ConfigMap write, then a line per pod.
-  bulwark permission tls [--server-namespace bulwark-system] [--secret bulwark-permission-server-tls]
+`,
+  "permission tls": `  bulwark permission tls [--server-namespace bulwark-system] [--secret bulwark-permission-server-tls]
                          [--days 365] [--san DNS:NAME|IP:ADDRESS]...
       Creates or renews the permission server's serving Secret (tls.crt, tls.key, ca.crt) with
       openssl; the CA is kept in Secret <secret>-ca and reused, so injected pods keep trusting it.
+`,
+} as const;
 
-Commands that talk to the cluster (publish, uninstall, permission) use --kubeconfig FILE, else
-KUBECONFIG, else ~/.kube/config, else the pod's service account.
---mode defaults to content (Bulwark's); tengine reproduces Tengine-Ingress's IDs.
+const CLUSTER_NOTE = `Commands that talk to the cluster (publish, uninstall, permission) use --kubeconfig FILE, else
+KUBECONFIG, else ~/.kube/config, else the pod's service account; --context NAME picks a context of it.
+Exit codes: 0 done, 1 the command could not be done (the cluster refused or was unreachable),
+2 the command line or an input file is wrong.
+`;
+
+const CHECKSUM_NOTE = `--mode defaults to content (Bulwark's); tengine reproduces Tengine-Ingress's IDs.
 --excluded-namespaces (comma-separated, "" for none) defaults to kube-system,pepr-system: the namespaces
 the webhooks skip, which the gateway does not serve either (its BULWARK_EXCLUDED_NAMESPACES).
 --ingress-referrers LIST: Tengine-Ingress's ingress-referrer allow-list (the gateway's
 BULWARK_INGRESS_REFERRERS); an Ingress naming a referrer outside it does not count.
 `;
+
+const HELP = `bulwark ${VERSION}
+
+Usage:
+${Object.values(USAGE).join("\n")}
+${CLUSTER_NOTE}${CHECKSUM_NOTE}`;
+
+/** `bulwark checksum --help`, `bulwark permission reset --help`: the sections of that command. */
+function commandHelp(positionals: readonly string[]): string | undefined {
+  const asked = positionals.slice(0, 2).join(" ");
+  const sections = Object.entries(USAGE).filter(
+    ([name]) => name === asked || name.startsWith(`${asked} `),
+  );
+  if (sections.length === 0) return undefined;
+  const notes = asked.startsWith("checksum") ? `${CLUSTER_NOTE}${CHECKSUM_NOTE}` : CLUSTER_NOTE;
+  return `Usage:\n${sections.map(([, text]) => text).join("\n")}\n${notes}`;
+}
 
 const OPTIONS = {
   kind: { type: "string" },
@@ -92,6 +118,7 @@ const OPTIONS = {
   provider: { type: "string" },
   out: { type: "string" },
   kubeconfig: { type: "string" },
+  context: { type: "string" },
 } as const;
 
 function oneOf<T extends string>(
@@ -122,10 +149,10 @@ export async function main(
   const informational = infoCommand(values, positionals);
   if (informational !== undefined) return (out(informational), 0);
   if (group === "permission") {
-    requireCluster(values.kubeconfig);
+    requireCluster(values);
     return permissionCommand(positionals, values, out);
   }
-  if (asked("uninstall")) return (requireCluster(values.kubeconfig), uninstallCommand(values, out));
+  if (asked("uninstall")) return (requireCluster(values), uninstallCommand(values, out));
   if (group === "checksum" && command === "keygen") return keygenCommand(values.out, out);
   if (group !== "checksum" || (command !== "compute" && command !== "publish")) {
     throw new UsageError(`unknown command "${positionals.join(" ")}"; see bulwark --help`);
@@ -140,7 +167,8 @@ type ParsedValues = ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>["v
 function infoCommand(values: ParsedValues, positionals: string[]): string | undefined {
   const only = positionals.length <= 1 ? (positionals[0] ?? "") : undefined;
   if (values.version || only === "version") return `${VERSION}\n`;
-  if (values.help || only === "" || only === "help") return HELP;
+  if (only === "" || only === "help") return HELP;
+  if (values.help) return commandHelp(positionals) ?? HELP;
   return undefined;
 }
 
@@ -177,13 +205,20 @@ async function checksumCommand(
 }
 
 /** Before a command's first API call: which cluster it talks to (cli/kubeconfig.ts). */
-function requireCluster(flag: string | undefined): void {
-  const problem = chooseKubeconfig(flag);
+function requireCluster(values: { kubeconfig?: string; context?: string }): void {
+  const problem =
+    chooseKubeconfig(values.kubeconfig) ??
+    (values.context === undefined ? undefined : useContext(values.context));
   if (problem !== undefined) throw new UsageError(problem);
 }
 
 async function publishCommand(
-  values: { namespace?: string; "default-class"?: boolean; kubeconfig?: string },
+  values: {
+    namespace?: string;
+    "default-class"?: boolean;
+    kubeconfig?: string;
+    context?: string;
+  },
   options: ChecksumOptions & { scope: Omit<ServingScope, "classIsDefault"> },
   out: (s: string) => void,
 ): Promise<number> {
@@ -202,7 +237,7 @@ async function publishCommand(
   }
   if (values["default-class"])
     throw new UsageError("--default-class is for compute: publish reads the IngressClass");
-  requireCluster(values.kubeconfig);
+  requireCluster(values);
   await publish({ ...options, namespace: values.namespace }, line => out(`${line}\n`));
   return 0;
 }

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { until } from "../proxy/testing";
+import { waitUntil } from "../../test/harness/wait";
 import { TrafficObservers } from "./observer";
 import type { RequestRecord } from "./traffic";
 
@@ -41,7 +41,7 @@ describe("TrafficObservers", () => {
     observers.flush();
     // The file stream opens and writes on the thread pool: wait for both lines, not a fixed time.
     const written = (): string => (existsSync(path) ? readFileSync(path, "utf8") : "");
-    await until(() => written().split("\n").length > 2, "both lines in the file");
+    await waitUntil("both lines in the file", () => written().split("\n").length > 2);
     const lines = written()
       .trimEnd()
       .split("\n")

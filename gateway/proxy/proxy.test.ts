@@ -7,15 +7,8 @@ import { startDataPlane, type DataPlane } from "../data-plane";
 import { endpointSlice, ingress, view } from "../routing/fixtures";
 import type { GatewayView } from "../view";
 import { makeCertificate } from "../../test/fixtures/certificates";
-import {
-  ask,
-  backendOf,
-  closedPort,
-  namedBackend,
-  startBackend,
-  until,
-  type Backend,
-} from "./testing";
+import { waitUntil } from "../../test/harness/wait";
+import { ask, backendOf, closedPort, namedBackend, startBackend, type Backend } from "./testing";
 
 const P = "nginx.ingress.kubernetes.io/";
 const loopback = (service: string, port: number) =>
@@ -217,7 +210,7 @@ describe("data plane: proxying over real sockets", () => {
     const inFlight = ask(plane.httpPort, "swap.test", "/", {
       agent: new Agent({ keepAlive: false }),
     });
-    await until(() => release !== undefined, "the held backend to get the request");
+    await waitUntil("the held backend to get the request", () => release !== undefined);
     const first = await ask(plane.httpPort, "app.test", "/", { agent });
     assert.equal(backendOf(first), undefined); // app.test is not in this view
     await plane.apply(
@@ -303,7 +296,9 @@ describe("data plane: proxying over real sockets", () => {
       pump();
     });
     // The backend reads nothing yet: the client must stall long before the whole body is out.
-    await until(() => paused !== undefined, "the paused backend to get the request");
+    await waitUntil("the paused backend to get the request", () => paused !== undefined);
+    // Stalled: no progress for 200 ms. Proving that more is NOT written needs a quiet window; it
+    // is waited out only until the count stops moving.
     let last = -1;
     while (written !== last) {
       last = written;
@@ -382,7 +377,8 @@ describe("data plane: proxying over real sockets", () => {
     assert.match(Buffer.concat(received).toString(), /^HTTP\/1\.1 403 /);
     const left = connect(plane.httpPort, "127.0.0.1");
     left.write(handshake("silent.test"));
-    await new Promise(resolve => setTimeout(resolve, 200));
+    // The client leaves once the upstream holds the upgrade: the gateway is waiting on it then.
+    await waitUntil("the silent backend to hold the upgrade", () => held.length > 0);
     left.destroy();
 
     const classes = async (host: string) =>
@@ -391,10 +387,11 @@ describe("data plane: proxying over real sockets", () => {
         .find(m => m.name === "bulwark_gateway_requests_total")
         ?.values.filter(v => v.labels.host === host)
         .map(v => `${v.labels.status_class} ${v.value}`) ?? [];
-    for (const deadline = Date.now() + 15_000; Date.now() < deadline; ) {
-      if ((await classes("silent.test")).length > 0) break;
-      await new Promise(resolve => setTimeout(resolve, 20));
-    }
+    await waitUntil(
+      "the left upgrade to be counted",
+      async () => (await classes("silent.test")).length > 0,
+      15_000,
+    );
     assert.deepEqual(await classes("refused.test"), ["4xx 1"], "the upstream's 403");
     assert.deepEqual(await classes("silent.test"), ["4xx 1"], "499: the client left first");
     for (const socket of held) socket.destroy();
@@ -435,14 +432,14 @@ describe("data plane: proxying over real sockets", () => {
       "GET /ws HTTP/1.1\r\nHost: ws.test\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
     );
     const text = () => Buffer.concat(received).toString();
-    await until(() => text().includes("\r\n\r\n"), "the upgrade answer");
+    await waitUntil("the upgrade answer", () => text().includes("\r\n\r\n"));
     assert.match(text(), /^HTTP\/1\.1 101 /);
     assert.match(text(), /Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK\+xOo=/);
     assert.match(text(), /X-Forwarded-Seen: 127\.0\.0\.1/);
     socket.write("ping-1");
-    await until(() => text().includes("echo:ping-1"), "the first echo");
+    await waitUntil("the first echo", () => text().includes("echo:ping-1"));
     socket.write("ping-2");
-    await until(() => text().includes("echo:ping-2"), "the second echo");
+    await waitUntil("the second echo", () => text().includes("echo:ping-2"));
     socket.destroy();
     // Counted once the tunnel closes, as nginx logs a WebSocket: 101, bytes both ways through it.
     const counted = async (name: string) => {
@@ -451,11 +448,11 @@ describe("data plane: proxying over real sockets", () => {
         .filter(v => v.labels.host === "ws.test")
         .reduce((sum, v) => sum + v.value, 0);
     };
-    let requests = 0;
-    for (const deadline = Date.now() + 15_000; requests === 0 && Date.now() < deadline; ) {
-      await new Promise(resolve => setTimeout(resolve, 20));
-      requests = await counted("bulwark_gateway_requests_total");
-    }
+    const requests = await waitUntil(
+      "the closed tunnel to be counted",
+      async () => (await counted("bulwark_gateway_requests_total")) || undefined,
+      15_000,
+    );
     assert.equal(requests, 1);
     const statuses = (await plane.trafficMetrics())
       .flat()
@@ -509,7 +506,7 @@ describe("data plane: worker processes", () => {
       for (let i = 0; i < 4; i++)
         assert.equal(backendOf(await ask(plane.httpPort, "w.test", "/")), "b");
       // Counters come from the workers once a second, summed.
-      await until(() => plane.status().counters.requests >= 8, "the workers' counters");
+      await waitUntil("the workers' counters", () => plane.status().counters.requests >= 8);
       const counted = plane.status().counters.requests;
       // A worker that dies is replaced, and the new one serves the latest view.
       const victim = plane.status().workers[0]!.pid;
@@ -522,7 +519,7 @@ describe("data plane: worker processes", () => {
           workers.every(w => w.version === 8)
         );
       };
-      await until(replaced, "a replacement worker serving version 8");
+      await waitUntil("a replacement worker serving version 8", replaced);
       // The dead worker's counters are kept.
       assert.ok(plane.status().counters.requests >= counted);
       for (let i = 0; i < 4; i++)
@@ -567,7 +564,7 @@ describe("data plane: graceful close", () => {
     const idleClosed = new Promise<void>(resolve => idle.once("close", () => resolve()));
     await new Promise<void>(resolve => idle.once("connect", () => resolve()));
     const inFlight = ask(plane.httpPort, "c.test", "/");
-    await until(() => release !== undefined, "the held backend to get the request");
+    await waitUntil("the held backend to get the request", () => release !== undefined);
     const closing = plane.close({ drainMs: 5000 });
     await idleClosed;
     await assert.rejects(ask(plane.httpPort, "c.test", "/"), /ECONNREFUSED/);

@@ -117,12 +117,3 @@ export function ask(
 export function backendOf(answer: Answer): string | undefined {
   return answer.status === 200 ? (JSON.parse(answer.body) as { name: string }).name : undefined;
 }
-
-/** Waits until `check` holds, failing with `what` after `timeoutMs` (every wait has a deadline). */
-export async function until(check: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise(resolve => setTimeout(resolve, 10));
-  }
-}

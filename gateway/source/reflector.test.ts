@@ -7,6 +7,7 @@ import { KubeConfig } from "@kubernetes/client-node";
 import { ApiClient } from "./api-client";
 import { ObjectCache } from "./cache";
 import { Reflector } from "./reflector";
+import { waitUntil } from "../../test/harness/wait";
 
 type Step = (url: URL, res: ServerResponse) => void;
 
@@ -47,14 +48,6 @@ async function standIn(steps: Step[]) {
   return { seen, client: await ApiClient.fromKubeConfig(kc), close };
 }
 
-async function eventually(what: string, check: () => boolean): Promise<void> {
-  const deadline = Date.now() + 5000;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`never: ${what}`);
-    await new Promise(r => setTimeout(r, 10));
-  }
-}
-
 describe("Reflector", () => {
   it("lists, watches from the list's version, relists on 410, retries a failed list, drops a silent watch and resumes", async () => {
     const { seen, client, close } = await standIn([
@@ -82,7 +75,7 @@ describe("Reflector", () => {
     );
     try {
       reflector.start();
-      await eventually("a silent watch to be dropped and resumed", () => seen.length >= 6);
+      await waitUntil("a silent watch to be dropped and resumed", () => seen.length >= 6);
       assert.deepEqual(seen.slice(0, 6), [
         "list@",
         "watch@10",
@@ -113,7 +106,7 @@ describe("Reflector", () => {
       { backoff: { durationMs: 5, factor: 2, jitter: 0, steps: 100, capMs: 20 } },
     );
     reflector.start();
-    await eventually("several failed attempts", () => reflector.status().errors >= 5);
+    await waitUntil("several failed attempts", () => reflector.status().errors >= 5);
     assert.equal(reflector.status().synced, false);
     assert.match(reflector.status().lastError ?? "", /ECONNREFUSED/);
     await reflector.stop();

@@ -10,6 +10,7 @@ import {
   writeLastGood,
   type SavedView,
 } from "./last-good";
+import { waitUntil } from "../../test/harness/wait";
 
 function saved(version: number): Omit<SavedView, "format"> {
   return {
@@ -49,10 +50,8 @@ describe("last good view on disk", () => {
       const writer = new CoalescingWriter(dir, error => assert.fail(String(error)), 60_000);
       writer.save(saved(1));
       // At once, not after the interval; but the write fsyncs, which a busy disk can make slow.
-      const deadline = Date.now() + 10_000;
-      while ((await readLastGood(dir)) === undefined && Date.now() < deadline)
-        await new Promise(r => setTimeout(r, 10));
-      assert.equal((await readLastGood(dir))?.version, 1);
+      const first = await waitUntil("the first save on disk", () => readLastGood(dir), 10_000);
+      assert.equal(first.version, 1);
       for (let v = 2; v <= 20; v++) writer.save(saved(v));
       assert.equal((await readLastGood(dir))?.version, 1, "the next write waits for the interval");
       await writer.flush();

@@ -7,6 +7,7 @@ import {
 } from "@kubernetes/client-node";
 import { readFileSync } from "node:fs";
 import { apiMessage } from "../../kube/api-errors";
+import { waitUntil } from "../../test/harness/wait";
 import { loadAll } from "js-yaml";
 
 export function loadKubeConfig(path: string): KubeConfig {
@@ -61,27 +62,6 @@ export async function applyOrThrow(kc: KubeConfig, objects: KubernetesObject[]):
   if (failures.length > 0) {
     throw new Error(`apply failed: ${failures.map(f => `${f.object}: ${f.message}`).join("; ")}`);
   }
-}
-
-export async function waitUntil<T>(
-  what: string,
-  probe: () => Promise<T | undefined | false>,
-  timeoutMs = 30_000,
-  intervalMs = 200,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const value = await probe();
-      if (value !== undefined && value !== false) return value;
-    } catch (error) {
-      lastError = error;
-    }
-    await new Promise(r => setTimeout(r, intervalMs));
-  }
-  const cause = lastError === undefined ? "" : `: ${apiMessage(lastError)}`;
-  throw new Error(`timed out after ${timeoutMs}ms waiting for ${what}${cause}`);
 }
 
 export async function waitForCrdsEstablished(kc: KubeConfig, names: string[]): Promise<void> {

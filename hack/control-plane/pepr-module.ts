@@ -16,13 +16,8 @@ import { join } from "node:path";
 import { peprStoreCRD } from "pepr/src/lib/assets/store";
 import type { ControlPlane } from "./control-plane";
 import { waitForHttpsOk } from "./control-plane";
-import {
-  applyOrThrow,
-  loadKubeConfig,
-  readYamlObjects,
-  waitForCrdsEstablished,
-  waitUntil,
-} from "./kube";
+import { applyOrThrow, loadKubeConfig, readYamlObjects, waitForCrdsEstablished } from "./kube";
+import { waitUntil } from "../../test/harness/wait";
 import { issueLoopbackServingCertificate } from "./pki";
 import { applyWebhookPolicy } from "../../packaging/webhook-policy";
 import { PERMISSION_GROUP_ANNOTATION } from "../../core/names";

@@ -7,7 +7,8 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { KubernetesObject } from "@kubernetes/client-node";
-import { applyOrThrow, loadKubeConfig, waitUntil } from "../control-plane/kube";
+import { applyOrThrow, loadKubeConfig } from "../control-plane/kube";
+import { waitUntil } from "../../test/harness/wait";
 import { startProcess } from "../control-plane/processes";
 import { startAuthzApi } from "../../test/harness/authz-api";
 import { issueWatcherToken } from "../../test/harness/watcher-identity";

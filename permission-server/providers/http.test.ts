@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, it } from "node:test";
 import { startAuthzApi, type AuthzApi } from "../../test/harness/authz-api";
+import { waitUntil } from "../../test/harness/wait";
 import {
   backendMessage,
   GrantLostError,
@@ -36,12 +37,12 @@ function provider(api: AuthzApi, timeoutMs = 2000, token = TOKEN): HttpProvider 
 }
 
 async function pollUntilDone(p: HttpProvider, req: GrantRequest, first: GrantState) {
-  let state = first;
-  for (let i = 0; i < 100 && state.state === "pending"; i++) {
-    await new Promise(resolve => setTimeout(resolve, 20));
-    state = await p.poll(req, state.jobId, never);
-  }
-  return state;
+  if (first.state !== "pending") return first;
+  const { jobId } = first;
+  return waitUntil(`job ${jobId} to leave pending`, async () => {
+    const state = await p.poll(req, jobId, never);
+    return state.state !== "pending" && state;
+  });
 }
 
 async function transient(promise: Promise<unknown>): Promise<TransientProviderError> {
@@ -204,8 +205,12 @@ describe("http provider against the stand-in authorization API", () => {
   it("given a slow answer and the caller aborting, rejects with the caller's reason, not transient", async () => {
     api.configure({ responseDelayMs: 2000 });
     const controller = new AbortController();
+    const arrived = api.stats().requests;
     const pending = provider(api).grant(request(), controller.signal);
-    setTimeout(() => controller.abort(new Error("server shutting down")), 50);
+    void pending.catch(() => undefined); // asserted below; not unhandled while it waits
+    // Aborted while the API holds the request.
+    await waitUntil("the request at the API", () => api.stats().requests > arrived);
+    controller.abort(new Error("server shutting down"));
     await assert.rejects(pending, (error: unknown) => {
       assert.ok(!(error instanceof TransientProviderError));
       assert.match(String(error), /server shutting down/);

@@ -3,6 +3,7 @@ import { createServer, type Server, type Socket } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { createConnection } from "mysql2/promise";
 import { startMariaDb, type MariaDb } from "../../test/harness/mariadb";
+import { waitUntil } from "../../test/harness/wait";
 import {
   accountLockName,
   grantStatements,
@@ -296,11 +297,19 @@ describe("mysql provider against a real MariaDB", () => {
     try {
       await locker.query("FLUSH TABLES WITH READ LOCK");
       const controller = new AbortController();
-      setTimeout(() => controller.abort(new Error("server shutting down")), 100);
       const pending = provider.grant(
         request("127.0.0.21", { database: "shop", privileges: ["SELECT"] }),
         controller.signal,
       );
+      void pending.catch(() => undefined); // asserted below; not unhandled while it waits
+      // Aborted while the grant is held by the lock, not before it started or after it ended.
+      await waitUntil("the grant to wait on the read lock", async () => {
+        const [rows] = await locker.query(
+          "SELECT COUNT(*) AS waiting FROM information_schema.PROCESSLIST WHERE STATE LIKE 'Waiting for % lock'",
+        );
+        return Number((rows as { waiting: unknown }[])[0]?.waiting) > 0;
+      });
+      controller.abort(new Error("server shutting down"));
       await assert.rejects(pending, (error: unknown) => {
         assert.ok(!(error instanceof TransientProviderError));
         assert.match(String(error), /server shutting down/);
@@ -402,6 +411,7 @@ describe("mysql provider against a real MariaDB", () => {
         },
         never,
       );
+      // That the revoke does NOT go on while the lock is held can only be seen over a while: kept short.
       await new Promise(resolve => setTimeout(resolve, 300));
       assert.equal(asked, 0, "not asked while another grant or revoke holds the account");
       await holder.query("SELECT RELEASE_LOCK(?)", [accountLockName(`app@${ip}`)]);

@@ -8,7 +8,8 @@ import {
 } from "@kubernetes/client-node";
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { loadKubeConfig, waitUntil } from "../../hack/control-plane/kube";
+import { loadKubeConfig } from "../../hack/control-plane/kube";
+import { waitUntil } from "./wait";
 import { apiMessage } from "../../kube/api-errors";
 
 export const CLUSTER_ENV = "BULWARK_TEST_CLUSTER";
@@ -126,5 +127,18 @@ export async function quietCluster(cluster: TestCluster): Promise<void> {
       (await cluster.core.listNamespace()).items.every(n => n.status?.phase !== "Terminating"),
     120_000,
     500,
+  );
+}
+
+/**
+ * Waits until the clock is in a later second than `sinceMs`. creationTimestamp has 1 s steps: an
+ * object created after this counts as newer than one whose creation had returned by `sinceMs`.
+ */
+export async function nextCreationSecond(sinceMs: number): Promise<void> {
+  const next = (Math.floor(sinceMs / 1000) + 1) * 1000;
+  await waitUntil(
+    "the next second, for a later creationTimestamp",
+    () => Date.now() >= next,
+    5_000,
   );
 }

@@ -22,6 +22,7 @@ import { startProcess, type ManagedProcess } from "../../hack/control-plane/proc
 import type { EngineView } from "../../edge-health-daemon/daemon";
 import type { TestCluster } from "./cluster";
 import { fakeNodes, type FakeNodes } from "./nodes";
+import { waitUntil } from "./wait";
 
 const MAIN = resolve(__dirname, "../../edge-health-daemon/main.ts");
 
@@ -68,20 +69,20 @@ function iptablesRestore(rules: string[]): void {
 }
 
 async function waitHealthy(url: string, proc: ManagedProcess): Promise<void> {
-  // Generous: seven tsx processes compiling at once on a shared 2-core machine take a while.
-  const deadline = Date.now() + 90_000;
   let exited = false;
   void proc.exited.then(() => (exited = true));
-  while (Date.now() < deadline) {
-    if (exited) throw new Error(`${proc.name} exited; see ${proc.logFile}`);
-    const ok = await fetch(`${url}/healthz`).then(
+  const healthy = async (): Promise<boolean> =>
+    fetch(`${url}/healthz`).then(
       r => r.ok,
       () => false,
     );
-    if (ok) return;
-    await new Promise(r => setTimeout(r, 200));
-  }
-  throw new Error(`${proc.name} did not answer /healthz; see ${proc.logFile}`);
+  // Generous: seven tsx processes compiling at once on a shared 2-core machine take a while.
+  const outcome = await waitUntil(
+    `${proc.name} to answer /healthz (its log: ${proc.logFile})`,
+    async () => (exited ? "exited" : (await healthy()) && "healthy"),
+    90_000,
+  );
+  if (outcome === "exited") throw new Error(`${proc.name} exited; see ${proc.logFile}`);
 }
 
 export async function startEdgeDaemons(options: {

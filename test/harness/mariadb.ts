@@ -10,6 +10,7 @@ import { join, resolve } from "node:path";
 import { createConnection, type Connection } from "mysql2/promise";
 import { freePort } from "../../hack/control-plane/ports";
 import { startProcess, type ManagedProcess } from "../../hack/control-plane/processes";
+import { waitUntil } from "./wait";
 
 const ROOT = resolve(__dirname, "..", "..");
 export const MARIADBD = "/usr/sbin/mariadbd";
@@ -92,19 +93,19 @@ async function waitForSocket(
 ): Promise<void> {
   let exited: number | string | undefined;
   void server.exited.then(code => (exited = code));
-  while (Date.now() < deadline) {
-    if (exited !== undefined) {
-      throw new Error(`mariadbd exited (${exited}): ${tail(server.logFile)}`);
-    }
-    try {
-      const connection = await createConnection({ socketPath, user: "root" });
-      await connection.end();
-      return;
-    } catch {
-      await new Promise(resolve => setTimeout(resolve, 100));
-    }
-  }
-  throw new Error(`mariadbd did not accept connections in time: ${tail(server.logFile)}`);
+  const accepts = async (): Promise<boolean> => {
+    const connection = await createConnection({ socketPath, user: "root" });
+    await connection.end();
+    return true;
+  };
+  const outcome = await waitUntil(
+    "mariadbd to accept connections",
+    async () => (exited !== undefined ? "exited" : (await accepts()) && "accepting"),
+    Math.max(0, deadline - Date.now()),
+  ).catch((error: Error) => {
+    throw new Error(`${error.message}\n${tail(server.logFile)}`);
+  });
+  if (outcome === "exited") throw new Error(`mariadbd exited (${exited}): ${tail(server.logFile)}`);
 }
 
 function tail(file: string): string {

@@ -10,6 +10,7 @@ import {
   type KubernetesObject,
   type V1Node,
 } from "@kubernetes/client-node";
+import { waitUntil } from "./wait";
 
 export interface FakeNodes {
   /** Creates a Ready node with the zone label and starts renewing its Lease. */
@@ -86,6 +87,25 @@ export function fakeNodes(kc: KubeConfig, renewEveryMs = 1000): FakeNodes {
     },
   };
 }
+
+/**
+ * Waits until the node-lifecycle controller has seen each node Ready: the API server taints a new
+ * node node.kubernetes.io/not-ready:NoSchedule, and the controller lifts that taint once it has
+ * read the node's Ready condition. Cut off only after that, a node goes Unknown through the
+ * controller's ordinary grace period.
+ */
+export async function seenReady(core: CoreV1Api, names: string[]): Promise<void> {
+  await waitUntil(
+    `the node-lifecycle controller to see ${names.join(", ")} Ready`,
+    async () => {
+      const nodes = await Promise.all(names.map(name => core.readNode({ name })));
+      return nodes.every(n => !(n.spec?.taints ?? []).some(t => t.key === NOT_READY_TAINT));
+    },
+    30_000,
+  );
+}
+
+const NOT_READY_TAINT = "node.kubernetes.io/not-ready";
 
 /**
  * The annotations a daemon writes for a vote, with a term from now: long enough for one test by

@@ -11,7 +11,8 @@ import {
   type V1MutatingWebhookConfiguration,
   type V1ValidatingWebhookConfiguration,
 } from "@kubernetes/client-node";
-import { applyOrThrow, waitUntil } from "../../hack/control-plane/kube";
+import { applyOrThrow } from "../../hack/control-plane/kube";
+import { waitUntil } from "../harness/wait";
 import { makeCertificate, tlsSecret } from "../fixtures/certificates";
 import { testCluster, testNamespace } from "../harness/cluster";
 

@@ -2,7 +2,7 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { AuthenticationV1Api, VersionApi, type V1ConfigMap } from "@kubernetes/client-node";
-import { waitUntil } from "../../hack/control-plane/kube";
+import { waitUntil } from "../harness/wait";
 import { testCluster, testNamespace } from "../harness/cluster";
 import { isNotFound } from "../../kube/api-errors";
 

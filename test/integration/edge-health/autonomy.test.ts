@@ -11,8 +11,8 @@ import {
   setHeaderOptions,
   type V1Node,
 } from "@kubernetes/client-node";
-import { waitUntil } from "../../../hack/control-plane/kube";
-import { fakeNodes, runningPod, vote, type FakeNodes } from "../../harness/nodes";
+import { waitUntil } from "../../harness/wait";
+import { fakeNodes, runningPod, seenReady, vote, type FakeNodes } from "../../harness/nodes";
 import { testCluster, testNamespace } from "../../harness/cluster";
 
 const cluster = testCluster();
@@ -53,8 +53,9 @@ describe("edge health: votes with a term, autonomy, converging endpoints", () =>
       ...vote("true"),
       "edge.bulwark.dev/autonomy": "false",
     });
-    await new Promise(r => setTimeout(r, 2000));
-    for (const role of ["stale", "byhand", "optout"]) nodes.cutOff(name(role));
+    const cut = ["stale", "byhand", "optout"];
+    await seenReady(cluster.core, cut.map(name));
+    for (const role of cut) nodes.cutOff(name(role));
   });
   after(async () => nodes.close());
 

@@ -4,7 +4,7 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { DiscoveryV1Api } from "@kubernetes/client-node";
-import { waitUntil } from "../../../hack/control-plane/kube";
+import { waitUntil } from "../../harness/wait";
 import { fakeNodes, runningPod, vote, type FakeNodes } from "../../harness/nodes";
 import { testCluster, testNamespace } from "../../harness/cluster";
 
@@ -109,6 +109,7 @@ describe("edge health: endpoints of a voted-healthy Unknown node", () => {
         `sample ${i}: the pod that was never ready stays not ready`,
       );
       assert.equal(state.sliceReady["10.244.7.6"], false);
+      // Kept: samples across the controllers' resyncs; that they never win is shown over time.
       await new Promise(r => setTimeout(r, 500));
     }
   });

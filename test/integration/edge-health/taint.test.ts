@@ -7,8 +7,9 @@ import {
   type KubernetesObject,
   type V1Node,
 } from "@kubernetes/client-node";
-import { applyObjects, waitUntil } from "../../../hack/control-plane/kube";
-import { fakeNodes, vote, type FakeNodes } from "../../harness/nodes";
+import { applyObjects } from "../../../hack/control-plane/kube";
+import { waitUntil } from "../../harness/wait";
+import { fakeNodes, seenReady, vote, type FakeNodes } from "../../harness/nodes";
 import { testCluster } from "../../harness/cluster";
 
 const cluster = testCluster();
@@ -46,8 +47,9 @@ describe("edge health: the unreachable NoExecute taint", () => {
       ...vote("true"),
       "edge.bulwark.dev/max-unknown-seconds": "4",
     });
-    await new Promise(r => setTimeout(r, 2000));
-    for (const role of ["healthy", "unhealthy", "limited"]) nodes.cutOff(name(role));
+    const cut = ["healthy", "unhealthy", "limited"];
+    await seenReady(cluster.core, cut.map(name));
+    for (const role of cut) nodes.cutOff(name(role));
   });
   after(async () => nodes.close());
 
@@ -82,7 +84,7 @@ describe("edge health: the unreachable NoExecute taint", () => {
         !taints(await read(name("healthy"))).includes(NO_EXECUTE),
         `sample ${i}: no NoExecute taint`,
       );
-      await new Promise(r => setTimeout(r, 500));
+      await new Promise(r => setTimeout(r, 500)); // kept: that it never lands is seen over time
     }
   });
 
@@ -126,7 +128,7 @@ describe("edge health: the unreachable NoExecute taint", () => {
     await apply(all.filter(w => w !== failOpen));
     try {
       await nodes.add(name("orphan"), zone("orphan"), vote("true"));
-      await new Promise(r => setTimeout(r, 1500));
+      await seenReady(cluster.core, [name("orphan")]);
       nodes.cutOff(name("orphan"));
       await waitUntil(
         "the node to go Unknown",
@@ -134,10 +136,9 @@ describe("edge health: the unreachable NoExecute taint", () => {
         60_000,
         500,
       );
-      // Whether or not a sample catches the taint in between, it must not stay.
-      await new Promise(r => setTimeout(r, 3000));
-      // The reconciler records its Event after removing the taint (edge-health/taints.ts), and the
-      // taint may land later than the sleep: wait for the Event, then for the taint to be gone.
+      // Whether or not a sample catches the taint in between, it must not stay. The reconciler
+      // records its Event after removing the taint (edge-health/taints.ts): wait for the Event,
+      // then for the taint to be gone.
       await waitUntil(
         "an EvictionPrevented Event saying the reconciler removed the taint",
         async () => {

@@ -4,9 +4,10 @@
 // checksum never becomes ready.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { applyOrThrow, waitUntil } from "../../../hack/control-plane/kube";
+import { applyOrThrow } from "../../../hack/control-plane/kube";
+import { waitUntil } from "../../harness/wait";
 import { computeChecksum } from "../../../core/checksum";
-import { testCluster, testNamespace } from "../../harness/cluster";
+import { nextCreationSecond, testCluster, testNamespace } from "../../harness/cluster";
 import {
   endpointSlice,
   ensureIngressClass,
@@ -48,7 +49,7 @@ function keepRequesting(
   const loop = (async () => {
     while (running) {
       replies.push(await get(port, host).catch((error: Error) => error.message));
-      await new Promise(r => setTimeout(r, 20));
+      await new Promise(r => setTimeout(r, 20)); // pacing of the requests, not a wait
     }
   })();
   const stop = async () => {
@@ -107,7 +108,7 @@ describe("gateway checksum guard", () => {
     });
     assert.equal(refused.guard.ingress?.accepted, false);
     assert.equal(refused.guard.ingress?.refusal, "mismatch");
-    await new Promise(r => setTimeout(r, 500));
+    // Refused in the composition /healthz reports: that composition did not apply the view.
     const during = await get(gateway.httpPort, HOST);
     assert.deepEqual(during, { status: 200, body: "blue /" }, "the last good view still serves");
     const metrics = await (await fetch(`http://127.0.0.1:${gateway.adminPort}/metrics`)).text();
@@ -171,9 +172,11 @@ describe("gateway checksum guard", () => {
       await waitUntil("version 3 to be attested", async () => {
         return (await windowed.health()).guard.ingress?.state === "matched";
       });
-      await new Promise(r => setTimeout(r, 1100)); // creationTimestamp has 1 s steps
+      await nextCreationSecond(Date.now());
       await applyOrThrow(cluster.kc, [checksumObject(ns, "checksum-d", ["1-4"])]);
       const publishedAt = Date.now();
+      // Kept: that the state does NOT flip to mismatch at once (the grace period) needs the
+      // gateway to have had a moment to see checksum-d, which /healthz does not show.
       await new Promise(r => setTimeout(r, 500));
       assert.equal(
         (await windowed.health()).guard.ingress?.state,

@@ -7,7 +7,8 @@ import { connect, type TLSSocket } from "node:tls";
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { applyOrThrow, waitUntil } from "../../../hack/control-plane/kube";
+import { applyOrThrow } from "../../../hack/control-plane/kube";
+import { waitUntil } from "../../harness/wait";
 import type { ManagedProcess } from "../../../hack/control-plane/processes";
 import {
   ingressClass,
@@ -143,7 +144,7 @@ export interface Health {
       ignored?: { name: string; reason: string; message: string }[];
     }
   >;
-  apiServer?: { reachable: boolean };
+  apiServer?: { reachable: boolean; lastError?: string };
   rollout: { held: { ingress: Record<string, string> } };
 }
 

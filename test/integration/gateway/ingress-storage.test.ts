@@ -9,7 +9,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CoreV1Api, type KubeConfig } from "@kubernetes/client-node";
 import { startControlPlane, type ControlPlane } from "../../../hack/control-plane/control-plane";
-import { applyOrThrow, loadKubeConfig, waitUntil } from "../../../hack/control-plane/kube";
+import { applyOrThrow, loadKubeConfig } from "../../../hack/control-plane/kube";
+import { waitUntil } from "../../harness/wait";
 import { testCluster, testNamespace } from "../../harness/cluster";
 import {
   endpointSlice,

@@ -9,7 +9,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CoreV1Api, type KubeConfig } from "@kubernetes/client-node";
 import { startControlPlane, type ControlPlane } from "../../../hack/control-plane/control-plane";
-import { applyOrThrow, loadKubeConfig, waitUntil } from "../../../hack/control-plane/kube";
+import { applyOrThrow, loadKubeConfig } from "../../../hack/control-plane/kube";
+import { waitUntil } from "../../harness/wait";
 import { testCluster } from "../../harness/cluster";
 import {
   endpointSlice,
@@ -28,21 +29,31 @@ const cluster = testCluster();
 const NS = "outage";
 const OUTAGE_MS = 30_000;
 
-/** `loops` clients requesting `host` back to back until stopped; returns every reply or error. */
-function load(port: number, host: string, loops: number): () => Promise<(Reply | string)[]> {
+interface Load {
+  /** Replies so far. */
+  count(): number;
+  /** Stops the clients; returns every reply or error. */
+  stop(): Promise<(Reply | string)[]>;
+}
+
+/** `loops` clients requesting `host` back to back until stopped. */
+function load(port: number, host: string, loops: number): Load {
   const replies: (Reply | string)[] = [];
   let running = true;
   const one = async (): Promise<void> => {
     while (running) {
       replies.push(await get(port, host).catch((error: Error) => error.message));
-      await new Promise(r => setTimeout(r, 5));
+      await new Promise(r => setTimeout(r, 5)); // pacing of the load, not a wait for anything
     }
   };
   const all = Promise.all(Array.from({ length: loops }, one));
-  return async () => {
-    running = false;
-    await all;
-    return replies;
+  return {
+    count: () => replies.length,
+    stop: async () => {
+      running = false;
+      await all;
+      return replies;
+    },
   };
 }
 
@@ -97,13 +108,14 @@ describe("gateway during an API server outage", () => {
   });
 
   it("serves every request while the API server is stopped for 30 s under load", async () => {
-    const stop = load(gateway.httpPort, "steady.example.com", 4);
-    await new Promise(r => setTimeout(r, 1000));
+    const traffic = load(gateway.httpPort, "steady.example.com", 4);
+    await waitUntil("the load to be under way", () => traffic.count() >= 100);
     pause();
     try {
       await waitUntil("the gateway to notice the outage", async () => {
         return (await gateway.health()).apiServer?.reachable === false;
       });
+      // Kept: the outage itself, the window in which no request may fail (asserted below).
       await new Promise(r => setTimeout(r, OUTAGE_MS));
       const health = await gateway.health();
       assert.equal(health.ready, true);
@@ -111,13 +123,13 @@ describe("gateway during an API server outage", () => {
     } finally {
       resume();
     }
-    await new Promise(r => setTimeout(r, 1000));
-    const replies = await stop();
-    assert.ok(replies.length > 1000, `${replies.length} requests under load`);
-    assert.deepEqual(failures(replies, "steady /").slice(0, 5), [], "no request failed");
+    // Still under load while the gateway reconnects.
     await waitUntil("the API server to be reachable again", async () => {
       return (await gateway.health()).apiServer?.reachable === true;
     });
+    const replies = await traffic.stop();
+    assert.ok(replies.length > 1000, `${replies.length} requests under load`);
+    assert.deepEqual(failures(replies, "steady /").slice(0, 5), [], "no request failed");
     await applyOrThrow(kc, [
       ingress(NS, "after-2", { host: "after.example.com", service: "steady" }),
     ]);
@@ -137,9 +149,9 @@ describe("gateway during an API server outage", () => {
       assert.equal(health.ready, true);
       assert.equal(health.view?.from, "disk");
       assert.equal(health.view?.ingresses, 2);
-      const stop = load(gateway.httpPort, "steady.example.com", 2);
-      await new Promise(r => setTimeout(r, 5000));
-      const replies = await stop();
+      const traffic = load(gateway.httpPort, "steady.example.com", 2);
+      await waitUntil("500 replies from the view on disk", () => traffic.count() >= 500);
+      const replies = await traffic.stop();
       assert.deepEqual(failures(replies, "steady /").slice(0, 5), []);
       assert.equal((await get(gateway.httpPort, "after.example.com")).body, "steady /");
     } finally {
@@ -168,7 +180,10 @@ describe("gateway during an API server outage", () => {
         waitReady: false,
       });
       try {
-        await new Promise(r => setTimeout(r, 3000));
+        await waitUntil(
+          "the fresh gateway to find the API server unreachable",
+          async () => (await fresh.health()).apiServer?.lastError !== undefined,
+        );
         const ready = await fetch(`http://127.0.0.1:${fresh.adminPort}/readyz`);
         assert.equal(ready.status, 503);
         assert.equal((await fresh.health()).ready, false);

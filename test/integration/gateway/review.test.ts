@@ -7,9 +7,10 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { KubernetesObject } from "@kubernetes/client-node";
-import { applyOrThrow, waitUntil } from "../../../hack/control-plane/kube";
+import { applyOrThrow } from "../../../hack/control-plane/kube";
+import { waitUntil } from "../../harness/wait";
 import { makeCertificate, tlsSecret } from "../../fixtures/certificates";
-import { rejection, testCluster, testNamespace } from "../../harness/cluster";
+import { nextCreationSecond, rejection, testCluster, testNamespace } from "../../harness/cluster";
 import {
   endpointSlice,
   ensureIngressClass,
@@ -60,7 +61,7 @@ describe("gateway review: nothing unvalidated is served", () => {
       ingress(SKIPPED, `plain-${suffix}`, { host: skippedHost, service: `admin-${suffix}` }),
     );
     await applyOrThrow(cluster.kc, sneaked);
-    await new Promise(resolve => setTimeout(resolve, 1100)); // creationTimestamp has 1 s steps
+    await nextCreationSecond(Date.now());
     await applyOrThrow(cluster.kc, [
       endpointSlice(ns, "main", main.port),
       endpointSlice(ns, "canary", canaryBackend.port),

@@ -12,7 +12,8 @@ import { join } from "node:path";
 import { dump, load } from "js-yaml";
 import type { KubernetesObject } from "@kubernetes/client-node";
 import { ROOT } from "../../../packaging/build";
-import { applyOrThrow, waitUntil } from "../../../hack/control-plane/kube";
+import { applyOrThrow } from "../../../hack/control-plane/kube";
+import { waitUntil } from "../../harness/wait";
 import { testCluster, testNamespace } from "../../harness/cluster";
 import {
   endpointSlice,

@@ -5,7 +5,8 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { X509Certificate } from "node:crypto";
 import type { TLSSocket } from "node:tls";
-import { applyOrThrow, waitUntil } from "../../../hack/control-plane/kube";
+import { applyOrThrow } from "../../../hack/control-plane/kube";
+import { waitUntil } from "../../harness/wait";
 import { makeCertificate, tlsSecret } from "../../fixtures/certificates";
 import { testCluster, testNamespace } from "../../harness/cluster";
 import {

@@ -4,11 +4,16 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { CustomObjectsApi, NetworkingV1Api, type V1Ingress } from "@kubernetes/client-node";
-import { waitUntil } from "../../../hack/control-plane/kube";
+import { waitUntil } from "../../harness/wait";
 import { PUBLISHER, publishChecksum, removePublished } from "../../harness/checksums";
 import type { ChecksumStatus } from "../../../core/checksum/crd";
 import { makeCertificate, tlsSecret } from "../../fixtures/certificates";
-import { quietCluster, testCluster, testNamespace } from "../../harness/cluster";
+import {
+  nextCreationSecond,
+  quietCluster,
+  testCluster,
+  testNamespace,
+} from "../../harness/cluster";
 
 const cluster = testCluster();
 const networking = cluster.kc.makeApiClient(NetworkingV1Api);
@@ -104,10 +109,11 @@ describe("the global checksum", () => {
 
   it("turns Consistent when the cluster matches a published checksum, keeps the previous one and deletes older ones", async () => {
     const first = await publishChecksum(PUBLISHER, "ingress", "content");
+    const firstAt = Date.now();
     await waitForCondition(PUBLISHER, "ingresschecksums", first, "True");
-    await new Promise(resolve => setTimeout(resolve, 1100)); // creationTimestamp has 1 s steps
+    await nextCreationSecond(firstAt);
     const second = await publishChecksum(PUBLISHER, "ingress", "content");
-    await new Promise(resolve => setTimeout(resolve, 1100));
+    await nextCreationSecond(Date.now());
     const third = await publishChecksum(PUBLISHER, "ingress", "content");
     const object = await waitForCondition(PUBLISHER, "ingresschecksums", third, "True");
     assert.deepEqual(

@@ -7,7 +7,8 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { CustomObjectsApi, NetworkingV1Api, type V1Ingress } from "@kubernetes/client-node";
-import { applyOrThrow, waitUntil } from "../../../hack/control-plane/kube";
+import { applyOrThrow } from "../../../hack/control-plane/kube";
+import { waitUntil } from "../../harness/wait";
 import { PUBLISHER, publishChecksum, removePublished } from "../../harness/checksums";
 import type { ChecksumStatus } from "../../../core/checksum/crd";
 import { quietCluster, testCluster, testNamespace } from "../../harness/cluster";

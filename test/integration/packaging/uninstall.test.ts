@@ -21,7 +21,8 @@ import {
   type V1Pod,
 } from "@kubernetes/client-node";
 import { ROOT } from "../../../packaging/build";
-import { applyOrThrow, waitUntil } from "../../../hack/control-plane/kube";
+import { applyOrThrow } from "../../../hack/control-plane/kube";
+import { waitUntil } from "../../harness/wait";
 import { uninstall, type Installation, type PhaseName } from "../../../cli/uninstall";
 import { POD_PERMISSION_FINALIZER } from "../../../core/names";
 import { testCluster, testNamespace } from "../../harness/cluster";

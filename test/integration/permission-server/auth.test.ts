@@ -5,7 +5,7 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { V1Pod } from "@kubernetes/client-node";
-import { waitUntil } from "../../../hack/control-plane/kube";
+import { waitUntil } from "../../harness/wait";
 import type { AuthzApi } from "../../harness/authz-api";
 import { testCluster, testNamespace } from "../../harness/cluster";
 import { forwardRevokes, type RevokeCall } from "../../harness/permission-endpoint";

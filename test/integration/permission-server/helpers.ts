@@ -3,7 +3,7 @@
 // look started (an IP set through the status subresource, as kubelet would), their bound
 // tokens from the TokenRequest API, and the real init client run for them.
 import { CustomObjectsApi, type V1Pod } from "@kubernetes/client-node";
-import { waitUntil } from "../../../hack/control-plane/kube";
+import { waitUntil } from "../../harness/wait";
 import type { PermissionProviderSpec } from "../../../core/permission";
 import { runInit, type InitResult } from "../../../init/client";
 import { trustingFetch } from "../../../kube/trusting-fetch";

@@ -11,7 +11,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { V1Pod } from "@kubernetes/client-node";
-import { waitUntil } from "../../../hack/control-plane/kube";
+import { waitUntil } from "../../harness/wait";
 import { freePort } from "../../../hack/control-plane/ports";
 import {
   createPki,
@@ -36,7 +36,6 @@ import {
 
 const cluster = testCluster();
 const ROOT = join(__dirname, "..", "..", "..");
-const sleep = (ms: number) => new Promise(r => setTimeout(r, ms));
 
 interface Exit {
   code: number | null;
@@ -193,9 +192,7 @@ describe("bulwark-init as a process", () => {
     server = undefined;
     let said = "";
     const exit = runInitProcess(env, stdout => (said = stdout));
-    await sleep(3000);
-    // Starting the process can take longer than that on a loaded machine: bring the server back
-    // only once the process has met it down.
+    // Bring the server back only once the process has met it down.
     await waitUntil("the init process to retry the stopped server", async () =>
       /retrying: /.test(said),
     );

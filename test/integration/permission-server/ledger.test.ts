@@ -5,7 +5,8 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { CustomObjectsApi, type V1Pod } from "@kubernetes/client-node";
-import { applyOrThrow, waitUntil } from "../../../hack/control-plane/kube";
+import { applyOrThrow } from "../../../hack/control-plane/kube";
+import { waitUntil } from "../../harness/wait";
 import type { AuthzApi } from "../../harness/authz-api";
 import { testCluster, testNamespace } from "../../harness/cluster";
 import { userRole } from "../../harness/impersonation";

@@ -3,7 +3,7 @@
 // that removes breaker entries of pods that are gone.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { waitUntil } from "../../../hack/control-plane/kube";
+import { waitUntil } from "../../harness/wait";
 import type { AuthzApi } from "../../harness/authz-api";
 import { testCluster, testNamespace } from "../../harness/cluster";
 import { forwardRevokes, type RevokeCall } from "../../harness/permission-endpoint";

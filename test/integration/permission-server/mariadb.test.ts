@@ -6,7 +6,7 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { AppsV1Api, type V1Pod } from "@kubernetes/client-node";
-import { waitUntil } from "../../../hack/control-plane/kube";
+import { waitUntil } from "../../harness/wait";
 import { startMariaDb, type MariaDb } from "../../harness/mariadb";
 import { testCluster, testNamespace } from "../../harness/cluster";
 import { forwardRevokes } from "../../harness/permission-endpoint";

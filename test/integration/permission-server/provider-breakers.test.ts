@@ -6,7 +6,7 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { createConnection, createServer, type Server, type Socket } from "node:net";
 import type { V1Pod } from "@kubernetes/client-node";
-import { waitUntil } from "../../../hack/control-plane/kube";
+import { waitUntil } from "../../harness/wait";
 import type { AuthzApi } from "../../harness/authz-api";
 import { testCluster, testNamespace } from "../../harness/cluster";
 import type { RunningServer } from "../../../permission-server/server";
@@ -118,7 +118,8 @@ describe("permission server: provider breakers with two replicas", () => {
         20_000,
       );
     }
-    // Longer than the grant timeout (5s): time with the breaker open is not counted.
+    // Kept: longer than the grant timeout (5s), proving time with the breaker open is NOT counted
+    // (no strike lands); there is no event to wait for when nothing happens.
     await sleep(6000);
     assert.deepEqual(await breakerEntries(), [], "no strike against any pod during the outage");
     await authz.setOutage(false);

@@ -4,7 +4,7 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { waitUntil } from "../../../hack/control-plane/kube";
+import { waitUntil } from "../../harness/wait";
 import { startProcess } from "../../../hack/control-plane/processes";
 import { freePort } from "../../../hack/control-plane/ports";
 import type { AuthzApi } from "../../harness/authz-api";

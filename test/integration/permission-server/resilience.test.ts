@@ -12,7 +12,7 @@ import {
   type V1Pod,
 } from "@kubernetes/client-node";
 import { main as cli } from "../../../cli/main";
-import { waitUntil } from "../../../hack/control-plane/kube";
+import { waitUntil } from "../../harness/wait";
 import type { AuthzApi } from "../../harness/authz-api";
 import { testCluster, testNamespace } from "../../harness/cluster";
 import type { RunningServer } from "../../../permission-server/server";
@@ -88,7 +88,7 @@ describe("permission server: outages and the per-pod breaker", () => {
         const status = annotation(current, "permission.bulwark.dev/status") ?? "";
         if (status.startsWith("{")) phases.add(JSON.parse(status).phase as string);
       }
-      await sleep(500);
+      await sleep(500); // sampling through the outage: no pod may EVER show backoff or blocked
     }
     assert.ok(
       phases.has("waiting"),
@@ -339,6 +339,8 @@ describe("permission server: outages and the per-pod breaker", () => {
     );
     try {
       // The server reads providers through a 3 s cache (catalog.ts): let it expire.
+      // Kept: the server's 3 s provider cache has no outside sign of expiring, and a pod tried
+      // while it still holds the wide provider would be granted, not refused.
       await sleep(3500);
       const pod = await startedPod("scoped-later-0", "scoped-later", "127.0.3.70");
       const token = await podToken(cluster, pod);

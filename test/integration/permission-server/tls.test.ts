@@ -9,7 +9,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect } from "node:tls";
-import { waitUntil } from "../../../hack/control-plane/kube";
+import { waitUntil } from "../../harness/wait";
 import { createPki } from "../../../hack/control-plane/pki";
 import { main as cli } from "../../../cli/main";
 import type { AuthzApi } from "../../harness/authz-api";

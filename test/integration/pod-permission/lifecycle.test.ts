@@ -10,7 +10,7 @@ import {
   setHeaderOptions,
   type V1Pod,
 } from "@kubernetes/client-node";
-import { waitUntil } from "../../../hack/control-plane/kube";
+import { waitUntil } from "../../harness/wait";
 import type { RevokeCall } from "../../harness/permission-endpoint";
 import { isNotFound } from "../../../kube/api-errors";
 import {

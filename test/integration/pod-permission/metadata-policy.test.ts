@@ -9,7 +9,8 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { KubernetesObjectApi, type KubernetesObject } from "@kubernetes/client-node";
-import { applyOrThrow, waitUntil } from "../../../hack/control-plane/kube";
+import { applyOrThrow } from "../../../hack/control-plane/kube";
+import { waitUntil } from "../../harness/wait";
 import {
   METADATA_POLICY,
   metadataPolicyObjects,

@@ -3,7 +3,7 @@
 // row, the backend that answered must be the one the rule names.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { waitUntil } from "../../../hack/control-plane/kube";
+import { waitUntil } from "../../harness/wait";
 import type { KubernetesObject } from "@kubernetes/client-node";
 import { ingress } from "../gateway/harness";
 import {

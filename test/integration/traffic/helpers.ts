@@ -8,6 +8,7 @@ import type { KubernetesObject } from "@kubernetes/client-node";
 import { ask, namedBackend, type Answer, type AskOptions } from "../../../gateway/proxy/testing";
 import { applyOrThrow } from "../../../hack/control-plane/kube";
 import { testCluster, testNamespace } from "../../harness/cluster";
+import { waitUntil } from "../../harness/wait";
 import {
   endpointSlice,
   ensureIngressClass,
@@ -188,11 +189,14 @@ export async function startStalledListener(): Promise<{ port: number; close(): v
     child.stdout.once("data", (data: Buffer) => resolve(Number(data.toString().trim())));
     child.once("exit", code => reject(new Error(`stalled listener exited with ${code}`)));
   });
-  // Fill the accept queue (backlog + 1 and a spare).
+  // Fill the accept queue (backlog + 1 and a spare): the kernel completes backlog + 1 = 2.
   const fillers: Socket[] = [];
-  for (let i = 0; i < 4; i++)
-    fillers.push(connect(port, localAddress()).on("error", () => undefined));
-  await new Promise(resolve => setTimeout(resolve, 300));
+  let queued = 0;
+  for (let i = 0; i < 4; i++) {
+    const socket = connect(port, localAddress()).on("error", () => undefined);
+    fillers.push(socket.on("connect", () => queued++));
+  }
+  await waitUntil("the stalled listener's accept queue to fill", () => queued >= 2, 10_000);
   return {
     port,
     close: () => {

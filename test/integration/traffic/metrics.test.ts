@@ -3,8 +3,8 @@
 // has one JSON line per request.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync, statSync } from "node:fs";
-import { waitUntil } from "../../../hack/control-plane/kube";
+import { readFileSync } from "node:fs";
+import { waitUntil } from "../../harness/wait";
 import type { Answer } from "../../../gateway/proxy/testing";
 import { ingress, type RunningGateway } from "../gateway/harness";
 import {
@@ -117,11 +117,17 @@ describe("per-host metrics and access log end to end", () => {
       });
 
       it("counts exactly the requests sent, by host, variant and status class, with durations and bytes", async () => {
-        // The access log leaves in batches every 50 ms, then through a pipe to the file: a warm-up
-        // request's line can still land after this point, so only lines stamped later count.
-        await new Promise(resolve => setTimeout(resolve, 300));
-        const logFrom = statSync(gateway.process.logFile).size;
-        const startedAt = Date.now();
+        // The access log leaves in batches every 50 ms, then through a pipe to the file: read from
+        // a line boundary (the file can end mid-line); a warm-up request's line can still land
+        // after it, so only lines stamped later count. A line is stamped (in ms) when its request
+        // ends, before its answer leaves: the warm-up's last one may share this millisecond, so
+        // the plan starts in the next.
+        const logFrom = await waitUntil("the log file to end at a line boundary", () => {
+          const text = readFileSync(gateway.process.logFile);
+          return text.length === 0 || text[text.length - 1] === 0x0a ? text.length : undefined;
+        });
+        const startedAt = Date.now() + 1;
+        await waitUntil("the next millisecond", () => Date.now() >= startedAt);
         const before = await scrape(gateway.adminPort);
         let responseBytes = 0;
         for (const { count, send } of PLAN) {

@@ -1,6 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
+import { hostname } from "node:os";
 import { errorText } from "./log";
 
 /** Runs `code` in a fresh Node process (the logger writes to the real stdout) and returns its lines. */
@@ -17,19 +18,28 @@ function linesOf(code: string): Record<string, unknown>[] {
 }
 
 describe("createLogger", () => {
-  it("writes one JSON line per event with the component, the fixed fields, a timestamp and the event's fields", () => {
+  it("writes one JSON line per event in pino's shape (as Pepr's module logs), then the component and fields", () => {
     const [line] = linesOf(
       `const { createLogger } = require("./log.ts");
        const log = createLogger("bulwark-test", "info", { self: "node-a" });
-       log.info("granted", { ns: "shop", name: "web-0" });`,
+       log.info("granted", { ns: "shop", name: "web-0", msg: "forged", level: "forged" });`,
     );
-    assert.equal(line?.message, "granted");
-    assert.equal(line?.level, "info");
+    assert.deepEqual(Object.keys(line ?? {}).slice(0, 5), [
+      "level",
+      "time",
+      "pid",
+      "hostname",
+      "msg",
+    ]);
+    assert.equal(line?.msg, "granted");
+    assert.equal(line?.level, 30);
+    assert.equal(typeof line?.pid, "number");
+    assert.equal(line?.hostname, hostname());
     assert.equal(line?.component, "bulwark-test");
     assert.equal(line?.self, "node-a");
     assert.equal(line?.ns, "shop");
     assert.equal(line?.name, "web-0");
-    assert.match(String(line?.timestamp), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d/);
+    assert.ok(Math.abs(Number(line?.time) - Date.now()) < 60_000, "time is Unix milliseconds");
   });
   it("drops events below its level", () => {
     const lines = linesOf(
@@ -38,8 +48,11 @@ describe("createLogger", () => {
        log.info("hidden"); log.debug("hidden"); log.warn("shown"); log.error("shown too");`,
     );
     assert.deepEqual(
-      lines.map(line => line.message),
-      ["shown", "shown too"],
+      lines.map(line => [line.level, line.msg]),
+      [
+        [40, "shown"],
+        [50, "shown too"],
+      ],
     );
   });
 });

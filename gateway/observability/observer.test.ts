@@ -50,13 +50,13 @@ describe("TrafficObservers", () => {
     assert.deepEqual(
       [
         lines[0]?.level,
-        lines[0]?.message,
+        lines[0]?.msg,
         lines[0]?.log,
         lines[0]?.host,
         lines[0]?.decision,
         lines[0]?.pid,
       ],
-      ["info", "request", "access", "shop.test:8080", "header x-canary=always", process.pid],
+      [30, "request", "access", "shop.test:8080", "header x-canary=always", process.pid],
     );
     assert.equal(lines[1]?.status, 503);
     assert.equal(observers.metrics, undefined);

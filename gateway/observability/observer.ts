@@ -31,28 +31,15 @@ export const DEFAULT_OBSERVE: ObserveOptions = { metrics: true, accessLog: false
  * (hack/bench/README.md).
  */
 class AccessLog {
-  // The timestamp's text, made once per millisecond rather than once per line.
-  private stampedAt = 0;
-  private stamp = "";
-
   constructor(private readonly lines: LineBatch) {}
 
   write(record: RequestRecord): void {
     // pid tells the worker processes apart.
-    this.lines.push(accessLogLine(record, process.pid, this.timestamp()));
+    this.lines.push(accessLogLine(record, process.pid, Date.now()));
   }
 
   writeRefusal(refusal: { status: number; reason: string }, client: string): void {
-    this.lines.push(refusalLogLine(refusal, client, process.pid, this.timestamp()));
-  }
-
-  private timestamp(): string {
-    const now = Date.now();
-    if (now !== this.stampedAt) {
-      this.stampedAt = now;
-      this.stamp = new Date(now).toISOString();
-    }
-    return this.stamp;
+    this.lines.push(refusalLogLine(refusal, client, process.pid, Date.now()));
   }
 }
 

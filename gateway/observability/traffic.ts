@@ -3,6 +3,9 @@
 // request and response bytes, labelled by host, ingress, service and canary/main. QPS and success
 // rate are rates of the request counter; RT percentiles come from the histograms.
 
+import { hostname } from "node:os";
+import { PINO_LEVELS } from "../../kube/log";
+
 /** One finished request, as the proxy saw it. */
 export interface RequestRecord {
   /** The rule's host as written in the Ingress ("" when no route matched): the metrics' label. */
@@ -217,36 +220,43 @@ function histogram(name: string, help: string, tallies: [Labels, HistogramTally]
 const ms = (seconds: number): number => Math.round(seconds * 1e6) / 1e3;
 const quoted = JSON.stringify;
 
+/** The fixed head of every gateway log line, pino's shape (kube/log.ts): level, time, pid, hostname. */
+function head(level: number, time: number, pid: number): string {
+  return `{"level":${level},"time":${time},"pid":${pid},"hostname":${HOSTNAME}`;
+}
+
+const HOSTNAME = JSON.stringify(hostname());
+
 /** The log line for a request the front door refused (one per connection: refusing closes it). */
 export function refusalLogLine(
   refusal: { status: number; reason: string },
   client: string,
   pid: number,
-  timestamp: string,
+  time: number,
 ): string {
   return (
-    `{"level":"warn","message":"request refused","component":"bulwark-gateway","log":"access"` +
-    `,"pid":${pid},"client":${quoted(client)},"status":${refusal.status}` +
-    `,"reason":${quoted(refusal.reason)},"timestamp":${quoted(timestamp)}}\n`
+    `${head(PINO_LEVELS.warn ?? 40, time, pid)},"msg":"request refused","component":"bulwark-gateway"` +
+    `,"log":"access","client":${quoted(client)},"status":${refusal.status}` +
+    `,"reason":${quoted(refusal.reason)}}\n`
   );
 }
 
 /**
- * The access log line for one request: JSON in the shape of the gateway's winston lines (level,
- * message, component, timestamp) with what ingress-nginx's log carries plus the canary decision.
- * Written as a template with each string quoted by JSON.stringify: the same JSON as stringifying
- * an object, at about half the cost, which matters once per request.
+ * The access log line for one request: JSON in the shape of every Bulwark log line (kube/log.ts:
+ * pino's level, time, pid, hostname, msg) with what ingress-nginx's log carries plus the canary
+ * decision. Written as a template with each string quoted by JSON.stringify: the same JSON as
+ * stringifying an object, at about half the cost, which matters once per request.
  */
-export function accessLogLine(record: RequestRecord, pid: number, timestamp: string): string {
+export function accessLogLine(record: RequestRecord, pid: number, time: number): string {
   const upstreamMs = record.upstreamSeconds === undefined ? -1 : ms(record.upstreamSeconds);
   return (
-    `{"level":"info","message":"request","component":"bulwark-gateway","log":"access","pid":${pid}` +
+    `${head(PINO_LEVELS.info ?? 30, time, pid)},"msg":"request","component":"bulwark-gateway","log":"access"` +
     `,"host":${quoted(record.authority)},"rule_host":${quoted(record.host)}` +
     `,"method":${quoted(record.method)},"path":${quoted(record.path)},"status":${record.status}` +
     `,"ingress":${quoted(record.ingress)},"service":${quoted(record.service)}` +
     `,"variant":${quoted(record.variant)},"upstream":${quoted(record.upstream)}` +
     `,"decision":${quoted(record.decision)},"request_bytes":${record.requestBytes}` +
     `,"response_bytes":${record.responseBytes},"duration_ms":${ms(record.durationSeconds)}` +
-    `,"upstream_ms":${upstreamMs},"timestamp":${quoted(timestamp)}}\n`
+    `,"upstream_ms":${upstreamMs}}\n`
   );
 }

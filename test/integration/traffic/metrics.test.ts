@@ -179,7 +179,7 @@ describe("per-host metrics and access log end to end", () => {
           "an access log line per request",
           async () => {
             const found = accessLines(gateway.process.logFile, logFrom).filter(
-              l => Date.parse(String(l.timestamp)) >= startedAt,
+              l => Number(l.time) >= startedAt,
             );
             return found.length >= sent ? found : undefined;
           },

@@ -1,7 +1,7 @@
 // bulwark-permission-server: answers the injected init containers, grants each pod's permissions
 // through the providers (rate-limited, with breakers and backoff), serves the finalizer path's
 // revoke call. Several replicas share their state through Kubernetes objects (README.md).
-import { providerBuilder } from "./build-provider";
+import { providerBuilder } from "./providers/build";
 import { createLogger } from "../kube/log";
 import { startServer } from "./server";
 import { loadSettings } from "./settings";

@@ -26,7 +26,7 @@ import {
 } from "../../core/names";
 import { runInit } from "../../init/client";
 import { loadInitSettings } from "../../init/settings";
-import { providerBuilder } from "../../permission-server/build-provider";
+import { providerBuilder } from "../../permission-server/providers/build";
 import { createLogger } from "../../kube/log";
 import { startServer } from "../../permission-server/server";
 import { loadSettings } from "../../permission-server/settings";

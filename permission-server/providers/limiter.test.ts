@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { getEventListeners } from "node:events";
 import { describe, it } from "node:test";
-import { FakeClock, flushPromises } from "./fake-clock";
+import { FakeClock, flushPromises } from "./testkit";
 import { limiterOptionsProblem, ProviderLimiter, type LimiterOptions } from "./limiter";
 import { TransientProviderError } from "./types";
 

@@ -50,21 +50,21 @@ const ALLOWED: Record<string, Check[]> = {
     ["watch", "", "configmaps", NS, "bulwark-checksum-keys"],
   ],
   "bulwark-permission-server": [
-    ["create", "authentication.k8s.io", "tokenreviews", ""], // auth.ts
-    ["create", "authorization.k8s.io", "subjectaccessreviews", ""], // auth.ts authorizePodPatcher
-    ["list", "", "pods", ""], // pod-cache.ts informer, revoker.ts, prune
+    ["create", "authentication.k8s.io", "tokenreviews", ""], // http/auth.ts
+    ["create", "authorization.k8s.io", "subjectaccessreviews", ""], // http/auth.ts authorizePodPatcher
+    ["list", "", "pods", ""], // pods/cache.ts informer, grants/revoker.ts, prune
     ["watch", "", "pods", ""],
-    ["get", "", "pods", "shop"], // pod-cache.ts readNamespacedPod
+    ["get", "", "pods", "shop"], // pods/cache.ts readNamespacedPod
     ["patch", "", "pods", "shop"], // kube.ts patchPodAnnotations
-    ["get", "bulwark.dev", "permissiongroups", "shop"], // catalog.ts
-    ["get", "bulwark.dev", "permissionproviders", ""], // catalog.ts
-    ["get", "", "namespaces", ""], // catalog.ts: a group's namespace's labels
-    ["get", "", "secrets", "vault"], // catalog.ts credentialsSecretRef
-    ["create", "", "events", "shop"], // events.ts
-    ["get", "", "configmaps", NS], // breaker-store.ts
+    ["get", "bulwark.dev", "permissiongroups", "shop"], // providers/catalog.ts
+    ["get", "bulwark.dev", "permissionproviders", ""], // providers/catalog.ts
+    ["get", "", "namespaces", ""], // providers/catalog.ts: a group's namespace's labels
+    ["get", "", "secrets", "vault"], // providers/catalog.ts credentialsSecretRef
+    ["create", "", "events", "shop"], // pods/events.ts
+    ["get", "", "configmaps", NS], // kube/breaker-store.ts
     ["create", "", "configmaps", NS],
     ["update", "", "configmaps", NS],
-    ["create", "bulwark.dev", "permissiongrants", NS], // ledger.ts
+    ["create", "bulwark.dev", "permissiongrants", NS], // grants/ledger.ts
     ["update", "bulwark.dev", "permissiongrants", NS],
     ["delete", "bulwark.dev", "permissiongrants", NS],
     ["list", "bulwark.dev", "permissiongrants", NS],

@@ -5,7 +5,7 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { V1Pod } from "@kubernetes/client-node";
 import { waitUntil } from "../../harness/wait";
-import { ClaimedPod } from "../../../permission-server/claimed-pod";
+import { ClaimedPod } from "../../../permission-server/pods/claimed-pod";
 import { makeKube, type Kube } from "../../../permission-server/kube";
 import type { RunningServer } from "../../../permission-server/server";
 import type { AuthzApi } from "../../harness/authz-api";

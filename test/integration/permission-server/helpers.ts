@@ -8,7 +8,7 @@ import type { PermissionProviderSpec } from "../../../core/permission";
 import { runInit, type InitResult } from "../../../init/client";
 import { trustingFetch } from "../../../kube/trusting-fetch";
 import { loadInitSettings } from "../../../init/settings";
-import { providerBuilder } from "../../../permission-server/build-provider";
+import { providerBuilder } from "../../../permission-server/providers/build";
 import { createLogger } from "../../../kube/log";
 import { startServer, type RunningServer } from "../../../permission-server/server";
 import { loadSettings } from "../../../permission-server/settings";

@@ -338,7 +338,7 @@ describe("permission server: outages and the per-pod breaker", () => {
       setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
     );
     try {
-      // The server reads providers through a 3 s cache (catalog.ts): let it expire.
+      // The server reads providers through a 3 s cache (permission-server/providers/catalog.ts): let it expire.
       // Kept: the server's 3 s provider cache has no outside sign of expiring, and a pod tried
       // while it still holds the wide provider would be granted, not refused.
       await sleep(3500);

@@ -8,14 +8,14 @@ import {
   type PermissionProviderSpec,
   type ProviderInfo,
   type ResolvedPermissionGroup,
-} from "../core/permission";
-import { formatErrors } from "../core/result";
-import type { ProviderHandle } from "./grant-job";
-import { apiMessage, isNotFound } from "../kube/api-errors";
-import type { Kube } from "./kube";
-import { JobSlots } from "./job-slots";
-import { ProviderBreaker } from "./provider-breaker";
-import type { Provider } from "./providers/types";
+} from "../../core/permission";
+import { formatErrors } from "../../core/result";
+import type { ProviderHandle } from "../grants/job";
+import { apiMessage, isNotFound } from "../../kube/api-errors";
+import type { Kube } from "../kube";
+import { JobSlots } from "../grants/job-slots";
+import { ProviderBreaker } from "./breaker";
+import type { Provider } from "./types";
 
 const API = { group: "bulwark.dev", version: "v1alpha1" } as const;
 

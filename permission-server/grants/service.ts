@@ -11,27 +11,21 @@ import {
   PERMISSION_GRANT_ANNOTATION,
   PERMISSION_GROUP_ANNOTATION,
   PERMISSION_STATUS_ANNOTATION,
-} from "../core/names";
-import { isBreakerOpen, serializeGrantRecord, type GrantRecord } from "../core/permission";
-import { withGranted, withIntent } from "../core/permission/ledger";
-import type { BreakerStore } from "../kube/breaker-store";
-import { CatalogError, type Catalog } from "./catalog";
-import { otherHolder } from "../core/permission/claim";
-import { ClaimedPod, ClaimLostError } from "./claimed-pod";
-import { recordPodEvent, type EventNote } from "./events";
-import {
-  runGrantJob,
-  type Clock,
-  type JobOutcome,
-  type JobProgress,
-  type JobTiming,
-} from "./grant-job";
-import { isConflict } from "../kube/api-errors";
-import { patchPodAnnotations, type Kube } from "./kube";
+} from "../../core/names";
+import { isBreakerOpen, serializeGrantRecord, type GrantRecord } from "../../core/permission";
+import { withGranted, withIntent } from "../../core/permission/ledger";
+import type { BreakerStore } from "../../kube/breaker-store";
+import { CatalogError, type Catalog } from "../providers/catalog";
+import { otherHolder } from "../../core/permission/claim";
+import { ClaimedPod, ClaimLostError } from "../pods/claimed-pod";
+import { recordPodEvent, type EventNote } from "../pods/events";
+import { runGrantJob, type Clock, type JobOutcome, type JobProgress, type JobTiming } from "./job";
+import { isConflict } from "../../kube/api-errors";
+import { patchPodAnnotations, type Kube } from "../kube";
 import type { GrantLedger } from "./ledger";
-import { errorText, type Logger } from "../kube/log";
-import type { Metrics } from "./metrics";
-import type { PodCache } from "./pod-cache";
+import { errorText, type Logger } from "../../kube/log";
+import type { Metrics } from "../metrics";
+import type { PodCache } from "../pods/cache";
 import {
   afterFailure,
   afterSuccess,
@@ -39,7 +33,7 @@ import {
   isEmptyEntry,
   type Gate,
   type PodEntry,
-} from "../core/permission/pod-retry";
+} from "../../core/permission/pod-retry";
 import {
   applyOutcome,
   applyProgress,
@@ -52,14 +46,14 @@ import {
   type Planned,
 } from "./plan";
 import type { Revoker } from "./revoker";
-import type { Settings } from "./settings";
+import type { Settings } from "../settings";
 import {
   failureSummary,
   isGrantedTo,
   parseGrantStatus,
   serializeGrantStatus,
   type GrantStatus,
-} from "../core/permission/grant-status";
+} from "../../core/permission/grant-status";
 
 export interface GrantServiceDeps {
   kube: Kube;

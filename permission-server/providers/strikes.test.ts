@@ -4,9 +4,9 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { classifyFailure } from "./providers/http";
+import { classifyFailure } from "./http";
 
-const README = readFileSync(join(__dirname, "README.md"), "utf8");
+const README = readFileSync(join(__dirname, "..", "README.md"), "utf8");
 
 /** "HTTP 400-407, 409-428" → the statuses it names. */
 function statuses(cell: string): number[] {

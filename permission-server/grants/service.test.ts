@@ -12,15 +12,15 @@ import {
   PERMISSION_GRANT_ANNOTATION,
   PERMISSION_GROUP_ANNOTATION,
   PERMISSION_STATUS_ANNOTATION,
-} from "../core/names";
-import type { LedgerSpec } from "../core/permission/ledger";
-import { waitUntil } from "../test/harness/wait";
-import type { Clock, ProviderHandle } from "./grant-job";
-import { GrantService, type GrantServiceDeps } from "./grants";
+} from "../../core/names";
+import type { LedgerSpec } from "../../core/permission/ledger";
+import { waitUntil } from "../../test/harness/wait";
+import type { Clock, ProviderHandle } from "./job";
+import { GrantService, type GrantServiceDeps } from "./service";
 import { JobSlots } from "./job-slots";
-import { Metrics } from "./metrics";
-import { ProviderBreaker } from "./provider-breaker";
-import type { GrantState, Provider } from "./providers/types";
+import { Metrics } from "../metrics";
+import { ProviderBreaker } from "../providers/breaker";
+import type { GrantState, Provider } from "../providers/types";
 
 /** Years before the real clock: anything read from Date instead of the clock is far off. */
 const T0 = Date.parse("2020-01-01T00:00:00.000Z");

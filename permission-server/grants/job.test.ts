@@ -1,20 +1,14 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import {
-  runGrantJob,
-  retryWait,
-  type Clock,
-  type JobProgress,
-  type ProviderHandle,
-} from "./grant-job";
+import { runGrantJob, retryWait, type Clock, type JobProgress, type ProviderHandle } from "./job";
 import { JobSlots } from "./job-slots";
-import { ProviderBreaker } from "./provider-breaker";
+import { ProviderBreaker } from "../providers/breaker";
 import {
   TransientProviderError,
   type GrantRequest,
   type GrantState,
   type Provider,
-} from "./providers/types";
+} from "../providers/types";
 
 /** Time that moves only when the job sleeps. */
 function fakeClock(): Clock & { t: number } {

@@ -9,11 +9,11 @@ import {
   type GrantRequest,
   type GrantState,
   type Provider,
-} from "./providers/types";
-import { backoffWait, UNBOUNDED_STEPS, type Backoff } from "../core/backoff";
-import { errorText } from "../kube/log";
+} from "../providers/types";
+import { backoffWait, UNBOUNDED_STEPS, type Backoff } from "../../core/backoff";
+import { errorText } from "../../kube/log";
 import type { JobSlots } from "./job-slots";
-import type { ProviderBreaker } from "./provider-breaker";
+import type { ProviderBreaker } from "../providers/breaker";
 
 /** What the job needs of one provider: the backend, its breaker and its limiter. */
 export interface ProviderHandle {

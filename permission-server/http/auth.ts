@@ -4,7 +4,7 @@
 // server's audience) is reviewed, then a SubjectAccessReview asks whether that user may patch
 // the pod: whoever may remove the pod's finalizer may as well ask us to revoke its grants.
 import { createHash } from "node:crypto";
-import type { Kube } from "./kube";
+import type { Kube } from "../kube";
 
 export const POD_NAME_EXTRA = "authentication.kubernetes.io/pod-name";
 export const POD_UID_EXTRA = "authentication.kubernetes.io/pod-uid";

@@ -1,14 +1,14 @@
-// A pod this replica holds the claim on (claim.ts): every write to its annotations carries the
+// A pod this replica holds the claim on (core/permission/claim.ts): every write to its annotations carries the
 // resourceVersion last seen and renews the claim. A 409 Conflict (kubelet and controllers write
 // pods too) means: re-read, and if the claim is still ours write again, else the claim is lost
 // (another replica took over after it expired) and the attempt stops. Writes are coalesced: the
 // latest annotations win, one write in flight at a time.
 import type { V1Pod } from "@kubernetes/client-node";
-import { PERMISSION_CLAIM_ANNOTATION } from "../core/names";
-import { mayClaim, newClaim, serializeClaim } from "../core/permission/claim";
-import { isConflict, isNotFound } from "../kube/api-errors";
-import { patchPodAnnotations, type Kube } from "./kube";
-import type { PodCache } from "./pod-cache";
+import { PERMISSION_CLAIM_ANNOTATION } from "../../core/names";
+import { mayClaim, newClaim, serializeClaim } from "../../core/permission/claim";
+import { isConflict, isNotFound } from "../../kube/api-errors";
+import { patchPodAnnotations, type Kube } from "../kube";
+import type { PodCache } from "./cache";
 
 export type Annotations = Record<string, string | null>;
 

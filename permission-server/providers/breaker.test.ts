@@ -1,6 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { ProviderBreaker } from "./provider-breaker";
+import { ProviderBreaker } from "./breaker";
 
 function breaker() {
   const time = { now: 0 };

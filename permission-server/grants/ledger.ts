@@ -6,16 +6,16 @@ import {
   PERMISSION_API_GROUP,
   PERMISSION_API_VERSION,
   permissionKinds,
-} from "../capabilities/pod-permission/permission-crds";
-import { formatErrors } from "../core/result";
+} from "../../capabilities/pod-permission/permission-crds";
+import { formatErrors } from "../../core/result";
 import {
   ledgerIpLabel,
   ledgerLabels,
   parseLedgerSpec,
   type Ledger,
   type LedgerSpec,
-} from "../core/permission/ledger";
-import { isConflict, isNotFound } from "../kube/api-errors";
+} from "../../core/permission/ledger";
+import { isConflict, isNotFound } from "../../kube/api-errors";
 
 const MAX_TRIES = 20;
 const KIND = permissionKinds.grant;

@@ -1,7 +1,7 @@
 // What one attempt grants, and the status it reports: pure helpers of the grant service.
-import type { GrantRecord, ResolvedPermissionGroup } from "../core/permission";
-import type { JobOutcome, JobProgress } from "./grant-job";
-import type { GrantStatus, Phase, PermissionProgress } from "../core/permission/grant-status";
+import type { GrantRecord, ResolvedPermissionGroup } from "../../core/permission";
+import type { JobOutcome, JobProgress } from "./job";
+import type { GrantStatus, Phase, PermissionProgress } from "../../core/permission/grant-status";
 
 /** One grant to run: a permission of the group, or the CMDB registration. */
 export type Planned = GrantRecord["permissions"][number];

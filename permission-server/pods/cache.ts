@@ -2,11 +2,11 @@
 // long-polls are answered from memory, whichever replica wrote the status. Our own writes are fed
 // in too (the API server's answer), so a waiter hears about them before the watch delivers them.
 import { makeInformer, type V1Pod } from "@kubernetes/client-node";
-import { PERMISSION_MANAGED_LABEL } from "../core/names";
-import { isNotFound } from "../kube/api-errors";
-import { keepWatching } from "../kube/informer";
-import type { Kube } from "./kube";
-import type { Logger } from "../kube/log";
+import { PERMISSION_MANAGED_LABEL } from "../../core/names";
+import { isNotFound } from "../../kube/api-errors";
+import { keepWatching } from "../../kube/informer";
+import type { Kube } from "../kube";
+import type { Logger } from "../../kube/log";
 
 const key = (namespace: string, name: string): string => `${namespace}/${name}`;
 

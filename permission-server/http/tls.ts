@@ -5,7 +5,7 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { Server as HttpsServer } from "node:https";
 import { createSecureContext } from "node:tls";
-import { errorText, type Logger } from "../kube/log";
+import { errorText, type Logger } from "../../kube/log";
 
 export interface TlsPaths {
   certPath: string;

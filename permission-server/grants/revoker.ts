@@ -5,13 +5,18 @@
 // place, and providers whose grants share state per IP are told what others still hold there.
 // Providers treat "already absent" as success.
 import { z } from "zod";
-import { holdersOf, heldByOthers, withoutEntry, type LedgerEntry } from "../core/permission/ledger";
-import type { Catalog } from "./catalog";
-import type { ProviderHandle } from "./grant-job";
+import {
+  holdersOf,
+  heldByOthers,
+  withoutEntry,
+  type LedgerEntry,
+} from "../../core/permission/ledger";
+import type { Catalog } from "../providers/catalog";
+import type { ProviderHandle } from "./job";
 import type { GrantLedger } from "./ledger";
-import { errorText, type Logger } from "../kube/log";
-import type { Metrics } from "./metrics";
-import type { RevokeRequest as ProviderRevoke } from "./providers/types";
+import { errorText, type Logger } from "../../kube/log";
+import type { Metrics } from "../metrics";
+import type { RevokeRequest as ProviderRevoke } from "../providers/types";
 
 /**
  * The body revoke.ts sends: the pod's namespace, name and UID. Anything else (an older module

@@ -1,8 +1,8 @@
 // Whether a pod may be granted for its init client's call, from the API object alone (pure).
 // Definitive problems (the pod is not one of Bulwark's, or not the caller) make the init client
 // exit non-zero; transient ones (the IP not posted yet) make it retry.
-import { PERMISSION_GROUP_ANNOTATION, POD_PERMISSION_FINALIZER } from "../core/names";
-import type { PermissionPod } from "../core/permission";
+import { PERMISSION_GROUP_ANNOTATION, POD_PERMISSION_FINALIZER } from "../../core/names";
+import type { PermissionPod } from "../../core/permission";
 
 export interface PodProblem {
   status: 403 | 409 | 412;

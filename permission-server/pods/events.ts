@@ -1,9 +1,9 @@
 // Events on the pod (`kubectl describe pod` shows them): Granted, GrantFailed, GrantBlocked,
 // Revoked, recorded through kube/events.ts with the permission server's client.
 import type { V1Pod } from "@kubernetes/client-node";
-import { recordEvent, type EventNote, type EventRecorder } from "../kube/events";
-import type { Logger } from "../kube/log";
-import type { Kube } from "./kube";
+import { recordEvent, type EventNote, type EventRecorder } from "../../kube/events";
+import type { Logger } from "../../kube/log";
+import type { Kube } from "../kube";
 
 export type { EventNote };
 

@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { podProblem } from "./pod-checks";
-import { planGrants, CMDB_PERMISSION } from "./plan";
+import { podProblem } from "./checks";
+import { planGrants, CMDB_PERMISSION } from "../grants/plan";
 
 const POD = {
   metadata: {

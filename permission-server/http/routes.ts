@@ -8,22 +8,22 @@
 import type { V1Pod } from "@kubernetes/client-node";
 import express, { type Request, type Response } from "express";
 import { z } from "zod";
-import { formatErrors } from "../core/result";
-import { issueErrors } from "../core/permission";
-import { PERMISSION_CLAIM_ANNOTATION, PERMISSION_STATUS_ANNOTATION } from "../core/names";
-import { otherHolder } from "../core/permission/claim";
+import { formatErrors } from "../../core/result";
+import { issueErrors } from "../../core/permission";
+import { PERMISSION_CLAIM_ANNOTATION, PERMISSION_STATUS_ANNOTATION } from "../../core/names";
+import { otherHolder } from "../../core/permission/claim";
 import { authenticatePod, authorizePodPatcher, bearerToken, type TokenReviewer } from "./auth";
-import type { BreakerStore } from "../kube/breaker-store";
-import type { GrantService } from "./grants";
-import type { Kube } from "./kube";
-import { errorText, type Logger } from "../kube/log";
-import type { Metrics } from "./metrics";
-import type { PodCache } from "./pod-cache";
-import { podProblem } from "./pod-checks";
-import { afterReset } from "../core/permission/pod-retry";
-import { NotThisPodError, revokeRequestSchema, type Revoker } from "./revoker";
-import type { GrantLedger } from "./ledger";
-import { initVerdict, parseGrantStatus } from "../core/permission/grant-status";
+import type { BreakerStore } from "../../kube/breaker-store";
+import type { GrantService } from "../grants/service";
+import type { Kube } from "../kube";
+import { errorText, type Logger } from "../../kube/log";
+import type { Metrics } from "../metrics";
+import type { PodCache } from "../pods/cache";
+import { podProblem } from "../pods/checks";
+import { afterReset } from "../../core/permission/pod-retry";
+import { NotThisPodError, revokeRequestSchema, type Revoker } from "../grants/revoker";
+import type { GrantLedger } from "../grants/ledger";
+import { initVerdict, parseGrantStatus } from "../../core/permission/grant-status";
 
 export interface HttpDeps {
   kube: Kube;

@@ -11,7 +11,9 @@
 # (hack/node-runtime/fetch.sh), so what they run is what the image runs.
 ARG NODE_VERSION=24.22.3
 
-# ---- build: all dependencies, the Pepr build (type-checks and bundles the module), the package
+# ---- build: all dependencies, the Pepr build (type-checks the project and bundles the module),
+# the package: `npm pack` runs prepack (packaging/compile.ts), which compiles each program into a
+# JavaScript bundle in build/, and packs bin/ and build/ (package.json "files"), no TypeScript.
 FROM node:${NODE_VERSION}-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
@@ -21,7 +23,9 @@ RUN npm run build \
  && npm pack --pack-destination /tmp \
  && mv /tmp/bulwark-*.tgz /tmp/bulwark.tgz
 
-# ---- runtime: production dependencies from the lockfile, the packed files, a non-root user
+# ---- runtime: production dependencies from the lockfile (tsx is a dev dependency), the packed
+# files, a non-root user. Plain `node` runs the compiled bundles; nothing is compiled at start-up
+# and nothing writes to a temp folder, so the root file system can be read-only with no /tmp.
 FROM node:${NODE_VERSION}-slim AS runtime
 ENV NODE_ENV=production \
     NPM_CONFIG_UPDATE_NOTIFIER=false
@@ -35,7 +39,7 @@ RUN tar -xzf /tmp/bulwark.tgz --strip-components=1 -C /app --no-same-owner \
  && rm /tmp/bulwark.tgz \
  && chmod -R a+rX /app
 # node:*-slim's `node` user (UID 1000); the injected init container runs as 65532, which only
-# needs to read /app. Manifests mount an emptyDir on /tmp for tsx's compile cache.
+# needs to read /app.
 USER 1000:1000
 ENTRYPOINT ["node", "/app/bin/bulwark.js"]
 CMD ["init"]

@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 const tsconfigRootDir = path.dirname(fileURLToPath(import.meta.url));
 
 export default [
-  { ignores: ["**/node_modules", "**/dist", "manifests/**", ".bulwark/**"] },
+  { ignores: ["**/node_modules", "**/dist", "build/**", "manifests/**", ".bulwark/**"] },
   js.configs.recommended,
   ...tsPlugin.configs["flat/recommended"],
   {

@@ -1,19 +1,28 @@
-// Each entrypoint exactly as the image runs it: the package as `npm pack` makes it (package.json
-// "files"), installed with production dependencies only into a fresh folder, started through
-// bin/bulwark.js with the program as the first argument and an environment that has none of
-// Bulwark's settings, on the image's Node.js (the Dockerfile's NODE_VERSION, fetched once by
-// hack/node-runtime). No Docker engine exists here, so this stands in for building the image.
-// (It needs the npm registry, not the control plane.)
+// Each entrypoint exactly as the image runs it, built as the Dockerfile builds the image: the
+// package as `npm pack` makes it (its prepack compiles build/, package.json "files" ships bin/ and
+// build/ only), laid over the production dependencies `npm ci --omit=dev` installs from the
+// lockfile, started through bin/bulwark.js with the program as the first argument, on the image's
+// Node.js (the Dockerfile's NODE_VERSION, fetched once by hack/node-runtime). So what runs is the
+// compiled JavaScript with no tsx and no dev dependency. No Docker engine exists here, so this
+// stands in for building the image. (It needs the npm registry; the control plane only for the
+// gateway that serves.)
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { once } from "node:events";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { connect } from "node:tls";
 import { promisify } from "node:util";
 import { ROOT } from "../../../packaging/build";
+import { ENTRIES as COMPILED_ENTRIES } from "../../../packaging/compile";
 import { imageNode } from "../../../hack/node-runtime/runtime";
+import { startProcess } from "../../../hack/control-plane/processes";
 import packageJson from "../../../package.json";
+import { testCluster, testNamespace } from "../../harness/cluster";
+import { ensureIngressClass } from "../gateway/harness";
+import { waitUntil } from "../../harness/wait";
 
 const exec = promisify(execFile);
 const VERSION = packageJson.version;
@@ -45,16 +54,18 @@ interface Outcome {
 
 describe("the image's entrypoints, from `npm pack` with production dependencies only", () => {
   const dir = mkdtempSync(join(tmpdir(), "bulwark-entrypoints-"));
-  const installed = join(dir, "node_modules", "bulwark");
-  const bin = join(installed, "bin", "bulwark.js");
+  /** The image's /app. */
+  const app = join(dir, "app");
+  const bin = join(app, "bin", "bulwark.js");
   let node = "";
+  let packedFiles: string[] = [];
 
   /** Runs `bulwark ARGS` as the image does, with a bare environment (no KUBECONFIG, no BULWARK_*). */
   async function bulwark(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Outcome> {
     const bare = { PATH: process.env.PATH, HOME: dir, TMPDIR: join(dir, "tmp"), ...env };
     try {
       const { stdout, stderr } = await exec(node, [bin, ...args], {
-        cwd: dir,
+        cwd: app,
         env: bare,
         timeout: 60_000,
       });
@@ -68,16 +79,25 @@ describe("the image's entrypoints, from `npm pack` with production dependencies 
 
   before(async () => {
     node = imageNode();
-    const packed = await exec("npm", ["pack", "--json", "--pack-destination", dir], { cwd: ROOT });
-    const [pack] = JSON.parse(packed.stdout) as { filename: string }[];
+    // The Dockerfile's build stage: `npm pack` (prepack compiles build/; its log is on stderr).
+    const packed = await exec("npm", ["pack", "--json", "--pack-destination", dir], {
+      cwd: ROOT,
+      timeout: 300_000,
+      maxBuffer: 16 * 1024 * 1024,
+    });
+    const [pack] = JSON.parse(packed.stdout) as { filename: string; files: { path: string }[] }[];
     assert.ok(pack, "npm pack made a tarball");
-    const filename = pack.filename;
-    writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "image", private: true }));
-    await exec(
-      "npm",
-      ["install", "--omit=dev", "--no-audit", "--no-fund", "--prefer-offline", join(dir, filename)],
-      { cwd: dir, timeout: 600_000, maxBuffer: 16 * 1024 * 1024 },
-    );
+    packedFiles = pack.files.map(f => f.path);
+    // Its runtime stage: production dependencies from the lockfile, then the packed files over them.
+    mkdirSync(app);
+    for (const file of ["package.json", "package-lock.json"])
+      copyFileSync(join(ROOT, file), join(app, file));
+    await exec("npm", ["ci", "--omit=dev", "--no-audit", "--no-fund", "--prefer-offline"], {
+      cwd: app,
+      timeout: 600_000,
+      maxBuffer: 16 * 1024 * 1024,
+    });
+    await exec("tar", ["-xzf", join(dir, pack.filename), "--strip-components=1", "-C", app]);
   });
 
   after(() => rmSync(dir, { recursive: true, force: true }));
@@ -89,26 +109,24 @@ describe("the image's entrypoints, from `npm pack` with production dependencies 
     assert.equal(stdout.trim(), `v${pinned[1]}`);
   });
 
-  it("ships the runtime's sources and no tests; installs no dev dependencies", () => {
-    for (const folder of [
-      "bin",
-      "cli",
-      "core",
-      "kube",
-      ...ENTRIES.map(e => (e.entry === "edge-health" ? "edge-health-daemon" : e.entry)),
-    ]) {
-      assert.ok(existsSync(join(installed, folder)), `${folder}/ is in the package`);
+  it("ships bin/bulwark.js and the compiled bundles, no TypeScript; installs no dev dependencies", () => {
+    for (const entry of COMPILED_ENTRIES) {
+      const bundle = join("build", entry.replace(/\.ts$/, ".js"));
+      assert.ok(packedFiles.includes(bundle), `${bundle} is in the package`);
+      assert.ok(existsSync(join(app, bundle)), `${bundle} is installed`);
     }
-    const files = readdirSync(installed, { recursive: true }).map(String);
-    assert.deepEqual(
-      files.filter(f => f.endsWith(".test.ts")),
-      [],
+    const unexpected = packedFiles.filter(
+      f => !/^build\/.+\.js(\.map)?$/.test(f) && !["bin/bulwark.js", "package.json"].includes(f),
     );
-    assert.ok(!files.some(f => f.startsWith("hack") || f.startsWith("test")), "no hack/ or test/");
-    for (const dev of ["fastify", "@fastify/http-proxy", "@types/express"]) {
-      assert.ok(!existsSync(join(dir, "node_modules", dev)), `${dev} is a dev dependency`);
+    assert.deepEqual(
+      unexpected.filter(f => !["LICENSE", "README.md"].includes(f)),
+      [],
+      "nothing but bin/, build/ and npm's own files",
+    );
+    // tsx among them: nothing in the image compiles TypeScript at run time.
+    for (const dev of ["fastify", "@fastify/http-proxy", "@types/express", "tsx"]) {
+      assert.ok(!existsSync(join(app, "node_modules", dev)), `${dev} is a dev dependency`);
     }
-    assert.ok(existsSync(join(dir, "node_modules", "tsx")), "tsx runs the TypeScript");
   });
 
   for (const { entry, missing, env } of ENTRIES) {
@@ -148,9 +166,83 @@ describe("the image's entrypoints, from `npm pack` with production dependencies 
   });
 
   it("runs with a read-only root file system (the injected init container has no /tmp)", async () => {
-    // A temp dir that cannot be created, as on a read-only root: tsx's cache is turned off.
-    const outcome = await bulwark(["init", "--version"], { TMPDIR: "/dev/null/tmp" });
-    assert.equal(outcome.code, 0, outcome.stderr);
-    assert.ok(outcome.stdout.includes(VERSION));
+    // A temp dir that cannot be created, as on a read-only root with no /tmp volume: the compiled
+    // programs write no temp files (no compile cache, no openssl scratch folder).
+    for (const entry of ENTRIES) {
+      const outcome = await bulwark([entry.entry, "--version"], { TMPDIR: "/dev/null/tmp" });
+      assert.equal(outcome.code, 0, outcome.stderr);
+      assert.ok(outcome.stdout.includes(VERSION));
+    }
+  });
+
+  it("bulwark gateway serves from the bundles: ready, two data-plane workers, its own default certificate", async t => {
+    const cluster = testCluster();
+    // Ready needs a good view, which needs the IngressClass it serves.
+    await ensureIngressClass(cluster.kc);
+    const [namespace, removeNamespace] = await testNamespace(cluster, "entrypoint-gateway");
+    const stateDir = join(dir, "gateway-state");
+    mkdirSync(stateDir);
+    const spawned = performance.now();
+    const gateway = startProcess("bulwark-gateway-0", node, [bin, "gateway"], {
+      cwd: app,
+      logFile: join(dir, "gateway.log"),
+      env: {
+        PATH: process.env.PATH,
+        HOME: dir,
+        // No writable temp folder, as with a read-only root and no /tmp volume.
+        TMPDIR: "/dev/null/tmp",
+        KUBECONFIG: cluster.kubeconfigPath,
+        BULWARK_POD_NAME: "bulwark-gateway-0",
+        BULWARK_STATE_DIR: stateDir,
+        BULWARK_WATCH_NAMESPACES: namespace,
+        BULWARK_LISTEN_HOST: "127.0.0.1",
+        BULWARK_HTTP_PORT: "0",
+        BULWARK_HTTPS_PORT: "0",
+        BULWARK_ADMIN_PORT: "0",
+        // node:cluster workers run build/gateway/data-plane-worker.js, next to the gateway's bundle.
+        BULWARK_WORKERS: "2",
+        BULWARK_DRAIN_SECONDS: "1",
+        LOG_LEVEL: "info",
+      },
+    });
+    let exited: number | string | undefined;
+    void gateway.exited.then(code => (exited = code));
+    try {
+      const running = (): string => {
+        const log = existsSync(gateway.logFile) ? readFileSync(gateway.logFile, "utf8") : "";
+        if (exited !== undefined)
+          throw new Error(`gateway exited (${exited}):\n${log.slice(-2000)}`);
+        return log;
+      };
+      const ports = await waitUntil("the gateway's started line", () => {
+        const line = running()
+          .split("\n")
+          .find(l => l.includes('"gateway started"'));
+        return line ? (JSON.parse(line) as { httpsPort: number; adminPort: number }) : undefined;
+      });
+      const admin = `http://127.0.0.1:${ports.adminPort}`;
+      await waitUntil(
+        "the gateway's /readyz",
+        async () => running() && (await fetch(`${admin}/readyz`)).status === 200,
+        60_000,
+      ).catch(async (error: Error) => {
+        const health = await fetch(`${admin}/healthz`).then(r => r.text(), String);
+        throw new Error(`${error.message}\n/healthz: ${health}\n${running().slice(-3000)}`);
+      });
+      t.diagnostic(`ready ${Math.round(performance.now() - spawned)} ms after spawn`);
+      const socket = connect({
+        host: "127.0.0.1",
+        port: ports.httpsPort,
+        servername: "unknown.test",
+        rejectUnauthorized: false,
+      });
+      await once(socket, "secureConnect");
+      const served = socket.getPeerX509Certificate();
+      socket.destroy();
+      assert.equal(served?.subject, "CN=bulwark-gateway-default");
+    } finally {
+      await gateway.stop(10_000);
+      await removeNamespace();
+    }
   });
 });

@@ -14,7 +14,13 @@ import type {
 import { imageFromArgs, ROOT, valuesFromArgs } from "./build";
 import { readYamlObjects } from "../hack/control-plane/kube";
 import { configureModule, defaultValues, DEFAULT_IMAGE } from "./manifests";
-import { configuredChartValues, repairChartYaml, webhookTemplates } from "./manifests/pepr-chart";
+import {
+  configuredChartValues,
+  moduleChartSchema,
+  moduleChartYaml,
+  repairChartYaml,
+  webhookTemplates,
+} from "./manifests/pepr-chart";
 import { load } from "js-yaml";
 import { loadSettings as podPermissionSettings } from "../capabilities/pod-permission/settings";
 import { BULWARK_CRDS, isModuleObject, PHASES, podsWithFinalizer } from "../cli/uninstall";
@@ -176,6 +182,56 @@ describe("Pepr's generated chart", () => {
     });
     const fine = "apiVersion: v2\ndescription: plain words\n";
     assert.equal(repairChartYaml(fine), fine);
+  });
+
+  it("is named bulwark-module and versioned as the package, not bulwark 1.16.0", () => {
+    const pepr = [
+      "apiVersion: v2",
+      "name: bulwark",
+      "description: Keeps a cluster safe: ingress, pods",
+      "# This is the chart version.",
+      "version: 0.1.0",
+      "# It is recommended to use it with quotes.",
+      'appVersion: "1.16.0"',
+      "",
+    ].join("\n");
+    const chart = load(moduleChartYaml(pepr, "2.3.4")) as Record<string, unknown>;
+    assert.deepEqual(chart, {
+      apiVersion: "v2",
+      name: "bulwark-module",
+      description: "Keeps a cluster safe: ingress, pods",
+      version: "2.3.4",
+      appVersion: "2.3.4",
+    });
+    assert.match(moduleChartYaml(pepr), /# This is the chart version\./, "comments stay");
+    const current = load(moduleChartYaml(pepr)) as Record<string, unknown>;
+    assert.equal(current.version, packageJson.version);
+    assert.equal(current.appVersion, packageJson.version);
+    const bare = load(moduleChartYaml("apiVersion: v2\nname: bulwark\n", "1.0.0"));
+    assert.deepEqual(bare, {
+      apiVersion: "v2",
+      name: "bulwark-module",
+      version: "1.0.0",
+      appVersion: "1.0.0",
+    });
+  });
+
+  it("lets a parent chart's global values through its closed values schema", () => {
+    const pepr = {
+      $ref: "#/definitions/Values",
+      definitions: {
+        Values: {
+          additionalProperties: false,
+          properties: { imagePullSecrets: { type: "array" } },
+        },
+      },
+    };
+    const schema = moduleChartSchema(pepr);
+    assert.deepEqual(Object.keys(schema.definitions?.Values?.properties ?? {}), [
+      "imagePullSecrets",
+      "global",
+    ]);
+    assert.equal(pepr.definitions.Values.properties.imagePullSecrets.type, "array", "a copy");
   });
 });
 

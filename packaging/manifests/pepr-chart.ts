@@ -1,6 +1,8 @@
 // `pepr build` also writes a Helm chart for the module (dist/bulwark-chart). Its values carry the
 // controllers' env as lists (admission.env, watcher.env); this gives them the same settings as
-// manifests/10-pepr-module.yaml, so either way of installing injects the same init image.
+// manifests/10-pepr-module.yaml, so either way of installing injects the same init image. It is
+// renamed bulwark-module and versioned as the package: Pepr names it after the module (bulwark,
+// the same name as the workloads' chart) with its scaffold's appVersion, 1.16.0.
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { dump, load } from "js-yaml";
@@ -14,6 +16,9 @@ import {
   withEnv,
 } from "./pepr-module";
 import type { BulwarkValues } from "./values";
+import packageJson from "../../package.json";
+
+export const MODULE_CHART_NAME = "bulwark-module";
 
 type ChartValues = Record<string, unknown> & {
   admission?: { env?: V1EnvVar[] };
@@ -45,6 +50,49 @@ export function repairChartYaml(text: string): string {
   });
 }
 
+/**
+ * Chart.yaml named bulwark-module with the package's version as version and appVersion, its
+ * comments kept; a key Pepr did not write is added.
+ */
+export function moduleChartYaml(text: string, version: string = packageJson.version): string {
+  const settings: [string, string][] = [
+    ["name", MODULE_CHART_NAME],
+    ["version", version],
+    ["appVersion", JSON.stringify(version)],
+  ];
+  let next = repairChartYaml(text);
+  for (const [key, value] of settings) {
+    const line = new RegExp(`^${key}:.*$`, "m");
+    next = line.test(next)
+      ? next.replace(line, `${key}: ${value}`)
+      : `${next.trimEnd()}\n${key}: ${value}\n`;
+  }
+  return next;
+}
+
+interface JsonSchema {
+  $ref?: string;
+  definitions?: Record<string, { properties?: Record<string, unknown> }>;
+  properties?: Record<string, unknown>;
+}
+
+/**
+ * Pepr's values.schema.json with `global` allowed: its top level refuses unknown keys, and Helm
+ * gives a subchart its parent's global values, so the module could not be a subchart.
+ */
+export function moduleChartSchema(schema: JsonSchema): JsonSchema {
+  const next = structuredClone(schema);
+  const ref = next.$ref?.match(/^#\/definitions\/(.+)$/)?.[1];
+  const top = ref ? next.definitions?.[ref] : next;
+  if (top) {
+    top.properties = {
+      ...top.properties,
+      global: { type: "object", description: "Helm's global values, when a subchart; unread." },
+    };
+  }
+  return next;
+}
+
 const WEBHOOK_TEMPLATES: Record<string, string> = {
   MutatingWebhookConfiguration: "mutation-webhook.yaml",
   ValidatingWebhookConfiguration: "validation-webhook.yaml",
@@ -73,8 +121,9 @@ export function webhookTemplates(
 }
 
 /**
- * Pepr's chart folder (dist/bulwark-chart), made installable (Chart.yaml), told Bulwark's settings
- * (values.yaml), and given the fail-open webhook split from the module manifest next to it.
+ * Pepr's chart folder (dist/bulwark-chart), made installable and named bulwark-module
+ * (Chart.yaml), told Bulwark's settings (values.yaml), able to be a subchart (values.schema.json),
+ * and given the fail-open webhook split from the module manifest next to it.
  */
 export function configureModuleChart(
   dir: string,
@@ -82,7 +131,10 @@ export function configureModuleChart(
   moduleManifest: string,
 ): void {
   const chartYaml = join(dir, "Chart.yaml");
-  writeFileSync(chartYaml, repairChartYaml(readFileSync(chartYaml, "utf8")));
+  writeFileSync(chartYaml, moduleChartYaml(readFileSync(chartYaml, "utf8")));
+  const schemaFile = join(dir, "values.schema.json");
+  const schema = JSON.parse(readFileSync(schemaFile, "utf8")) as JsonSchema;
+  writeFileSync(schemaFile, `${JSON.stringify(moduleChartSchema(schema), null, 2)}\n`);
   const valuesYaml = join(dir, "values.yaml");
   const chart = load(readFileSync(valuesYaml, "utf8")) as ChartValues;
   writeFileSync(

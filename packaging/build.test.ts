@@ -100,6 +100,32 @@ describe("npm run build -- --image", () => {
     }
   });
 
+  it("refuses a values file with a key Helm's schema refuses; --namespace and --release place it", () => {
+    const dir = mkdtempSync(join(tmpdir(), "bulwark-values-"));
+    try {
+      const file = join(dir, "values.yaml");
+      writeFileSync(file, "gateway: {replicas: 3, nodeSelectr: {pool: edge}}\nnamespace: edge\n");
+      assert.throws(
+        () => valuesFromArgs(["--values", file], {}),
+        (error: Error) =>
+          error.message.includes("gateway.nodeSelectr: is not a value of the chart") &&
+          error.message.includes("namespace: is the release's, not a value: --namespace NS"),
+      );
+      writeFileSync(file, "gateway: {nodeSelector: {pool: edge}}\n");
+      const values = valuesFromArgs(
+        ["--values", file, "--namespace", "edge-system", "--release=edge"],
+        {},
+      );
+      assert.equal(values.namespace, "edge-system");
+      assert.equal(values.release, "edge");
+      assert.deepEqual(values.gateway.nodeSelector, { pool: "edge" });
+      assert.equal(valuesFromArgs([], {}).release, "bulwark");
+      assert.throws(() => valuesFromArgs(["--release"], {}), /--release needs a value/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("adds a PodDisruptionBudget for the admission controller only, selecting its pods", () => {
     const admission = peprDeployment("pepr-bulwark") as V1Deployment;
     admission.spec!.selector.matchLabels = {

@@ -66,7 +66,9 @@ export function imageFromArgs(args: string[], env: NodeJS.ProcessEnv = process.e
 
 /**
  * The build's values: the defaults with the image, and `--values FILE` (the Helm chart's keys,
- * merged as Helm merges) over them. A bad value stops the build, naming its field.
+ * merged as Helm merges) over them, checked by the chart's own schema: a bad value or a key Helm
+ * would refuse stops the build, naming its field. `--namespace NS` and `--release NAME` are
+ * `helm install NAME -n NS` (defaults bulwark-system and bulwark).
  */
 export function valuesFromArgs(
   args: string[],
@@ -74,7 +76,10 @@ export function valuesFromArgs(
 ): BulwarkValues {
   const file = flag(args, "values", "my-values.yaml");
   const overrides = file === undefined ? {} : load(readFileSync(file, "utf8"));
-  const values = valuesFrom(imageFromArgs(args, env), overrides);
+  const values = valuesFrom(imageFromArgs(args, env), overrides, {
+    namespace: flag(args, "namespace", "bulwark-system"),
+    release: flag(args, "release", "bulwark"),
+  });
   if (!values.ok) throw new Error(`${file ?? "values"}: ${formatErrors(values.errors)}`);
   return values.value;
 }

@@ -32,10 +32,16 @@ export const OVERRIDE = {
   verb: "update",
 } as const;
 
-/** The users that write Bulwark's pod metadata: the permission server and the Pepr module. */
-export function trustedWriters(namespace: string): string[] {
+/**
+ * The users that write Bulwark's pod metadata: the permission server (its ServiceAccount is named
+ * for the install's release: bulwark-permission-server for release bulwark) and the Pepr module.
+ */
+export function trustedWriters(
+  namespace: string,
+  permissionServer = "bulwark-permission-server",
+): string[] {
   return [
-    `system:serviceaccount:${namespace}:bulwark-permission-server`,
+    `system:serviceaccount:${namespace}:${permissionServer}`,
     "system:serviceaccount:pepr-system:pepr-bulwark",
   ];
 }

@@ -5,27 +5,14 @@
 import { writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { z } from "zod";
-import { quantity, valuesSchema } from "./values";
+import { chartValuesSchema } from "./values";
 
-export const CHART_SCHEMA = join(
-  resolve(__dirname, "../.."),
-  "charts",
-  "bulwark",
-  "values.schema.json",
-);
+const CHART = join(resolve(__dirname, "../.."), "charts", "bulwark");
+export const CHART_SCHEMA = join(CHART, "values.schema.json");
 
-/** The chart's values: everything but the namespace, which is the release's. */
+/** The chart's values: everything but the namespace and release name, which are Helm's. */
 export function chartValuesJsonSchema(): Record<string, unknown> {
-  return z.toJSONSchema(valuesSchema.omit({ namespace: true }), {
-    override: ctx => {
-      // YAML reads `cpu: 2` as a number; Kubernetes takes it. Strings keep the pattern.
-      if (ctx.zodSchema === quantity) {
-        const text = { ...ctx.jsonSchema };
-        for (const key of Object.keys(ctx.jsonSchema)) delete ctx.jsonSchema[key];
-        ctx.jsonSchema.anyOf = [text, { type: "number", minimum: 0 }];
-      }
-    },
-  }) as Record<string, unknown>;
+  return z.toJSONSchema(chartValuesSchema) as Record<string, unknown>;
 }
 
 export function chartSchemaText(): string {

@@ -1,5 +1,13 @@
-// Pieces every workload manifest shares: labels, the container security context, probes, the
-// Prometheus scrape annotations, ServiceAccounts. Pure: values in, objects out.
+// Pieces every workload manifest shares: names, labels, the container security context, probes,
+// the Prometheus scrape annotations, scheduling, ServiceAccounts. Pure: values in, objects out.
+//
+// Names: every object the install names is `<fullname>-...` (values.ts, fullname: the release
+// name, or <release>-bulwark), so two releases do not collide; release `bulwark` keeps the names
+// of earlier versions. Labels: every object carries app.kubernetes.io/part-of=bulwark (uninstall
+// finds them by it) and app.kubernetes.io/instance=<release>. Selectors are name and part-of
+// only, as before: the name label is the workload's release-prefixed name, so selectors of two
+// releases never overlap, and those of release `bulwark` are unchanged (a workload's selector is
+// immutable, and a Service's changed under a rolling upgrade would drop the old pods at once).
 import type {
   KubernetesObject,
   V1Container,
@@ -7,48 +15,88 @@ import type {
   V1Namespace,
   V1PodDisruptionBudget,
   V1PodSecurityContext,
+  V1PodSpec,
   V1Probe,
+  V1ResourceRequirements,
   V1SecurityContext,
   V1ServiceAccount,
   V1Volume,
   V1VolumeMount,
 } from "@kubernetes/client-node";
-import type { BulwarkValues } from "./values";
+import { fullname, type BulwarkValues, type Placement, type Resources } from "./values";
 
 /** Every object an install creates carries it; `bulwark uninstall` finds them by it. */
 export const PART_OF_LABEL = "app.kubernetes.io/part-of";
 export const PART_OF = "bulwark";
 export const COMPONENT_LABEL = "app.kubernetes.io/component";
 export const NAME_LABEL = "app.kubernetes.io/name";
+/** The release (helm install NAME; `npm run build --release NAME`, default bulwark). */
+export const INSTANCE_LABEL = "app.kubernetes.io/instance";
 
 /** The image's user: the `node` user of the node:*-slim base (the Dockerfile runs as it). */
 export const RUN_AS_USER = 1000;
 
 export type Component = "gateway" | "permission-server" | "edge-health";
 
-export function workloadName(component: Component): string {
-  return `bulwark-${component}`;
+/** `<fullname>-<suffix>`: the name of an object the install makes (bulwark-gateway, ...). */
+export function objectName(values: BulwarkValues, suffix: string): string {
+  return `${fullname(values)}-${suffix}`;
 }
 
-export function selectorLabels(component: Component): Record<string, string> {
-  return { [NAME_LABEL]: workloadName(component), [PART_OF_LABEL]: PART_OF };
+export function workloadName(values: BulwarkValues, component: Component): string {
+  return objectName(values, component);
 }
 
-export function labels(component?: Component): Record<string, string> {
-  if (!component) return { [PART_OF_LABEL]: PART_OF };
-  return { ...selectorLabels(component), [COMPONENT_LABEL]: component };
+/** The workload's selector: the same for every version of the chart, given the same names. */
+export function selectorLabels(
+  values: BulwarkValues,
+  component: Component,
+): Record<string, string> {
+  return { [NAME_LABEL]: workloadName(values, component), [PART_OF_LABEL]: PART_OF };
 }
 
-export function metadata(
-  name: string,
-  namespace: string | undefined,
+/**
+ * The gateway's volumeClaimTemplates' labels: part of the StatefulSet's spec, which cannot change
+ * on upgrade, so never the release's or the user's labels.
+ */
+export function claimLabels(values: BulwarkValues, component: Component): Record<string, string> {
+  return { ...selectorLabels(values, component), [COMPONENT_LABEL]: component };
+}
+
+/** The labels the install sets itself. */
+export function ownLabels(values: BulwarkValues, component?: Component): Record<string, string> {
+  const ours = component ? claimLabels(values, component) : { [PART_OF_LABEL]: PART_OF };
+  return { ...ours, [INSTANCE_LABEL]: values.release };
+}
+
+/**
+ * An object's labels: the install's own over `extra` (a workload's labels or podLabels) over the
+ * values' commonLabels; theirs never replace the install's.
+ */
+export function labels(
+  values: BulwarkValues,
   component?: Component,
-): KubernetesObject["metadata"] {
-  return { name, ...(namespace ? { namespace } : {}), labels: labels(component) };
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  return { ...values.commonLabels, ...extra, ...ownLabels(values, component) };
 }
 
-export function namespaceObject(name: string): V1Namespace & KubernetesObject {
-  return { apiVersion: "v1", kind: "Namespace", metadata: metadata(name, undefined) };
+/** An object's name, namespace (the install's unless given; null: cluster-scoped) and labels. */
+export function metadata(
+  values: BulwarkValues,
+  name: string,
+  component?: Component,
+  namespace: string | null = values.namespace,
+): KubernetesObject["metadata"] {
+  return { name, ...(namespace ? { namespace } : {}), labels: labels(values, component) };
+}
+
+export function namespaceObject(values: BulwarkValues): V1Namespace & KubernetesObject {
+  return {
+    apiVersion: "v1",
+    kind: "Namespace",
+    metadata: metadata(values, values.namespace, undefined, null),
+  };
 }
 
 export function serviceAccount(
@@ -58,8 +106,66 @@ export function serviceAccount(
   return {
     apiVersion: "v1",
     kind: "ServiceAccount",
-    metadata: metadata(workloadName(component), values.namespace, component),
+    metadata: metadata(values, workloadName(values, component), component),
   };
+}
+
+/** The values' scheduling and extra metadata of a workload. */
+export function placementOf(values: BulwarkValues, component: Component): Placement {
+  if (component === "gateway") return values.gateway;
+  if (component === "permission-server") return values.permissionServer;
+  return values.edgeHealth;
+}
+
+const nonEmpty = (map: Record<string, string>) => Object.keys(map).length > 0;
+
+/** The workload object's metadata: the chart's labels over the values' labels, and annotations. */
+export function workloadMetadata(
+  values: BulwarkValues,
+  component: Component,
+): KubernetesObject["metadata"] {
+  const { labels: extra, annotations } = placementOf(values, component);
+  return {
+    name: workloadName(values, component),
+    namespace: values.namespace,
+    labels: labels(values, component, extra),
+    ...(nonEmpty(annotations) ? { annotations } : {}),
+  };
+}
+
+/**
+ * The pod template's scheduling from the values; `builtIn` is what an empty affinity or
+ * topologySpreadConstraints means for this workload. Empty values set nothing.
+ */
+export function podPlacement(
+  values: BulwarkValues,
+  component: Component,
+  builtIn: Pick<V1PodSpec, "affinity" | "topologySpreadConstraints"> = {},
+): Partial<V1PodSpec> {
+  const p = placementOf(values, component);
+  const affinity = Object.keys(p.affinity).length > 0 ? p.affinity : builtIn.affinity;
+  const spread =
+    p.topologySpreadConstraints.length > 0
+      ? p.topologySpreadConstraints
+      : builtIn.topologySpreadConstraints;
+  return {
+    ...(values.imagePullSecrets.length > 0 ? { imagePullSecrets: values.imagePullSecrets } : {}),
+    ...(p.priorityClassName ? { priorityClassName: p.priorityClassName } : {}),
+    ...(nonEmpty(p.nodeSelector) ? { nodeSelector: p.nodeSelector } : {}),
+    ...(p.tolerations.length > 0 ? { tolerations: p.tolerations } : {}),
+    ...(affinity ? { affinity } : {}),
+    ...(spread?.length ? { topologySpreadConstraints: spread } : {}),
+  } as Partial<V1PodSpec>;
+}
+
+/**
+ * The values' resources as a container's: a quantity YAML read as a number stays one (Kubernetes
+ * takes both, and Helm writes it so), which the client's types, all strings, do not say.
+ */
+export function containerResources(
+  resources: Resources | { requests: { storage: string | number } },
+): V1ResourceRequirements {
+  return resources as V1ResourceRequirements;
 }
 
 /** Pod annotations Prometheus' kubernetes_sd "pod" role reads (no PodMonitor needed). */
@@ -77,18 +183,23 @@ export function scrapeAnnotations(
   };
 }
 
-/** A pod template's metadata: the component's labels, and scrape annotations when on. */
+/**
+ * A pod template's metadata: the component's labels over the values' podLabels, and the values'
+ * podAnnotations under the scrape annotations (when on).
+ */
 export function podMetadata(
   values: BulwarkValues,
   component: Component,
-  metricsPort?: number,
-  https = false,
+  metrics: { port: number; https?: boolean },
 ): { labels: Record<string, string>; annotations?: Record<string, string> } {
-  const annotations =
-    metricsPort === undefined ? {} : scrapeAnnotations(values, metricsPort, https);
+  const { podLabels, podAnnotations } = placementOf(values, component);
+  const annotations = {
+    ...podAnnotations,
+    ...scrapeAnnotations(values, metrics.port, metrics.https),
+  };
   return {
-    labels: labels(component),
-    ...(Object.keys(annotations).length > 0 ? { annotations } : {}),
+    labels: labels(values, component, podLabels),
+    ...(nonEmpty(annotations) ? { annotations } : {}),
   };
 }
 
@@ -167,10 +278,10 @@ export function podDisruptionBudget(
   return {
     apiVersion: "policy/v1",
     kind: "PodDisruptionBudget",
-    metadata: metadata(workloadName(component), values.namespace, component),
+    metadata: metadata(values, workloadName(values, component), component),
     spec: {
       maxUnavailable: 1,
-      selector: { matchLabels: selectorLabels(component) },
+      selector: { matchLabels: selectorLabels(values, component) },
       // A pod that never got ready may be evicted, or a bad rollout blocks node drains forever.
       unhealthyPodEvictionPolicy: "AlwaysAllow",
     },

@@ -8,21 +8,24 @@ import {
   EDGE_ZONE_CONFIGMAP,
 } from "../../core/names";
 import {
+  containerResources,
   fieldEnv,
   httpProbe,
-  labels,
   metadata,
   podMetadata,
+  podPlacement,
   podSecurityContext,
   selectorLabels,
   TMP_VOLUME,
   valueEnv,
   workloadContainer,
+  workloadMetadata,
   workloadName,
 } from "./common";
 import type { BulwarkValues } from "./values";
 
-export const EDGE_HEALTH = workloadName("edge-health");
+/** Its DaemonSet and ServiceAccount: bulwark-edge-health for release bulwark. */
+export const edgeHealthName = (values: BulwarkValues) => workloadName(values, "edge-health");
 /** The daemon serves /healthz on its peer port (what its peers' daemon check calls too). */
 export const EDGE_HEALTH_PATHS = { live: "/healthz", ready: "/healthz" };
 export const HMAC_MOUNT = "/etc/bulwark/edge-health-hmac";
@@ -66,7 +69,7 @@ export function edgeHealthDaemonSet(values: BulwarkValues): V1DaemonSet & Kubern
     ],
     livenessProbe: httpProbe(EDGE_HEALTH_PATHS.live, "peer", { period: 10, failures: 3 }),
     readinessProbe: httpProbe(EDGE_HEALTH_PATHS.ready, "peer", { period: 10, failures: 2 }),
-    resources: edge.resources,
+    resources: containerResources(edge.resources),
     volumeMounts: [
       { name: "hmac", mountPath: HMAC_MOUNT, readOnly: true },
       ...(caHostPath === ""
@@ -77,20 +80,18 @@ export function edgeHealthDaemonSet(values: BulwarkValues): V1DaemonSet & Kubern
   return {
     apiVersion: "apps/v1",
     kind: "DaemonSet",
-    metadata: metadata(EDGE_HEALTH, values.namespace, "edge-health"),
+    metadata: workloadMetadata(values, "edge-health"),
     spec: {
-      selector: { matchLabels: selectorLabels("edge-health") },
+      selector: { matchLabels: selectorLabels(values, "edge-health") },
       updateStrategy: { type: "RollingUpdate", rollingUpdate: { maxUnavailable: 1 } },
       template: {
-        metadata: podMetadata(values, "edge-health", edge.metricsPort),
+        metadata: podMetadata(values, "edge-health", { port: edge.metricsPort }),
         spec: {
-          serviceAccountName: EDGE_HEALTH,
+          serviceAccountName: edgeHealthName(values),
           hostNetwork: true,
           dnsPolicy: "ClusterFirstWithHostNet",
-          // Votes must go on while the node is cut off, so outrank ordinary pods.
-          priorityClassName: "system-node-critical",
-          nodeSelector: edge.nodeSelector,
-          tolerations: edge.tolerations,
+          // Edge nodes, every taint, system-node-critical by default (the values).
+          ...podPlacement(values, "edge-health"),
           securityContext: podSecurityContext(),
           terminationGracePeriodSeconds: 10,
           containers: [container],
@@ -121,7 +122,8 @@ export function edgeZoneConfigMap(values: BulwarkValues): (V1ConfigMap & Kuberne
     {
       apiVersion: "v1",
       kind: "ConfigMap",
-      metadata: { name: EDGE_ZONE_CONFIGMAP, namespace: zones.configNamespace, labels: labels() },
+      // SuperEdge's fixed name: one release per cluster manages it.
+      metadata: metadata(values, EDGE_ZONE_CONFIGMAP, undefined, zones.configNamespace),
       data: {
         [EDGE_TAINT_ZONE_ADMISSION_KEY]: String(zones.taintZoneAdmission),
         ...(zones.maxUnknownSeconds

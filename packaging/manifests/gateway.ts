@@ -11,23 +11,31 @@ import type {
 } from "@kubernetes/client-node";
 import { INGRESS_CLASS, INGRESS_CONTROLLER } from "../../core/names";
 import {
+  containerResources,
+  claimLabels,
   fieldEnv,
   httpProbe,
   labels,
   metadata,
+  objectName,
   podSecurityContext,
   podDisruptionBudget,
   podMetadata,
+  podPlacement,
   selectorLabels,
   TMP_VOLUME,
   valueEnv,
   workloadContainer,
+  workloadMetadata,
   workloadName,
 } from "./common";
 import type { BulwarkValues } from "./values";
 
-export const GATEWAY = workloadName("gateway");
-export const GATEWAY_HEADLESS = `${GATEWAY}-headless`;
+/** The StatefulSet, its ServiceAccount and the traffic Service: bulwark-gateway for release bulwark. */
+export const gatewayName = (values: BulwarkValues) => workloadName(values, "gateway");
+/** The headless Service the StatefulSet's pods are named under. */
+export const gatewayHeadlessName = (values: BulwarkValues) =>
+  objectName(values, "gateway-headless");
 /** Where the gateway keeps its last good configuration. */
 export const GATEWAY_STATE_DIR = "/var/lib/bulwark-gateway";
 export const GATEWAY_HEALTH = { live: "/healthz", ready: "/readyz", metrics: "/metrics" } as const;
@@ -60,10 +68,11 @@ function stateClaim(values: BulwarkValues): V1PersistentVolumeClaim {
   return {
     apiVersion: "v1",
     kind: "PersistentVolumeClaim",
-    metadata: { name: "state", labels: labels("gateway") },
+    // Part of the StatefulSet's immutable spec: the same labels for every version of the chart.
+    metadata: { name: "state", labels: claimLabels(values, "gateway") },
     spec: {
       accessModes: ["ReadWriteOnce"],
-      resources: { requests: { storage: persistence.size } },
+      resources: containerResources({ requests: { storage: persistence.size } }),
       ...(persistence.storageClassName ? { storageClassName: persistence.storageClassName } : {}),
     },
   };
@@ -83,43 +92,47 @@ export function gatewayStatefulSet(values: BulwarkValues): V1StatefulSet & Kuber
     livenessProbe: httpProbe(GATEWAY_HEALTH.live, "admin", { period: 10, failures: 3 }),
     readinessProbe: httpProbe(GATEWAY_HEALTH.ready, "admin", { period: 5, failures: 2 }),
     startupProbe: httpProbe(GATEWAY_HEALTH.live, "admin", { period: 2, failures: 60 }),
-    resources: gateway.resources,
+    resources: containerResources(gateway.resources),
     volumeMounts: [{ name: "state", mountPath: GATEWAY_STATE_DIR }],
   });
+  const selector = selectorLabels(values, "gateway");
   return {
     apiVersion: "apps/v1",
     kind: "StatefulSet",
-    metadata: metadata(GATEWAY, values.namespace, "gateway"),
+    metadata: workloadMetadata(values, "gateway"),
     spec: {
-      serviceName: GATEWAY_HEADLESS,
+      serviceName: gatewayHeadlessName(values),
       replicas: gateway.replicas,
       ...(gateway.ordinalStart > 0 ? { ordinals: { start: gateway.ordinalStart } } : {}),
       // Ordinals are identities, not an order: all gateways start at once.
       podManagementPolicy: "Parallel",
       updateStrategy: { type: "RollingUpdate", rollingUpdate: { partition: 0 } },
-      selector: { matchLabels: selectorLabels("gateway") },
+      selector: { matchLabels: selector },
       template: {
-        metadata: podMetadata(values, "gateway", gateway.ports.admin),
+        metadata: podMetadata(values, "gateway", { port: gateway.ports.admin }),
         spec: {
-          serviceAccountName: GATEWAY,
+          serviceAccountName: gatewayName(values),
           securityContext: podSecurityContext(),
           // Long enough to drain keep-alive connections after the readiness probe turns.
           terminationGracePeriodSeconds: 45,
           containers: [container],
           volumes: persistent ? [TMP_VOLUME] : [TMP_VOLUME, { name: "state", emptyDir: {} }],
-          affinity: {
-            podAntiAffinity: {
-              preferredDuringSchedulingIgnoredDuringExecution: [
-                {
-                  weight: 100,
-                  podAffinityTerm: {
-                    topologyKey: "kubernetes.io/hostname",
-                    labelSelector: { matchLabels: selectorLabels("gateway") },
+          // Unless the values give an affinity: one gateway per node where there are enough.
+          ...podPlacement(values, "gateway", {
+            affinity: {
+              podAntiAffinity: {
+                preferredDuringSchedulingIgnoredDuringExecution: [
+                  {
+                    weight: 100,
+                    podAffinityTerm: {
+                      topologyKey: "kubernetes.io/hostname",
+                      labelSelector: { matchLabels: selector },
+                    },
                   },
-                },
-              ],
+                ],
+              },
             },
-          },
+          }),
         },
       },
       ...(persistent ? { volumeClaimTemplates: [stateClaim(values)] } : {}),
@@ -130,30 +143,40 @@ export function gatewayStatefulSet(values: BulwarkValues): V1StatefulSet & Kuber
 
 export function gatewayServices(values: BulwarkValues): (V1Service & KubernetesObject)[] {
   const { gateway } = values;
+  const { service } = gateway;
+  const traffic = metadata(values, gatewayName(values), "gateway");
   return [
     {
       apiVersion: "v1",
       kind: "Service",
-      metadata: metadata(GATEWAY_HEADLESS, values.namespace, "gateway"),
+      metadata: metadata(values, gatewayHeadlessName(values), "gateway"),
       spec: {
         clusterIP: "None",
         // Per-ordinal DNS names before readiness, so ordinals can find each other at start-up.
         publishNotReadyAddresses: true,
-        selector: selectorLabels("gateway"),
+        selector: selectorLabels(values, "gateway"),
         ports: [{ name: "admin", port: gateway.ports.admin, targetPort: "admin", protocol: "TCP" }],
       },
     },
     {
       apiVersion: "v1",
       kind: "Service",
-      metadata: metadata(GATEWAY, values.namespace, "gateway"),
+      metadata: {
+        ...traffic,
+        ...(Object.keys(service.annotations).length > 0
+          ? { annotations: service.annotations }
+          : {}),
+      },
       spec: {
-        type: gateway.service.type,
-        ...(gateway.service.type === "ClusterIP" ? {} : { externalTrafficPolicy: "Local" }),
-        selector: selectorLabels("gateway"),
+        type: service.type,
+        // A ClusterIP Service has no external traffic to direct; the API server refuses it there.
+        ...(service.type === "ClusterIP"
+          ? {}
+          : { externalTrafficPolicy: service.externalTrafficPolicy }),
+        selector: selectorLabels(values, "gateway"),
         ports: [
-          { name: "http", port: gateway.service.http, targetPort: "http", protocol: "TCP" },
-          { name: "https", port: gateway.service.https, targetPort: "https", protocol: "TCP" },
+          { name: "http", port: service.http, targetPort: "http", protocol: "TCP" },
+          { name: "https", port: service.https, targetPort: "https", protocol: "TCP" },
         ],
       },
     },
@@ -166,8 +189,9 @@ export function gatewayIngressClass(values: BulwarkValues): V1IngressClass & Kub
     apiVersion: "networking.k8s.io/v1",
     kind: "IngressClass",
     metadata: {
+      // Fixed: the gateway, the Pepr module's webhooks and Ingresses name it.
       name: INGRESS_CLASS,
-      labels: labels("gateway"),
+      labels: labels(values, "gateway"),
       ...(ingressClass.default
         ? { annotations: { "ingressclass.kubernetes.io/is-default-class": "true" } }
         : {}),
@@ -178,7 +202,7 @@ export function gatewayIngressClass(values: BulwarkValues): V1IngressClass & Kub
 
 export function gatewayObjects(values: BulwarkValues): KubernetesObject[] {
   return [
-    gatewayIngressClass(values),
+    ...(values.gateway.ingressClass.create ? [gatewayIngressClass(values)] : []),
     ...gatewayServices(values),
     gatewayStatefulSet(values),
     podDisruptionBudget(values, "gateway"),

@@ -2,7 +2,14 @@
 // workload's ServiceAccount and RBAC, then the workloads. `npm run build` writes it as
 // manifests/20-bulwark.yaml; the Helm chart (charts/bulwark) renders the same objects.
 import type { KubernetesObject } from "@kubernetes/client-node";
-import { labels, namespaceObject, serviceAccount, type Component } from "./common";
+import {
+  labels,
+  namespaceObject,
+  objectName,
+  serviceAccount,
+  workloadName,
+  type Component,
+} from "./common";
 import { edgeHealthObjects } from "./edge-health";
 import { gatewayObjects } from "./gateway";
 import { permissionServerObjects } from "./permission-server";
@@ -16,12 +23,17 @@ import type { BulwarkValues } from "./values";
 
 export { configureModule, moduleEnv } from "./pepr-module";
 export {
+  defaultChartValues,
   defaultValues,
+  fullname,
   mergeValues,
+  parseChartValues,
   parseValues,
   valuesFrom,
   DEFAULT_IMAGE,
+  DEFAULT_RELEASE,
   type BulwarkValues,
+  type ChartValues,
 } from "./values";
 
 export function enabledComponents(values: BulwarkValues): Component[] {
@@ -50,21 +62,39 @@ export function workloadManifests(values: BulwarkValues): KubernetesObject[] {
     "permission-server": permissionServerObjects,
     "edge-health": edgeHealthObjects,
   };
+  const writers = trustedWriters(values.namespace, workloadName(values, "permission-server"));
   return [
-    namespaceObject(values.namespace),
+    namespaceObject(values),
     ...foreignNamespaces(values),
     ...components.map(c => serviceAccount(values, c)),
     ...components.flatMap(c => rbacObjects(values, c)),
     ...components.flatMap(c => workloads[c](values)),
     // The checksum guard runs in the Pepr module whatever workloads are on.
-    ...publisherPolicyObjects(values.gateway.checksum.publisherNamespaces).map(labelled),
+    ...publisherPolicyObjects(values.gateway.checksum.publisherNamespaces).map(o =>
+      ownObject(values, o),
+    ),
     // Only Bulwark writes its pod metadata: grants come from the permission server.
     ...(values.permissionServer.enabled
-      ? metadataPolicyObjects(trustedWriters(values.namespace)).map(labelled)
+      ? metadataPolicyObjects(writers).map(o => ownObject(values, o))
       : []),
   ];
 }
 
-function labelled<T extends { metadata: object }>(object: T): T {
-  return { ...object, metadata: { ...object.metadata, labels: labels() } };
+interface PolicyObject {
+  metadata: { name: string };
+  spec?: { policyName?: string };
+}
+
+/**
+ * A cluster-scoped object from capabilities/ (bulwark-<suffix>) named for the release
+ * (<fullname>-<suffix>: the same for release bulwark), a binding's policyName with it, labelled.
+ */
+export function ownObject<T extends PolicyObject>(values: BulwarkValues, object: T): T {
+  const named = (name: string) => objectName(values, name.replace(/^bulwark-/, ""));
+  const { spec } = object;
+  return {
+    ...object,
+    metadata: { ...object.metadata, name: named(object.metadata.name), labels: labels(values) },
+    ...(spec?.policyName ? { spec: { ...spec, policyName: named(spec.policyName) } } : {}),
+  };
 }

@@ -3,6 +3,7 @@
 // PermissionProviders the values name.
 import type { KubernetesObject, V1Deployment, V1EnvVar, V1Service } from "@kubernetes/client-node";
 import {
+  containerResources,
   fieldEnv,
   httpProbe,
   labels,
@@ -10,22 +11,27 @@ import {
   podSecurityContext,
   podDisruptionBudget,
   podMetadata,
+  podPlacement,
   selectorLabels,
   TMP_VOLUME,
   valueEnv,
   workloadContainer,
+  workloadMetadata,
   workloadName,
 } from "./common";
 import type { BulwarkValues } from "./values";
 
-export const PERMISSION_SERVER = workloadName("permission-server");
+/** Its Deployment, ServiceAccount and Service: bulwark-permission-server for release bulwark. */
+export const permissionServerName = (values: BulwarkValues) =>
+  workloadName(values, "permission-server");
 export const PERMISSION_SERVER_HEALTH = { live: "/healthz", ready: "/healthz" };
 export const TLS_MOUNT = "/etc/bulwark/permission-server-tls";
 
 /** The URL init containers call: what the Pepr module is told (BULWARK_PERMISSION_SERVER). */
 export function permissionServerUrl(values: BulwarkValues): string {
   const { port, tls } = values.permissionServer;
-  return `${tls.enabled ? "https" : "http"}://${PERMISSION_SERVER}.${values.namespace}.svc:${port}`;
+  const host = `${permissionServerName(values)}.${values.namespace}.svc`;
+  return `${tls.enabled ? "https" : "http"}://${host}:${port}`;
 }
 
 /** What permission-server/settings.ts reads. */
@@ -64,37 +70,44 @@ export function permissionServerDeployment(values: BulwarkValues): V1Deployment 
       { period: 5, failures: 2 },
       scheme,
     ),
-    resources: server.resources,
+    resources: containerResources(server.resources),
     ...(server.tls.enabled
       ? { volumeMounts: [{ name: "tls", mountPath: TLS_MOUNT, readOnly: true }] }
       : {}),
   });
+  const selector = selectorLabels(values, "permission-server");
   return {
     apiVersion: "apps/v1",
     kind: "Deployment",
-    metadata: metadata(PERMISSION_SERVER, values.namespace, "permission-server"),
+    metadata: workloadMetadata(values, "permission-server"),
     spec: {
       replicas: server.replicas,
-      selector: { matchLabels: selectorLabels("permission-server") },
+      selector: { matchLabels: selector },
       strategy: { type: "RollingUpdate", rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
       template: {
-        metadata: podMetadata(values, "permission-server", server.port, server.tls.enabled),
+        metadata: podMetadata(values, "permission-server", {
+          port: server.port,
+          https: server.tls.enabled,
+        }),
         spec: {
-          serviceAccountName: PERMISSION_SERVER,
+          serviceAccountName: permissionServerName(values),
           securityContext: podSecurityContext(),
           terminationGracePeriodSeconds: 30,
           containers: [container],
           volumes: server.tls.enabled
             ? [TMP_VOLUME, { name: "tls", secret: { secretName: server.tls.secretName } }]
             : [TMP_VOLUME],
-          topologySpreadConstraints: [
-            {
-              maxSkew: 1,
-              topologyKey: "kubernetes.io/hostname",
-              whenUnsatisfiable: "ScheduleAnyway",
-              labelSelector: { matchLabels: selectorLabels("permission-server") },
-            },
-          ],
+          // Unless the values give constraints: spread over nodes where it can.
+          ...podPlacement(values, "permission-server", {
+            topologySpreadConstraints: [
+              {
+                maxSkew: 1,
+                topologyKey: "kubernetes.io/hostname",
+                whenUnsatisfiable: "ScheduleAnyway",
+                labelSelector: { matchLabels: selector },
+              },
+            ],
+          }),
         },
       },
     },
@@ -105,10 +118,10 @@ export function permissionServerService(values: BulwarkValues): V1Service & Kube
   return {
     apiVersion: "v1",
     kind: "Service",
-    metadata: metadata(PERMISSION_SERVER, values.namespace, "permission-server"),
+    metadata: metadata(values, permissionServerName(values), "permission-server"),
     spec: {
       type: "ClusterIP",
-      selector: selectorLabels("permission-server"),
+      selector: selectorLabels(values, "permission-server"),
       ports: [
         { name: "api", port: values.permissionServer.port, targetPort: "api", protocol: "TCP" },
       ],
@@ -120,7 +133,7 @@ export function permissionProviders(values: BulwarkValues): KubernetesObject[] {
   return values.permissionServer.providers.map(provider => ({
     apiVersion: "bulwark.dev/v1alpha1",
     kind: "PermissionProvider",
-    metadata: { name: provider.name, labels: labels("permission-server") },
+    metadata: { name: provider.name, labels: labels(values, "permission-server") },
     spec: provider.spec,
   })) as KubernetesObject[];
 }

@@ -113,9 +113,12 @@ export function workloadRbac(values: BulwarkValues, component: Component): Workl
 
 type Rbac = (V1ClusterRole | V1ClusterRoleBinding | V1Role | V1RoleBinding) & KubernetesObject;
 
-/** The ClusterRole, Roles and their bindings to the workload's ServiceAccount. */
+/**
+ * The ClusterRole, Roles and their bindings to the workload's ServiceAccount, all named as the
+ * workload (release-prefixed: ClusterRoles of two releases do not collide).
+ */
 export function rbacObjects(values: BulwarkValues, component: Component): Rbac[] {
-  const name = workloadName(component);
+  const name = workloadName(values, component);
   const subject = { kind: "ServiceAccount", name, namespace: values.namespace };
   const { cluster, namespaced } = workloadRbac(values, component);
   const objects: Rbac[] = [];
@@ -124,20 +127,20 @@ export function rbacObjects(values: BulwarkValues, component: Component): Rbac[]
       {
         apiVersion: "rbac.authorization.k8s.io/v1",
         kind: "ClusterRole",
-        metadata: { name, labels: labels(component) },
+        metadata: { name, labels: labels(values, component) },
         rules: cluster,
       },
       {
         apiVersion: "rbac.authorization.k8s.io/v1",
         kind: "ClusterRoleBinding",
-        metadata: { name, labels: labels(component) },
+        metadata: { name, labels: labels(values, component) },
         roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name },
         subjects: [subject],
       },
     );
   }
   for (const { namespace, rules } of namespaced) {
-    const metadata = { name, namespace, labels: labels(component) };
+    const metadata = { name, namespace, labels: labels(values, component) };
     objects.push(
       { apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", metadata, rules },
       {

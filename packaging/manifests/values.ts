@@ -1,6 +1,8 @@
 // The settings a cluster's Bulwark install is made from. The same keys, with the same defaults, are
 // the Helm chart's values (charts/bulwark/values.yaml); `npm run build` uses the defaults with the
-// image it is given. Checked by one zod schema so a bad value names its field.
+// image it is given. One zod schema checks them, so a bad value names its field, and it is the one
+// source of the chart's values.schema.json (descriptions included): strict wherever that schema
+// says additionalProperties false, so `npm run build --values` refuses what Helm refuses.
 import { z } from "zod";
 import packageJson from "../../package.json";
 import { fail, ok, type FieldError, type Result } from "../../core/result";
@@ -9,186 +11,449 @@ import { GUARD_MODES } from "../../core/checksum";
 /** The image a build names when it is given none: the published one for this package's version. */
 export const DEFAULT_IMAGE = `ghcr.io/bulwark-dev/bulwark:${packageJson.version}`;
 export const DEFAULT_NAMESPACE = "bulwark-system";
+/** The release name `npm run build` assumes (as `helm install bulwark ...`): names stay bulwark-*. */
+export const DEFAULT_RELEASE = "bulwark";
+/** Longest name prefix: `<prefix>-gateway` must leave room for a StatefulSet's revision label. */
+export const MAX_FULLNAME = 40;
 
-export const quantity = z.string().regex(/^[0-9]+(\.[0-9]+)?(m|Ki|Mi|Gi|Ti|k|M|G|T)?$/, {
-  message: "must be a Kubernetes quantity such as 100m, 256Mi or 1",
-});
-const resourcesSchema = z.object({
-  requests: z.object({ cpu: quantity, memory: quantity }),
-  limits: z.object({ cpu: quantity, memory: quantity }),
-});
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+
+const QUANTITY_PATTERN = /^[0-9]+(\.[0-9]+)?(m|Ki|Mi|Gi|Ti|k|M|G|T)?$/;
+/**
+ * A Kubernetes quantity. YAML reads `cpu: 2` as a number, which Kubernetes and the chart's schema
+ * take; strings must have a quantity's form.
+ */
+export const quantity = z.union([
+  z.string().regex(QUANTITY_PATTERN, {
+    message: "must be a Kubernetes quantity such as 100m, 256Mi or 1",
+  }),
+  z.number().min(0),
+]);
+const cpuMemory = (what: string) =>
+  z.strictObject({
+    cpu: quantity.describe(`CPU ${what} (a quantity: 100m, 1).`),
+    memory: quantity.describe(`Memory ${what} (a quantity: 256Mi, 1Gi).`),
+  });
+const resourcesSchema = z
+  .strictObject({
+    requests: cpuMemory("request").describe("What the scheduler reserves for the container."),
+    limits: cpuMemory("limit").describe("What the container may use at most."),
+  })
+  .describe("The container's resources.requests and resources.limits.");
 export type Resources = z.infer<typeof resourcesSchema>;
 
 const port = z.int().min(1).max(65535);
 /** The gateway's BULWARK_*_CHECKSUM: the three modes, or the old booleans. */
 const guardMode = z.union([z.enum(GUARD_MODES), z.boolean()]);
-const tolerationSchema = z.object({
-  key: z.string().optional(),
-  operator: z.enum(["Exists", "Equal"]).optional(),
-  value: z.string().optional(),
-  effect: z.enum(["NoSchedule", "PreferNoSchedule", "NoExecute"]).optional(),
-  tolerationSeconds: z.int().optional(),
+const labelMap = z.record(z.string(), z.string());
+const anyObject = z.record(z.string(), z.unknown());
+
+const tolerationSchema = z.strictObject({
+  key: z.string().optional().describe("The taint key to tolerate; empty with Exists: every taint."),
+  operator: z.enum(["Exists", "Equal"]).optional().describe("Exists or Equal (the default)."),
+  value: z.string().optional().describe("The taint value, with Equal."),
+  effect: z
+    .enum(["NoSchedule", "PreferNoSchedule", "NoExecute"])
+    .optional()
+    .describe("The taint effect to tolerate; empty: every effect."),
+  tolerationSeconds: z
+    .int()
+    .optional()
+    .describe("With NoExecute: how long the pod stays bound after the taint appears."),
 });
 export type Toleration = z.infer<typeof tolerationSchema>;
 
 /** A PermissionProvider the install creates (cluster-scoped): its name and spec, as in the CRD. */
-const providerSchema = z.object({
-  name: z.string().regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, { message: "must be a DNS name" }),
-  spec: z.record(z.string(), z.unknown()),
+const providerSchema = z.strictObject({
+  name: z
+    .string()
+    .regex(DNS_SUBDOMAIN, { message: "must be a DNS name" })
+    .describe("The PermissionProvider's name (cluster-scoped: unique across releases)."),
+  spec: anyObject.describe("Its spec, as the PermissionProvider CRD defines it."),
 });
 
-export const valuesSchema = z.object({
-  namespace: z
-    .string()
-    .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, { message: "must be a DNS label" }),
-  image: z.string().min(1),
-  imagePullPolicy: z.enum(["Always", "IfNotPresent", "Never"]),
-  /** Adds prometheus.io/scrape, port and path to each workload's pods. */
-  metrics: z.object({ scrape: z.boolean() }),
-  gateway: z.object({
-    enabled: z.boolean(),
-    replicas: z.int().min(1),
-    /** The StatefulSet's first ordinal (spec.ordinals.start): pods are gateway-<start>..<start+replicas-1>. */
-    ordinalStart: z.int().min(0),
-    ports: z.object({ http: port, https: port, admin: port }),
-    service: z.object({
-      type: z.enum(["LoadBalancer", "ClusterIP", "NodePort"]),
-      http: port,
-      https: port,
-    }),
-    /** Worker processes of the data plane (BULWARK_WORKERS); match the CPU limit. */
-    workers: z.int().min(1).max(64),
-    /** Namespaces to serve Ingresses from (BULWARK_WATCH_NAMESPACES); empty: all. */
-    watchNamespaces: z.array(z.string().min(1)),
-    /** IngressClass `bulwark` (controller bulwark.dev/gateway); mark it the cluster's default. */
-    ingressClass: z.object({ default: z.boolean() }),
-    /**
-     * The checksum guard per kind: off, observe (verify and report what enforce would refuse,
-     * refuse nothing) or enforce (updates wait for a matching IngressCheckSum / SecretCheckSum;
-     * true/false mean enforce/off), and the namespaces where checksum objects are trusted (the
-     * only ones a policy lets them be made in).
-     */
-    checksum: z.object({
-      ingress: guardMode,
-      secret: guardMode,
-      publisherNamespaces: z.array(z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/)).min(1),
-      /** Only checksum objects signed by a key in keysConfigMap (in the release namespace) count. */
-      requireSignature: z.boolean(),
-      keysConfigMap: z.string().regex(/^[a-z0-9]([-.a-z0-9]*[a-z0-9])?$/),
-    }),
-    /** The last good configuration on disk (a PersistentVolumeClaim per ordinal), else an emptyDir. */
-    persistence: z.object({
-      enabled: z.boolean(),
-      size: quantity,
-      storageClassName: z.string().optional(),
-    }),
-    resources: resourcesSchema,
-  }),
-  permissionServer: z.object({
-    enabled: z.boolean(),
-    replicas: z.int().min(1),
-    /** One port for the API, /healthz and /metrics. */
-    port,
-    /**
-     * HTTPS from a kubernetes.io/tls Secret (tls.crt, tls.key, ca.crt) for the Service's name
-     * `bulwark-permission-server.<namespace>.svc`, made by cert-manager or `bulwark permission
-     * tls`. The Pepr module reads its ca.crt and gives it to every injected init container, which
-     * then trusts only that CA. Off: plain HTTP (tokens cross the pod network in clear).
-     */
-    tls: z.object({ enabled: z.boolean(), secretName: z.string().min(1) }),
-    /** The audience the init client's projected token is minted for. */
-    audience: z.string().min(1),
-    /** PermissionProviders the install creates. */
-    providers: z.array(providerSchema),
-    resources: resourcesSchema,
-  }),
-  edgeHealth: z.object({
-    enabled: z.boolean(),
-    /** The daemons' port on every edge node (host network): results from peers, and /healthz. */
-    port,
-    /** Where each daemon serves /metrics on its node (host network); not the peer port. */
-    metricsPort: port,
-    nodeSelector: z.record(z.string(), z.string()),
-    tolerations: z.array(tolerationSchema),
-    /**
-     * The Secret (in `namespace`) holding the HMAC key the daemons sign with, mounted as a file;
-     * the install never writes it: `kubectl -n bulwark-system create secret generic
-     * bulwark-edge-health-hmac --from-literal=hmackey=$(openssl rand -hex 32)`.
-     */
-    hmacSecret: z.object({ name: z.string().min(1), key: z.string().min(1) }),
-    /**
-     * The daemon's check plugins, each `key=value,...` over its defaults or `off`; empty keeps the
-     * default (daemon and kubelet checks at weight 0.5 each, no TCP check). Peers must still be
-     * able to reach the score line: with the kubelet check off, give the daemon check weight=1.
-     */
-    checks: z
-      .object({
-        /** BULWARK_EDGE_CHECK_DAEMON */
-        daemon: z.string(),
-        /** BULWARK_EDGE_CHECK_KUBELET */
-        kubelet: z.string(),
-        /** BULWARK_EDGE_CHECK_TCP */
-        tcp: z.string(),
-        /**
-         * A file on every edge node holding the CA that signed the kubelets' serving certificates
-         * (often /etc/kubernetes/pki/ca.crt), mounted read-only and given as the kubelet check's
-         * ca-file; empty leaves kubelet certificates unverified, as SuperEdge does.
-         */
-        kubeletCaHostPath: z
-          .string()
-          .regex(/^(\/.*)?$/, { message: "must be an absolute path or empty" }),
+/**
+ * Where and how a workload's pods run, and what the workload object and its pods carry besides
+ * the chart's own labels (which win over these, since selectors depend on them).
+ */
+function placement(workload: string, builtIn: { affinity?: string; spread?: string } = {}) {
+  return {
+    nodeSelector: labelMap.describe(`Node labels the ${workload}'s pods must match.`),
+    tolerations: z
+      .array(tolerationSchema)
+      .describe(`Taints the ${workload}'s pods tolerate (pod spec tolerations).`),
+    affinity: anyObject.describe(
+      `The ${workload}'s pod affinity (a Kubernetes Affinity)` +
+        (builtIn.affinity ? `; empty: ${builtIn.affinity}, a non-empty one replaces it.` : "."),
+    ),
+    topologySpreadConstraints: z
+      .array(anyObject)
+      .describe(
+        `The ${workload}'s pod topologySpreadConstraints` +
+          (builtIn.spread ? `; empty: ${builtIn.spread}, a non-empty list replaces it.` : "."),
+      ),
+    priorityClassName: z
+      .string()
+      .regex(/^([a-z0-9]([-a-z0-9.]*[a-z0-9])?)?$/, { message: "must be a DNS name or empty" })
+      .describe(`The ${workload}'s pods' PriorityClass; empty: none.`),
+    labels: labelMap.describe(`Labels on the ${workload}'s workload object.`),
+    annotations: labelMap.describe(`Annotations on the ${workload}'s workload object.`),
+    podLabels: labelMap.describe(`Labels on the ${workload}'s pods.`),
+    podAnnotations: labelMap.describe(
+      `Annotations on the ${workload}'s pods (e.g. for a service mesh or a log shipper).`,
+    ),
+  };
+}
+export interface Placement {
+  nodeSelector: Record<string, string>;
+  tolerations: Toleration[];
+  affinity: Record<string, unknown>;
+  topologySpreadConstraints: Record<string, unknown>[];
+  priorityClassName: string;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  podLabels: Record<string, string>;
+  podAnnotations: Record<string, string>;
+}
+
+const gatewaySchema = z
+  .strictObject({
+    enabled: z.boolean().describe("Run the gateway (StatefulSet, Services, IngressClass, PDB)."),
+    replicas: z.int().min(1).describe("Gateway pods."),
+    ordinalStart: z
+      .int()
+      .min(0)
+      .describe(
+        "The StatefulSet's first ordinal (spec.ordinals.start): pods are <name>-<start> .. <start+replicas-1>.",
+      ),
+    ports: z
+      .strictObject({
+        http: port.describe("The container's plain HTTP port."),
+        https: port.describe("The container's HTTPS port."),
+        admin: port.describe("The container's /healthz, /readyz and /metrics port."),
       })
-      .superRefine((checks, ctx) => {
-        if (checks.kubeletCaHostPath === "") return;
-        if (checks.kubelet.trim() === "off") {
-          ctx.addIssue({
-            code: "custom",
-            path: ["kubeletCaHostPath"],
-            message: "is set but the kubelet check is off",
-          });
-        } else if (/(^|,)\s*ca-file\s*=/.test(checks.kubelet)) {
-          ctx.addIssue({
-            code: "custom",
-            path: ["kubelet"],
-            message: "names a ca-file while kubeletCaHostPath sets one; keep one",
-          });
-        }
-      }),
-    /**
-     * Whose daemons vote: Bulwark's (BULWARK_EDGE_VOTES=bulwark, votes with a term) or SuperEdge's
-     * own (superedge: `nodeunhealth`, fresh while their pods on the node's peers are live), for a
-     * site that swaps the webhook first and the daemons later.
-     */
-    votes: z.enum(["bulwark", "superedge"]),
-    zones: z.object({
-      /** Where edge-health-zone-config lives (kube-system, where SuperEdge reads it). */
-      configNamespace: z.string().min(1),
-      /** Write edge-health-zone-config; off when SuperEdge or an operator already manages it. */
-      manageConfig: z.boolean(),
-      /** TaintZoneAdmission: votes count only inside a node's superedgehealth/topology-zone. */
-      taintZoneAdmission: z.boolean(),
-      maxUnknownSeconds: z.int().min(1).optional(),
-    }),
+      .describe("The gateway container's ports."),
+    service: z
+      .strictObject({
+        type: z
+          .enum(["LoadBalancer", "ClusterIP", "NodePort"])
+          .describe("The traffic Service's type."),
+        http: port.describe("The Service's HTTP port."),
+        https: port.describe("The Service's HTTPS port."),
+        annotations: labelMap.describe(
+          "Annotations on the traffic Service (a cloud load balancer's settings, external-dns).",
+        ),
+        externalTrafficPolicy: z
+          .enum(["Local", "Cluster"])
+          .describe(
+            "LoadBalancer and NodePort only (ClusterIP has none): Local keeps client addresses and sends traffic only to nodes with a gateway pod; Cluster spreads it over every node, source NATed.",
+          ),
+      })
+      .describe("The Service that takes the traffic (the headless one is for the pods)."),
+    workers: z
+      .int()
+      .min(1)
+      .max(64)
+      .describe("Worker processes of the data plane (BULWARK_WORKERS); match the CPU limit."),
+    watchNamespaces: z
+      .array(z.string().min(1))
+      .describe("Namespaces to serve Ingresses from (BULWARK_WATCH_NAMESPACES); empty: all."),
+    ingressClass: z
+      .strictObject({
+        create: z
+          .boolean()
+          .describe(
+            "Create IngressClass bulwark (controller bulwark.dev/gateway). It is cluster-scoped and its name is fixed: a second release with a gateway sets false.",
+          ),
+        default: z
+          .boolean()
+          .describe("Mark IngressClass bulwark the cluster's default (and tell the Pepr module)."),
+      })
+      .describe("The IngressClass the gateway serves."),
+    checksum: z
+      .strictObject({
+        ingress: guardMode.describe(
+          "The checksum guard for Ingresses: off, observe (verify and report what enforce would refuse, refuse nothing) or enforce (an update that matches no IngressCheckSum is refused, the last good configuration keeps serving); true/false mean enforce/off.",
+        ),
+        secret: guardMode.describe(
+          "The checksum guard for TLS Secrets (SecretCheckSum), as for ingress.",
+        ),
+        publisherNamespaces: z
+          .array(z.string().regex(DNS_LABEL))
+          .min(1)
+          .describe(
+            "Where checksum objects are trusted; a ValidatingAdmissionPolicy refuses them anywhere else.",
+          ),
+        requireSignature: z
+          .boolean()
+          .describe("Only checksum objects signed by a key in keysConfigMap count."),
+        keysConfigMap: z
+          .string()
+          .regex(/^[a-z0-9]([-.a-z0-9]*[a-z0-9])?$/)
+          .describe("The ConfigMap (release namespace) of trusted signing keys."),
+      })
+      .describe("The checksum guard, for the gateway and the Pepr module."),
+    persistence: z
+      .strictObject({
+        enabled: z
+          .boolean()
+          .describe(
+            "Keep the last good configuration on a PersistentVolumeClaim per ordinal; off: an emptyDir.",
+          ),
+        size: quantity.describe("Each claim's size."),
+        storageClassName: z
+          .string()
+          .optional()
+          .describe("The claims' StorageClass; unset: the default."),
+      })
+      .describe("Where the gateway keeps its last good configuration."),
     resources: resourcesSchema,
-  }),
-});
+    ...placement("gateway", {
+      affinity: "prefer one gateway pod per node (podAntiAffinity on kubernetes.io/hostname)",
+    }),
+  })
+  .describe("The L7 gateway: a StatefulSet serving Ingresses of class bulwark.");
+
+const permissionServerSchema = z
+  .strictObject({
+    enabled: z
+      .boolean()
+      .describe(
+        "Run the permission server (and the pod metadata policy). One release per cluster: the Pepr module calls one.",
+      ),
+    replicas: z.int().min(1).describe("Permission server pods."),
+    port: port.describe("One port for the API, /healthz and /metrics."),
+    tls: z
+      .strictObject({
+        enabled: z
+          .boolean()
+          .describe(
+            "Serve HTTPS from secretName; off: plain HTTP (tokens cross the pod network in clear).",
+          ),
+        secretName: z
+          .string()
+          .min(1)
+          .describe(
+            "A kubernetes.io/tls Secret (tls.crt, tls.key, ca.crt) for <fullname>-permission-server.<namespace>.svc, made by cert-manager or bulwark permission tls; the Pepr module injects its ca.crt into init containers.",
+          ),
+      })
+      .describe("The permission server's TLS."),
+    audience: z
+      .string()
+      .min(1)
+      .describe("The audience the init container's projected token is minted for."),
+    providers: z
+      .array(providerSchema)
+      .describe("PermissionProviders the install creates (cluster-scoped)."),
+    resources: resourcesSchema,
+    ...placement("permission server", {
+      spread: "spread over nodes (maxSkew 1 on kubernetes.io/hostname, ScheduleAnyway)",
+    }),
+  })
+  .describe("The permission server: a Deployment the injected init containers call.");
+
+const checksSchema = z
+  .strictObject({
+    daemon: z.string().describe("BULWARK_EDGE_CHECK_DAEMON: key=value,... or off."),
+    kubelet: z.string().describe("BULWARK_EDGE_CHECK_KUBELET: key=value,... or off."),
+    tcp: z.string().describe("BULWARK_EDGE_CHECK_TCP: key=value,... or off."),
+    kubeletCaHostPath: z
+      .string()
+      .regex(/^(\/.*)?$/, { message: "must be an absolute path or empty" })
+      .describe(
+        "A file on every edge node with the CA of the kubelets' serving certificates (often /etc/kubernetes/pki/ca.crt), mounted as the kubelet check's ca-file; empty leaves them unverified, as SuperEdge does.",
+      ),
+  })
+  .superRefine((checks, ctx) => {
+    if (checks.kubeletCaHostPath === "") return;
+    if (checks.kubelet.trim() === "off") {
+      ctx.addIssue({
+        code: "custom",
+        path: ["kubeletCaHostPath"],
+        message: "is set but the kubelet check is off",
+      });
+    } else if (/(^|,)\s*ca-file\s*=/.test(checks.kubelet)) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["kubelet"],
+        message: "names a ca-file while kubeletCaHostPath sets one; keep one",
+      });
+    }
+  })
+  .describe(
+    "The daemon's check plugins, each key=value,... over its defaults or off; empty keeps the default (daemon and kubelet checks at weight 0.5 each, no TCP check). With the kubelet check off, give the daemon check weight=1.",
+  );
+
+const edgeHealthSchema = z
+  .strictObject({
+    enabled: z.boolean().describe("Run the edge-health daemons (DaemonSet)."),
+    port: port.describe(
+      "The daemons' port on every edge node (host network): results from peers, and /healthz.",
+    ),
+    metricsPort: port.describe("Where each daemon serves /metrics on its node (host network)."),
+    hmacSecret: z
+      .strictObject({
+        name: z
+          .string()
+          .min(1)
+          .describe("The Secret (release namespace); the chart never writes it."),
+        key: z.string().min(1).describe("Its key holding the HMAC key."),
+      })
+      .describe(
+        "The HMAC key the daemons sign with, mounted as a file: kubectl -n NAMESPACE create secret generic bulwark-edge-health-hmac --from-literal=hmackey=$(openssl rand -hex 32).",
+      ),
+    checks: checksSchema,
+    votes: z
+      .enum(["bulwark", "superedge"])
+      .describe(
+        "Whose daemons vote: bulwark (votes with a term) or superedge (SuperEdge's own daemons' nodeunhealth annotation), for a site that swaps the webhook first and the daemons later.",
+      ),
+    zones: z
+      .strictObject({
+        configNamespace: z
+          .string()
+          .min(1)
+          .describe("Where edge-health-zone-config lives (kube-system, where SuperEdge reads it)."),
+        manageConfig: z
+          .boolean()
+          .describe(
+            "Write edge-health-zone-config (a fixed name: one release per cluster); off when SuperEdge or an operator manages it.",
+          ),
+        taintZoneAdmission: z
+          .boolean()
+          .describe(
+            "TaintZoneAdmission: votes count only inside a node's superedgehealth/topology-zone.",
+          ),
+        maxUnknownSeconds: z
+          .int()
+          .min(1)
+          .optional()
+          .describe("MaxUnknownSeconds: how long a voted-healthy Unknown node keeps its pods."),
+      })
+      .describe("SuperEdge's zone ConfigMap."),
+    resources: resourcesSchema,
+    ...placement("edge-health daemon"),
+  })
+  .describe("The edge-health daemon: a DaemonSet on edge nodes, on the host network.");
+
+/** The chart's values: what values.schema.json is made from (the namespace is the release's). */
+export const chartValuesSchema = z
+  .strictObject({
+    global: anyObject
+      .optional()
+      .describe("Helm's global values, when Bulwark is a subchart; Bulwark reads none of them."),
+    fullnameOverride: z
+      .string()
+      .max(MAX_FULLNAME)
+      .regex(/^([a-z0-9]([-a-z0-9]*[a-z0-9])?)?$/, { message: "must be a DNS label or empty" })
+      .describe(
+        'The prefix of the names the chart gives its objects (<prefix>-gateway, <prefix>-permission-server...). Empty: the release name when it contains "bulwark", else <release>-bulwark.',
+      ),
+    image: z
+      .string()
+      .min(1)
+      .describe(
+        "The one image every workload runs, and the Pepr module injects as the init container.",
+      ),
+    imagePullPolicy: z
+      .enum(["Always", "IfNotPresent", "Never"])
+      .describe("The workloads' imagePullPolicy."),
+    imagePullSecrets: z
+      .array(
+        z.strictObject({ name: z.string().min(1).describe("A Secret in the release namespace.") }),
+      )
+      .describe(
+        "Secrets (kubernetes.io/dockerconfigjson, release namespace) to pull the image with, for every workload. Not for the injected init container: see the chart README.",
+      ),
+    commonLabels: labelMap.describe(
+      "Labels on every object the chart makes, and on the pods; the chart's own labels win.",
+    ),
+    metrics: z
+      .strictObject({
+        scrape: z
+          .boolean()
+          .describe(
+            "prometheus.io/scrape, port, path (and scheme) on the pods that serve /metrics.",
+          ),
+      })
+      .describe("Metrics scraping."),
+    gateway: gatewaySchema,
+    permissionServer: permissionServerSchema,
+    edgeHealth: edgeHealthSchema,
+  })
+  .describe("Bulwark's workloads: the gateway, the permission server and the edge-health daemon.");
+export type ChartValues = z.infer<typeof chartValuesSchema>;
+
+/** The release's fullname: the prefix of every name the install gives (bulwark.fullname). */
+export function fullname(values: { release: string; fullnameOverride: string }): string {
+  if (values.fullnameOverride) return values.fullnameOverride;
+  return values.release.includes("bulwark") ? values.release : `${values.release}-bulwark`;
+}
+
+/** The chart's values with what Helm takes from the command line: the namespace and release. */
+export const valuesSchema = chartValuesSchema
+  .extend({
+    namespace: z
+      .string()
+      .regex(DNS_LABEL, { message: "must be a DNS label" })
+      .describe("The release namespace (helm -n)."),
+    release: z
+      .string()
+      .max(53)
+      .regex(DNS_LABEL, { message: "must be a DNS label" })
+      .describe("The release name (helm install RELEASE)."),
+  })
+  .superRefine((values, ctx) => {
+    const name = fullname(values);
+    if (name.length > MAX_FULLNAME) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["fullnameOverride"],
+        message: `the names' prefix ${name} (from the release name) is longer than ${MAX_FULLNAME} characters; set a shorter fullnameOverride`,
+      });
+    }
+  });
 export type BulwarkValues = z.infer<typeof valuesSchema>;
 
-export function defaultValues(image: string = DEFAULT_IMAGE): BulwarkValues {
+function noPlacement(): Placement {
   return {
-    namespace: DEFAULT_NAMESPACE,
+    nodeSelector: {},
+    tolerations: [],
+    affinity: {},
+    topologySpreadConstraints: [],
+    priorityClassName: "",
+    labels: {},
+    annotations: {},
+    podLabels: {},
+    podAnnotations: {},
+  };
+}
+
+/** The chart's defaults (charts/bulwark/values.yaml). */
+export function defaultChartValues(image: string = DEFAULT_IMAGE): ChartValues {
+  return {
+    fullnameOverride: "",
     image,
     imagePullPolicy: "IfNotPresent",
+    imagePullSecrets: [],
+    commonLabels: {},
     metrics: { scrape: true },
     gateway: {
       enabled: true,
       replicas: 2,
       ordinalStart: 0,
       ports: { http: 8080, https: 8443, admin: 9090 },
-      service: { type: "LoadBalancer", http: 80, https: 443 },
+      service: {
+        type: "LoadBalancer",
+        http: 80,
+        https: 443,
+        annotations: {},
+        externalTrafficPolicy: "Local",
+      },
       workers: 2,
       watchNamespaces: [],
-      ingressClass: { default: false },
+      ingressClass: { create: true, default: false },
       checksum: {
         ingress: "observe",
         secret: "observe",
@@ -201,6 +466,7 @@ export function defaultValues(image: string = DEFAULT_IMAGE): BulwarkValues {
         requests: { cpu: "200m", memory: "256Mi" },
         limits: { cpu: "2", memory: "1536Mi" },
       },
+      ...noPlacement(),
     },
     permissionServer: {
       enabled: true,
@@ -213,13 +479,12 @@ export function defaultValues(image: string = DEFAULT_IMAGE): BulwarkValues {
         requests: { cpu: "100m", memory: "128Mi" },
         limits: { cpu: "1", memory: "512Mi" },
       },
+      ...noPlacement(),
     },
     edgeHealth: {
       enabled: true,
       port: 51005,
       metricsPort: 51006,
-      nodeSelector: { "superedge.io/node-edge": "enable" },
-      tolerations: [{ operator: "Exists" }],
       hmacSecret: { name: "bulwark-edge-health-hmac", key: "hmackey" },
       checks: { daemon: "", kubelet: "", tcp: "", kubeletCaHostPath: "" },
       votes: "bulwark",
@@ -232,19 +497,56 @@ export function defaultValues(image: string = DEFAULT_IMAGE): BulwarkValues {
         requests: { cpu: "20m", memory: "64Mi" },
         limits: { cpu: "200m", memory: "256Mi" },
       },
+      ...noPlacement(),
+      nodeSelector: { "superedge.io/node-edge": "enable" },
+      tolerations: [{ operator: "Exists" }],
+      // Votes must go on while the node is cut off, so outrank ordinary pods.
+      priorityClassName: "system-node-critical",
     },
   };
+}
+
+/** Where the install goes, as `helm install RELEASE -n NAMESPACE` says. */
+export interface Install {
+  namespace: string;
+  release: string;
+}
+
+export function defaultValues(
+  image: string = DEFAULT_IMAGE,
+  install: Partial<Install> = {},
+): BulwarkValues {
+  return {
+    namespace: install.namespace ?? DEFAULT_NAMESPACE,
+    release: install.release ?? DEFAULT_RELEASE,
+    ...defaultChartValues(image),
+  };
+}
+
+/** zod's issues as FieldErrors; each unknown key is its own error, named by its path. */
+function fieldErrors(issues: z.core.$ZodIssue[]): FieldError[] {
+  return issues.flatMap(issue => {
+    const at = issue.path.map(String);
+    if (issue.code === "unrecognized_keys") {
+      return issue.keys.map(key => ({
+        field: [...at, key].join("."),
+        message: "is not a value of the chart (its values.schema.json refuses it too)",
+      }));
+    }
+    return [{ field: at.join("."), message: issue.message }];
+  });
 }
 
 /** Checks values (e.g. defaults with overrides); every problem names its field by path. */
 export function parseValues(raw: unknown): Result<BulwarkValues> {
   const parsed = valuesSchema.safeParse(raw);
-  if (parsed.success) return ok(parsed.data);
-  const errors: FieldError[] = parsed.error.issues.map(issue => ({
-    field: issue.path.map(String).join("."),
-    message: issue.message,
-  }));
-  return fail(errors);
+  return parsed.success ? ok(parsed.data) : fail(fieldErrors(parsed.error.issues));
+}
+
+/** Checks the chart's values alone, as Helm does with values.schema.json. */
+export function parseChartValues(raw: unknown): Result<ChartValues> {
+  const parsed = chartValuesSchema.safeParse(raw);
+  return parsed.success ? ok(parsed.data) : fail(fieldErrors(parsed.error.issues));
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -266,7 +568,31 @@ export function mergeValues(base: unknown, override: unknown): unknown {
   return merged;
 }
 
-/** The defaults for `image` with a values file's content (the chart's keys) over them, checked. */
-export function valuesFrom(image: string, overrides: unknown): Result<BulwarkValues> {
-  return parseValues(mergeValues(defaultValues(image), overrides ?? {}));
+/** What to say of a values file's `namespace` or `release`: Helm takes them from its command line. */
+const INSTALL_KEYS: Record<string, string> = {
+  namespace: "is the release's, not a value: --namespace NS (helm install -n NS)",
+  release: "is not a value: --release NAME (helm install NAME)",
+};
+
+/**
+ * A values file's content (the chart's keys) over the chart's defaults for `image`, checked as
+ * Helm checks them (the chart's schema, which refuses unknown keys), then placed at `install`.
+ */
+export function valuesFrom(
+  image: string,
+  overrides: unknown,
+  install: Partial<Install> = {},
+): Result<BulwarkValues> {
+  const merged = mergeValues(defaultChartValues(image), overrides ?? {});
+  const chart = parseChartValues(merged);
+  if (!chart.ok) {
+    return fail(
+      chart.errors.map(e => ({ field: e.field, message: INSTALL_KEYS[e.field] ?? e.message })),
+    );
+  }
+  return parseValues({
+    ...chart.value,
+    namespace: install.namespace ?? DEFAULT_NAMESPACE,
+    release: install.release ?? DEFAULT_RELEASE,
+  });
 }

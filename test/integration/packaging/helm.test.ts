@@ -1,29 +1,75 @@
-// The Helm chart renders the same objects as the manifest generators for the same values, and the
-// real API server accepts them (server-side dry run). Also Pepr's generated chart for the module,
-// told the init image the same way.
+// The Helm chart renders the same objects as the manifest generators for the same values, over a
+// matrix of values and releases; `helm lint --strict` passes for each; the real API server accepts
+// them (server-side dry run); it composes (two releases, a parent chart with global values); it
+// refuses what `npm run build --values` refuses, naming the same field; and an upgrade from the
+// chart before release-prefixed names changes no immutable field. Also Pepr's generated chart for
+// the module, told the init image the same way, named bulwark-module.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { KubernetesObject } from "@kubernetes/client-node";
-import { load } from "js-yaml";
+import type { KubernetesObject, V1Deployment, V1StatefulSet } from "@kubernetes/client-node";
+import { dump, load } from "js-yaml";
 import { MODULE_CHART, MODULE_MANIFEST, ROOT } from "../../../packaging/build";
 import { applyObjects } from "../../../hack/control-plane/kube";
-import { renderChart } from "../../../hack/helm/helm";
-import { defaultValues, workloadManifests, type BulwarkValues } from "../../../packaging/manifests";
+import { helm, renderChart } from "../../../hack/helm/helm";
+import {
+  defaultValues,
+  valuesFrom,
+  workloadManifests,
+  type BulwarkValues,
+} from "../../../packaging/manifests";
 import { configureModuleChart } from "../../../packaging/manifests/pepr-chart";
-import { testCluster } from "../../harness/cluster";
+import { testCluster, testNamespace } from "../../harness/cluster";
+import packageJson from "../../../package.json";
 
 const cluster = testCluster();
 const CHART = join(ROOT, "charts", "bulwark");
 const IMAGE = "registry.example.com/platform/bulwark:9.9.9";
 /** Helm's own labels, only on top-level metadata; everything else must match exactly. */
 const HELM_LABELS = ["app.kubernetes.io/managed-by", "helm.sh/chart"];
+/** The last commit whose chart had no release-prefixed names (the upgrade test's "before"). */
+const BEFORE_PREFIXES = "e175035477c8566f0465420c12c9ca2f3975135e";
+
+const scratch = mkdtempSync(join(tmpdir(), "bulwark-helm-test-"));
+after(() => rmSync(scratch, { recursive: true, force: true }));
+
+/** The chart's values: all but the namespace and release name, which are Helm's command line. */
+function chartValues(values: BulwarkValues): object {
+  const rest: Partial<BulwarkValues> = { ...values };
+  delete rest.namespace;
+  delete rest.release;
+  return rest;
+}
 
 function render(values: BulwarkValues): KubernetesObject[] {
-  const { namespace, ...chartValues } = values;
-  return renderChart(CHART, { release: "bulwark", namespace, values: chartValues });
+  return renderChart(CHART, {
+    release: values.release,
+    namespace: values.namespace,
+    values: chartValues(values),
+  });
+}
+
+let lints = 0;
+
+/**
+ * `helm lint --strict` of a chart with these values, given as a file. A parent's lint renders its
+ * subcharts and checks their schemas (--with-subcharts would lint them with the parent's values).
+ */
+function lint(chart: string, values: object, namespace: string): string {
+  const file = join(scratch, `lint-${++lints}.yaml`);
+  writeFileSync(file, dump(values, { lineWidth: -1, noRefs: true }));
+  return helm(["lint", "--strict", chart, "-f", file, "-n", namespace]);
 }
 
 const key = (o: KubernetesObject) =>
@@ -35,11 +81,15 @@ function withoutHelmLabels(object: KubernetesObject): KubernetesObject {
   return copy;
 }
 
-/** The chart's objects and the generators', keyed, for a field-by-field comparison. */
-function compare(values: BulwarkValues): void {
-  const objects = render(values);
+/** The rendered objects and the generators', keyed, compared field by field. */
+function compare(objects: KubernetesObject[], values: BulwarkValues): void {
   for (const object of objects) {
     assert.equal(object.metadata?.labels?.["app.kubernetes.io/managed-by"], "Helm", key(object));
+    assert.equal(
+      object.metadata?.labels?.["app.kubernetes.io/instance"],
+      values.release,
+      key(object),
+    );
   }
   const rendered = new Map(objects.map(o => [key(o), withoutHelmLabels(o)]));
   // Namespaces are Helm's (--create-namespace) or the user's, never the chart's.
@@ -54,9 +104,12 @@ function compare(values: BulwarkValues): void {
   }
 }
 
+/** Every switch of the values turned. */
 function variant(): BulwarkValues {
   const values = defaultValues(IMAGE);
   values.imagePullPolicy = "Always";
+  values.imagePullSecrets = [{ name: "regcred" }, { name: "mirror" }];
+  values.commonLabels = { "example.com/team": "platform", "example.com/cost-center": "42a" };
   values.metrics.scrape = false;
   Object.assign(values.gateway, {
     replicas: 4,
@@ -70,16 +123,53 @@ function variant(): BulwarkValues {
       requireSignature: true,
       keysConfigMap: "publisher-keys",
     },
-    ingressClass: { default: true },
+    ingressClass: { create: true, default: true },
+    nodeSelector: { "kubernetes.io/os": "linux" },
+    tolerations: [{ key: "dedicated", operator: "Equal", value: "ingress", effect: "NoSchedule" }],
+    affinity: {
+      nodeAffinity: {
+        requiredDuringSchedulingIgnoredDuringExecution: {
+          nodeSelectorTerms: [
+            { matchExpressions: [{ key: "node-role/ingress", operator: "Exists" }] },
+          ],
+        },
+      },
+    },
+    topologySpreadConstraints: [
+      {
+        maxSkew: 1,
+        topologyKey: "topology.kubernetes.io/zone",
+        whenUnsatisfiable: "ScheduleAnyway",
+        labelSelector: { matchLabels: { "app.kubernetes.io/name": "bulwark-gateway" } },
+      },
+    ],
+    priorityClassName: "system-cluster-critical",
+    labels: { "example.com/tier": "edge" },
+    annotations: { "example.com/owner": "netops" },
+    podLabels: { "example.com/mesh": "off" },
+    podAnnotations: { "example.com/log-format": "json" },
   });
   values.gateway.ports = { http: 8081, https: 8444, admin: 9191 };
-  values.gateway.service = { type: "ClusterIP", http: 8080, https: 8443 };
+  values.gateway.service = {
+    type: "NodePort",
+    http: 8080,
+    https: 8443,
+    annotations: { "service.beta.kubernetes.io/aws-load-balancer-type": "nlb" },
+    externalTrafficPolicy: "Cluster",
+  };
   values.gateway.persistence = { enabled: false, size: "2Gi", storageClassName: "fast" };
+  values.gateway.resources.limits.cpu = 4;
   values.permissionServer.tls.enabled = true;
   values.permissionServer.replicas = 3;
   values.permissionServer.providers = [
     { name: "packaging-authz", spec: { type: "http", address: "https://authz.example.com" } },
   ];
+  Object.assign(values.permissionServer, {
+    tolerations: [{ operator: "Exists", effect: "NoExecute", tolerationSeconds: 30 }],
+    priorityClassName: "system-cluster-critical",
+    annotations: { "example.com/restart-on": "secret-change" },
+    podLabels: { "example.com/tier": "control" },
+  });
   values.edgeHealth.port = 51015;
   values.edgeHealth.checks = {
     daemon: "weight=0.6",
@@ -93,6 +183,9 @@ function variant(): BulwarkValues {
     "node-role.kubernetes.io/edge": "",
   };
   values.edgeHealth.tolerations = [{ key: "edge", operator: "Exists", effect: "NoSchedule" }];
+  values.edgeHealth.priorityClassName = "";
+  values.edgeHealth.labels = { "example.com/tier": "node" };
+  values.edgeHealth.podAnnotations = { "example.com/log-format": "json" };
   values.edgeHealth.zones = {
     configNamespace: "edge-system",
     manageConfig: true,
@@ -102,10 +195,44 @@ function variant(): BulwarkValues {
   return values;
 }
 
+/** A second release in the same namespace: the IngressClass is the first one's. */
+function secondRelease(): BulwarkValues {
+  const values = defaultValues(IMAGE, { release: "edge" });
+  values.gateway.ingressClass.create = false;
+  values.gateway.watchNamespaces = ["edge-apps"];
+  values.gateway.service.type = "ClusterIP";
+  values.permissionServer.enabled = false;
+  values.permissionServer.tls.secretName = "edge-bulwark-permission-server-tls";
+  values.edgeHealth.enabled = false;
+  return values;
+}
+
+/** Release names containing "bulwark", a fullnameOverride, components off, plain HTTP. */
+function renamed(): BulwarkValues[] {
+  const canary = defaultValues(IMAGE, { release: "bulwark-canary", namespace: "bulwark-canary" });
+  canary.permissionServer.tls.enabled = false;
+  canary.gateway.persistence.storageClassName = "standard";
+  const override = defaultValues(IMAGE, { release: "platform-security", namespace: "platform" });
+  override.fullnameOverride = "guard";
+  override.gateway.enabled = false;
+  override.edgeHealth.zones.manageConfig = true;
+  override.edgeHealth.zones.configNamespace = "platform";
+  return [canary, override];
+}
+
+const MATRIX: [string, () => BulwarkValues][] = [
+  ["the defaults", () => defaultValues(IMAGE)],
+  ["every switch turned", variant],
+  ["a second release in the same namespace", secondRelease],
+  ["release bulwark-canary, plain HTTP", () => renamed()[0] as BulwarkValues],
+  ["fullnameOverride guard, no gateway", () => renamed()[1] as BulwarkValues],
+];
+
 describe("charts/bulwark", () => {
   before(async () => {
-    // The release's namespace (helm --create-namespace) and the zone ConfigMap's, for real.
-    const namespaces = ["bulwark-system", "edge-system"].map(name => ({
+    // The releases' namespaces (helm --create-namespace) and the zone ConfigMap's, for real.
+    const names = ["bulwark-system", "edge-system", "bulwark-canary", "platform"];
+    const namespaces = names.map(name => ({
       apiVersion: "v1",
       kind: "Namespace",
       metadata: { name },
@@ -113,20 +240,111 @@ describe("charts/bulwark", () => {
     assert.deepEqual(await applyObjects(cluster.kc, namespaces), []);
   });
 
-  it("renders exactly the generators' objects with the default values", () => {
-    compare(defaultValues(IMAGE));
+  for (const [name, values] of MATRIX) {
+    it(`renders exactly the generators' objects, lints strictly, and is accepted: ${name}`, async t => {
+      const objects = render(values());
+      compare(objects, values());
+      const { namespace } = values();
+      const lintOut = lint(CHART, chartValues(values()), namespace);
+      assert.match(lintOut, /1 chart\(s\) linted, 0 chart\(s\) failed/);
+      t.diagnostic(`${objects.length} objects`);
+      assert.deepEqual(await applyObjects(cluster.kc, objects, { dryRun: true }), []);
+    });
+  }
+
+  it("two releases share no object: names, ClusterRoles and policies are the release's", () => {
+    const first = new Set(render(defaultValues(IMAGE)).map(key));
+    const second = render(secondRelease());
+    assert.deepEqual(
+      second.map(key).filter(k => first.has(k)),
+      [],
+    );
+    assert.ok(
+      second.some(o => o.kind === "ClusterRole" && o.metadata?.name === "edge-bulwark-gateway"),
+    );
   });
 
-  it("renders exactly the generators' objects with every switch turned", () => {
-    compare(variant());
+  it("composes as a subchart: a parent's global values pass, names follow its release", async () => {
+    const parent = join(scratch, "platform");
+    mkdirSync(join(parent, "charts"), { recursive: true });
+    mkdirSync(join(parent, "templates"));
+    cpSync(CHART, join(parent, "charts", "bulwark"), { recursive: true, dereference: true });
+    writeFileSync(
+      join(parent, "Chart.yaml"),
+      dump({
+        apiVersion: "v2",
+        name: "platform",
+        version: "1.0.0",
+        description: "A platform that includes Bulwark",
+        dependencies: [{ name: "bulwark", version: packageJson.version }],
+      }),
+    );
+    const values = defaultValues(IMAGE, { release: "platform" });
+    values.gateway.nodeSelector = { "kubernetes.io/os": "linux" };
+    values.gateway.ingressClass.create = false;
+    const parentValues = {
+      global: { imageRegistry: "mirror.example.com", labels: { team: "platform" } },
+      bulwark: chartValues(values),
+    };
+    const objects = renderChart(parent, {
+      release: "platform",
+      namespace: "bulwark-system",
+      values: parentValues,
+    });
+    compare(objects, values);
+    assert.ok(objects.some(o => o.metadata?.name === "platform-bulwark-gateway"));
+    assert.match(
+      lint(parent, parentValues, "bulwark-system"),
+      /1 chart\(s\) linted, 0 chart\(s\) failed/,
+    );
+    assert.deepEqual(await applyObjects(cluster.kc, objects, { dryRun: true }), []);
   });
 
-  it("refuses a bad value, naming it (values.schema.json)", () => {
-    const values = defaultValues(IMAGE);
-    values.gateway.replicas = 0;
+  it("refuses what npm run build --values refuses, naming the same field", () => {
+    const cases: [overrides: object, field: string, helmPath: RegExp][] = [
+      [{ gateway: { replicas: 0 } }, "gateway.replicas", /\/gateway\/replicas/],
+      [{ gateway: { nodeSelectr: {} } }, "gateway.nodeSelectr", /\/gateway.*nodeSelectr/],
+      [
+        { gateway: { service: { externalTrafficPolicy: "Sometimes" } } },
+        "gateway.service.externalTrafficPolicy",
+        /\/gateway\/service\/externalTrafficPolicy/,
+      ],
+      [{ namespace: "elsewhere" }, "namespace", /namespace/],
+      [{ fullnameOverride: "Not_A_Label" }, "fullnameOverride", /\/fullnameOverride/],
+      [{ imagePullSecrets: ["regcred"] }, "imagePullSecrets.0", /\/imagePullSecrets\/0/],
+      [
+        { edgeHealth: { priorityClassName: 5 } },
+        "edgeHealth.priorityClassName",
+        /\/edgeHealth\/priorityClassName/,
+      ],
+      [
+        { permissionServer: { tolerations: [{ operator: "Maybe" }] } },
+        "permissionServer.tolerations.0.operator",
+        /\/permissionServer\/tolerations\/0\/operator/,
+      ],
+    ];
+    for (const [overrides, field, helmPath] of cases) {
+      const built = valuesFrom(IMAGE, overrides);
+      assert.equal(built.ok, false, field);
+      assert.ok(!built.ok && built.errors.some(e => e.field === field), `build names ${field}`);
+      assert.throws(
+        () =>
+          renderChart(CHART, {
+            release: "bulwark",
+            namespace: "bulwark-system",
+            values: overrides,
+          }),
+        (error: { stderr?: string }) => helmPath.test(error.stderr ?? ""),
+        `helm names ${field}`,
+      );
+    }
+    // A release name that makes too long a prefix: both name fullnameOverride.
+    const long = "a".repeat(34);
+    assert.ok(!valuesFrom(IMAGE, {}, { release: long }).ok);
     assert.throws(
-      () => render(values),
-      (error: { stderr?: string }) => /\/gateway\/replicas/.test(error.stderr ?? ""),
+      () => renderChart(CHART, { release: long, namespace: "bulwark-system", values: {} }),
+      (error: { stderr?: string }) =>
+        /fullnameOverride: the names' prefix/.test(error.stderr ?? ""),
     );
   });
 
@@ -149,15 +367,47 @@ describe("charts/bulwark", () => {
     );
   });
 
-  it("renders what the API server accepts (server-side dry run), defaults and variant", async () => {
-    for (const values of [defaultValues(IMAGE), variant()]) {
-      const objects = render(values);
-      assert.ok(objects.length > 20);
-      assert.deepEqual(await applyObjects(cluster.kc, objects, { dryRun: true }), []);
+  it("an upgrade from the chart before release-prefixed names changes no immutable field", async t => {
+    const old = join(scratch, "before");
+    mkdirSync(old);
+    try {
+      execFileSync("git", ["-C", ROOT, "cat-file", "-e", `${BEFORE_PREFIXES}^{commit}`], {
+        stdio: "ignore",
+      });
+    } catch {
+      t.skip(`commit ${BEFORE_PREFIXES} is not in this checkout`);
+      return;
     }
+    const archive = execFileSync("git", ["-C", ROOT, "archive", BEFORE_PREFIXES, "charts/bulwark"]);
+    execFileSync("tar", ["-x", "-C", old], { input: archive });
+    // crds/ is a link out of the chart, dangling here; `helm template` renders no CRDs anyway.
+    rmSync(join(old, "charts", "bulwark", "crds"), { force: true, recursive: true });
+    const [namespace, remove] = await testNamespace(cluster, "bulwark-upgrade");
+    after(remove);
+    const values = defaultValues(IMAGE, { namespace });
+    const inNamespace = (o: KubernetesObject) => o.metadata?.namespace === namespace;
+    const before = renderChart(join(old, "charts", "bulwark"), {
+      release: "bulwark",
+      namespace,
+      values: { image: IMAGE },
+    }).filter(inNamespace);
+    assert.deepEqual(await applyObjects(cluster.kc, before), [], "the old chart, for real");
+    const now = render(values).filter(inNamespace);
+    assert.deepEqual(await applyObjects(cluster.kc, now, { dryRun: true }), []);
+    // The test would see it: the instance label in an immutable place is refused.
+    const sts = structuredClone(now.find(o => o.kind === "StatefulSet")) as V1StatefulSet &
+      KubernetesObject;
+    const claim = sts.spec?.volumeClaimTemplates?.[0]?.metadata;
+    if (claim?.labels) claim.labels["app.kubernetes.io/instance"] = "bulwark";
+    const deployment = structuredClone(now.find(o => o.kind === "Deployment")) as V1Deployment &
+      KubernetesObject;
+    if (deployment.spec)
+      deployment.spec.selector.matchLabels = deployment.spec.template.metadata?.labels;
+    const refused = await applyObjects(cluster.kc, [sts, deployment], { dryRun: true });
+    assert.equal(refused.length, 2, JSON.stringify(refused));
   });
 
-  it("Pepr's module chart, given the init image, renders what the API server accepts", async t => {
+  it("Pepr's module chart: bulwark-module at the package's version, given the init image, accepted", async t => {
     assert.ok(
       existsSync(join(MODULE_CHART, "Chart.yaml")),
       `${MODULE_CHART} is written by pepr build (test/run.ts runs it)`,
@@ -166,13 +416,19 @@ describe("charts/bulwark", () => {
     const chart = mkdtempSync(join(tmpdir(), "bulwark-module-chart-"));
     after(() => rmSync(chart, { recursive: true, force: true }));
     cpSync(MODULE_CHART, chart, { recursive: true });
-    configureModuleChart(chart, defaultValues(IMAGE), MODULE_MANIFEST);
+    // A workload release named otherwise: the module is told its permission server's address.
+    configureModuleChart(chart, defaultValues(IMAGE, { release: "edge" }), MODULE_MANIFEST);
+    const meta = load(readFileSync(join(chart, "Chart.yaml"), "utf8")) as Record<string, unknown>;
+    assert.equal(meta.name, "bulwark-module");
+    assert.equal(meta.version, packageJson.version);
+    assert.equal(meta.appVersion, packageJson.version);
     const values = load(readFileSync(join(chart, "values.yaml"), "utf8")) as object;
     const objects = renderChart(chart, {
       release: "bulwark-module",
       namespace: "pepr-system",
-      values,
+      values: { ...values, global: { imageRegistry: "mirror.example.com" } },
     });
+    assert.match(lint(chart, values, "pepr-system"), /0 chart\(s\) failed/);
     const deployments = objects.filter(o => o.kind === "Deployment") as {
       spec: {
         template: {
@@ -184,7 +440,12 @@ describe("charts/bulwark", () => {
     for (const deployment of deployments) {
       const [container] = deployment.spec.template.spec.containers;
       assert.match(container?.image ?? "", /^ghcr\.io\/defenseunicorns\/pepr\/controller:/);
-      assert.equal(container?.env?.find(e => e.name === "BULWARK_INIT_IMAGE")?.value, IMAGE);
+      const env = new Map(container?.env?.map(e => [e.name, e.value]));
+      assert.equal(env.get("BULWARK_INIT_IMAGE"), IMAGE);
+      assert.equal(
+        env.get("BULWARK_PERMISSION_SERVER"),
+        "https://edge-bulwark-permission-server.bulwark-system.svc:8443",
+      );
     }
     // Node and endpoint rules fail open, as in manifests/10-pepr-module.yaml.
     const webhooks = objects

@@ -7,7 +7,13 @@ import { join } from "node:path";
 import { load } from "js-yaml";
 import { ROOT } from "./build";
 import { defaultChartValues, defaultValues, parseChartValues, parseValues } from "./manifests";
-import { CHART_SCHEMA, chartSchemaText, chartValuesJsonSchema } from "./manifests/chart-schema";
+import {
+  CHART_README,
+  CHART_SCHEMA,
+  chartSchemaText,
+  chartValuesJsonSchema,
+  readmeWithValues,
+} from "./manifests/chart-schema";
 import packageJson from "../package.json";
 
 const CHART = join(ROOT, "charts", "bulwark");
@@ -36,6 +42,14 @@ describe("charts/bulwark", () => {
     const schema = chartValuesJsonSchema() as { properties: Record<string, unknown> };
     assert.ok(!("namespace" in schema.properties), "the namespace is the release's");
     assert.ok(!("release" in schema.properties), "the release name is Helm's");
+  });
+
+  it("README.md's values table is the schema's (npx tsx packaging/manifests/chart-schema.ts)", () => {
+    const readme = readFileSync(CHART_README, "utf8");
+    assert.equal(readme, readmeWithValues(readme));
+    for (const key of ["`gateway.nodeSelector`", "`gateway.service.annotations`", "`global`"]) {
+      assert.ok(readme.includes(`| ${key}`), key);
+    }
   });
 
   it("values.schema.json describes every property (from the zod schema's descriptions)", () => {

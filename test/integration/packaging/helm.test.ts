@@ -367,6 +367,29 @@ describe("charts/bulwark", () => {
     );
   });
 
+  it("NOTES.txt says what was installed, how to check it, and what to do next", () => {
+    const notes = helm([
+      "install",
+      "bulwark",
+      CHART,
+      "-n",
+      "bulwark-system",
+      "--dry-run=client",
+      "--set",
+      `image=${IMAGE}`,
+    ]);
+    for (const expected of [
+      /kubectl -n bulwark-system get statefulset,deployment,daemonset -l app\.kubernetes\.io\/instance=bulwark/,
+      /bulwark-gateway/,
+      /https:\/\/bulwark-permission-server\.bulwark-system\.svc:8443/,
+      /bulwark-permission-server-tls/,
+      /bulwark-edge-health-hmac/,
+      /npm run build -- --image registry\.example\.com\/platform\/bulwark:9\.9\.9 --namespace bulwark-system --release bulwark/,
+    ]) {
+      assert.match(notes, expected);
+    }
+  });
+
   it("an upgrade from the chart before release-prefixed names changes no immutable field", async t => {
     const old = join(scratch, "before");
     mkdirSync(old);

@@ -21,7 +21,7 @@ import {
   type BulwarkValues,
 } from "./manifests";
 import { INSTANCE_LABEL, PART_OF_LABEL } from "./manifests/common";
-import { find, podSpec, podTemplateLabels, selects } from "./testkit";
+import { find, onlyContainer, podSpec, podTemplateLabels, selects } from "./testkit";
 
 const IMAGE = "registry.example.com/team/bulwark:1.2.3";
 
@@ -375,6 +375,77 @@ describe("the gateway's Service", () => {
   it("ingressClass.create: false leaves IngressClass bulwark to another release", () => {
     const objects = manifests(v => void (v.gateway.ingressClass.create = false));
     assert.ok(!objects.some(o => o.kind === "IngressClass"));
+  });
+});
+
+describe("PodMonitors (metrics.podMonitor)", () => {
+  interface PodMonitor extends KubernetesObject {
+    spec: {
+      selector: { matchLabels: Record<string, string> };
+      podMetricsEndpoints: {
+        port: string;
+        path: string;
+        interval?: string;
+        scheme?: string;
+        tlsConfig?: { ca: { secret: { name: string; key: string } }; serverName: string };
+      }[];
+    };
+  }
+
+  it("none by default", () => {
+    assert.ok(!manifests().some(o => o.kind === "PodMonitor"));
+  });
+
+  it("one per enabled workload, selecting its pods, on the port that serves /metrics", () => {
+    const objects = manifests(v => {
+      v.metrics.podMonitor = { enabled: true, interval: "30s", labels: { release: "kps" } };
+    });
+    const monitors = objects.filter(o => o.kind === "PodMonitor") as PodMonitor[];
+    assert.equal(monitors.length, 3);
+    for (const [kind, component] of WORKLOADS) {
+      const name = `bulwark-${component}`;
+      const monitor = find<PodMonitor>(objects, "PodMonitor", name);
+      assert.equal(monitor.metadata?.labels?.release, "kps");
+      assert.equal(monitor.metadata?.labels?.[INSTANCE_LABEL], "bulwark");
+      const workload = find<KubernetesObject>(objects, kind, name);
+      assert.ok(selects(monitor.spec.selector.matchLabels, podTemplateLabels(workload)));
+      const [endpoint] = monitor.spec.podMetricsEndpoints;
+      assert.equal(endpoint?.path, "/metrics");
+      assert.equal(endpoint?.interval, "30s");
+      // The same port the scrape annotations name.
+      const port = onlyContainer(workload).ports?.find(p => p.name === endpoint?.port);
+      const annotations = (
+        workload as { spec: { template: { metadata: { annotations?: Record<string, string> } } } }
+      ).spec.template.metadata.annotations;
+      assert.equal(String(port?.containerPort), annotations?.["prometheus.io/port"], component);
+    }
+    const server = find<PodMonitor>(objects, "PodMonitor", "bulwark-permission-server");
+    assert.deepEqual(server.spec.podMetricsEndpoints[0], {
+      port: "api",
+      path: "/metrics",
+      interval: "30s",
+      scheme: "https",
+      tlsConfig: {
+        ca: { secret: { name: "bulwark-permission-server-tls", key: "ca.crt" } },
+        serverName: "bulwark-permission-server.bulwark-system.svc",
+      },
+    });
+  });
+
+  it("plain HTTP to the permission server without TLS; none for a workload turned off", () => {
+    const objects = manifests(v => {
+      v.metrics.podMonitor.enabled = true;
+      v.permissionServer.tls.enabled = false;
+      v.edgeHealth.enabled = false;
+    });
+    const server = find<PodMonitor>(objects, "PodMonitor", "bulwark-permission-server");
+    assert.deepEqual(server.spec.podMetricsEndpoints, [{ port: "api", path: "/metrics" }]);
+    assert.equal(objects.filter(o => o.kind === "PodMonitor").length, 2);
+  });
+
+  it("refuses an interval Prometheus would not read", () => {
+    const bad = valuesFrom(IMAGE, { metrics: { podMonitor: { interval: "half a minute" } } });
+    assert.deepEqual(bad.ok ? [] : bad.errors.map(e => e.field), ["metrics.podMonitor.interval"]);
   });
 });
 

@@ -12,6 +12,7 @@ import {
 } from "./common";
 import { edgeHealthObjects } from "./edge-health";
 import { gatewayObjects } from "./gateway";
+import { podMonitors } from "./monitoring";
 import { permissionServerObjects } from "./permission-server";
 import { rbacObjects } from "./rbac";
 import { publisherPolicyObjects } from "../../capabilities/ingress-guard/publisher-policy";
@@ -69,6 +70,7 @@ export function workloadManifests(values: BulwarkValues): KubernetesObject[] {
     ...components.map(c => serviceAccount(values, c)),
     ...components.flatMap(c => rbacObjects(values, c)),
     ...components.flatMap(c => workloads[c](values)),
+    ...podMonitors(values, components),
     // The checksum guard runs in the Pepr module whatever workloads are on.
     ...publisherPolicyObjects(values.gateway.checksum.publisherNamespaces).map(o =>
       ownObject(values, o),

@@ -18,6 +18,9 @@ export const MAX_FULLNAME = 40;
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+/** prometheus-operator's Duration (its CRDs' pattern), or empty. */
+const PROMETHEUS_DURATION =
+  /^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)?$/;
 
 const QUANTITY_PATTERN = /^[0-9]+(\.[0-9]+)?(m|Ki|Mi|Gi|Ti|k|M|G|T)?$/;
 /**
@@ -376,6 +379,24 @@ export const chartValuesSchema = z
           .describe(
             "prometheus.io/scrape, port, path (and scheme) on the pods that serve /metrics.",
           ),
+        podMonitor: z
+          .strictObject({
+            enabled: z
+              .boolean()
+              .describe(
+                "A PodMonitor (prometheus-operator, monitoring.coreos.com/v1) per workload; its CRD must be installed.",
+              ),
+            interval: z
+              .string()
+              .regex(PROMETHEUS_DURATION, { message: "must be a Prometheus duration such as 30s" })
+              .describe("How often Prometheus scrapes the pods (30s, 1m); empty: its default."),
+            labels: labelMap.describe(
+              "Labels on the PodMonitors, for the Prometheus' podMonitorSelector (e.g. release: kube-prometheus-stack).",
+            ),
+          })
+          .describe(
+            "PodMonitors for the prometheus-operator, instead of or beside the scrape annotations; the permission server's is HTTPS with its Secret's ca.crt when TLS is on.",
+          ),
       })
       .describe("Metrics scraping."),
     gateway: gatewaySchema,
@@ -438,7 +459,7 @@ export function defaultChartValues(image: string = DEFAULT_IMAGE): ChartValues {
     imagePullPolicy: "IfNotPresent",
     imagePullSecrets: [],
     commonLabels: {},
-    metrics: { scrape: true },
+    metrics: { scrape: true, podMonitor: { enabled: false, interval: "", labels: {} } },
     gateway: {
       enabled: true,
       replicas: 2,

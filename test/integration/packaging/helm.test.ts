@@ -21,7 +21,7 @@ import { join } from "node:path";
 import type { KubernetesObject, V1Deployment, V1StatefulSet } from "@kubernetes/client-node";
 import { dump, load } from "js-yaml";
 import { MODULE_CHART, MODULE_MANIFEST, ROOT } from "../../../packaging/build";
-import { applyObjects } from "../../../hack/control-plane/kube";
+import { applyObjects, waitForCrdsEstablished } from "../../../hack/control-plane/kube";
 import { helm, renderChart } from "../../../hack/helm/helm";
 import {
   defaultValues,
@@ -40,6 +40,92 @@ const IMAGE = "registry.example.com/platform/bulwark:9.9.9";
 const HELM_LABELS = ["app.kubernetes.io/managed-by", "helm.sh/chart"];
 /** The last commit whose chart had no release-prefixed names (the upgrade test's "before"). */
 const BEFORE_PREFIXES = "e175035477c8566f0465420c12c9ca2f3975135e";
+
+/**
+ * The prometheus-operator's PodMonitor CRD, cut down to the fields the chart writes (names and
+ * types as in its monitoring.coreos.com_podmonitors.yaml), without preserve-unknown-fields: a
+ * server-side apply of a field it does not declare is refused, so the dry runs check the chart's
+ * PodMonitors' shape. Installed for this file only, deleted after it.
+ */
+const PODMONITOR_CRD = {
+  apiVersion: "apiextensions.k8s.io/v1",
+  kind: "CustomResourceDefinition",
+  metadata: { name: "podmonitors.monitoring.coreos.com" },
+  spec: {
+    group: "monitoring.coreos.com",
+    scope: "Namespaced",
+    names: {
+      kind: "PodMonitor",
+      listKind: "PodMonitorList",
+      plural: "podmonitors",
+      singular: "podmonitor",
+    },
+    versions: [
+      {
+        name: "v1",
+        served: true,
+        storage: true,
+        schema: {
+          openAPIV3Schema: {
+            type: "object",
+            required: ["spec"],
+            properties: {
+              spec: {
+                type: "object",
+                required: ["selector"],
+                properties: {
+                  selector: {
+                    type: "object",
+                    properties: {
+                      matchLabels: { type: "object", additionalProperties: { type: "string" } },
+                    },
+                  },
+                  podMetricsEndpoints: {
+                    type: "array",
+                    items: {
+                      type: "object",
+                      properties: {
+                        port: { type: "string" },
+                        path: { type: "string" },
+                        interval: {
+                          type: "string",
+                          pattern:
+                            "^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$",
+                        },
+                        scheme: { type: "string", enum: ["http", "https", "HTTP", "HTTPS"] },
+                        tlsConfig: {
+                          type: "object",
+                          properties: {
+                            ca: {
+                              type: "object",
+                              properties: {
+                                secret: {
+                                  type: "object",
+                                  required: ["key"],
+                                  properties: {
+                                    key: { type: "string" },
+                                    name: { type: "string" },
+                                    optional: { type: "boolean" },
+                                  },
+                                },
+                              },
+                            },
+                            serverName: { type: "string" },
+                            insecureSkipVerify: { type: "boolean" },
+                          },
+                        },
+                      },
+                    },
+                  },
+                },
+              },
+            },
+          },
+        },
+      },
+    ],
+  },
+};
 
 const scratch = mkdtempSync(join(tmpdir(), "bulwark-helm-test-"));
 after(() => rmSync(scratch, { recursive: true, force: true }));
@@ -111,6 +197,7 @@ function variant(): BulwarkValues {
   values.imagePullSecrets = [{ name: "regcred" }, { name: "mirror" }];
   values.commonLabels = { "example.com/team": "platform", "example.com/cost-center": "42a" };
   values.metrics.scrape = false;
+  values.metrics.podMonitor = { enabled: true, interval: "", labels: { release: "kps" } };
   Object.assign(values.gateway, {
     replicas: 4,
     ordinalStart: 3,
@@ -211,6 +298,7 @@ function secondRelease(): BulwarkValues {
 function renamed(): BulwarkValues[] {
   const canary = defaultValues(IMAGE, { release: "bulwark-canary", namespace: "bulwark-canary" });
   canary.permissionServer.tls.enabled = false;
+  canary.metrics.podMonitor = { enabled: true, interval: "1m30s", labels: {} };
   canary.gateway.persistence.storageClassName = "standard";
   const override = defaultValues(IMAGE, { release: "platform-security", namespace: "platform" });
   override.fullnameOverride = "guard";
@@ -238,6 +326,24 @@ describe("charts/bulwark", () => {
       metadata: { name },
     }));
     assert.deepEqual(await applyObjects(cluster.kc, namespaces), []);
+    assert.deepEqual(await applyObjects(cluster.kc, [PODMONITOR_CRD]), []);
+    await waitForCrdsEstablished(cluster.kc, [PODMONITOR_CRD.metadata.name]);
+  });
+
+  after(async () => {
+    await cluster.objects.delete(PODMONITOR_CRD);
+  });
+
+  it("the PodMonitor CRD the dry runs use refuses a field it does not declare", async () => {
+    const monitor = render(variant()).find(o => o.kind === "PodMonitor") as KubernetesObject & {
+      spec: { podMetricsEndpoints: object[] };
+    };
+    assert.ok(monitor);
+    assert.deepEqual(await applyObjects(cluster.kc, [monitor], { dryRun: true }), []);
+    monitor.spec.podMetricsEndpoints = [{ port: "admin", scrapeEvery: "30s" }];
+    const refused = await applyObjects(cluster.kc, [monitor], { dryRun: true });
+    assert.equal(refused.length, 1);
+    assert.match(refused[0]?.message ?? "", /scrapeEvery/);
   });
 
   for (const [name, values] of MATRIX) {

@@ -23,9 +23,10 @@ RUN npm run build \
  && npm pack --pack-destination /tmp \
  && mv /tmp/bulwark-*.tgz /tmp/bulwark.tgz
 
-# ---- runtime: production dependencies from the lockfile (tsx is a dev dependency), the packed
-# files, a non-root user. Plain `node` runs the compiled bundles; nothing is compiled at start-up
-# and nothing writes to a temp folder, so the root file system can be read-only with no /tmp.
+# ---- runtime: production dependencies from the lockfile (Pepr, tsx and TypeScript are dev
+# dependencies: no program here imports them), the packed files, a non-root user. Plain `node`
+# runs the compiled bundles; nothing is compiled at start-up and nothing writes to a temp folder,
+# so the root file system can be read-only with no /tmp.
 FROM node:${NODE_VERSION}-slim AS runtime
 ENV NODE_ENV=production \
     NPM_CONFIG_UPDATE_NOTIFIER=false

@@ -3,7 +3,16 @@
 // after which the finalizer goes anyway), on node:test mock timers. revoke.ts reaches the cluster
 // through Pepr's K8s, which reads KUBECONFIG on every call, and the permission server through the
 // URL in its settings: both point at one stand-in (test/harness/kube-stand-in.ts).
-import { after, afterEach, before, beforeEach, describe, it, mock } from "node:test";
+import {
+  after,
+  afterEach,
+  before,
+  beforeEach,
+  describe,
+  it,
+  type MockTimers,
+  type TestContext,
+} from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -56,17 +65,34 @@ describe("Revoker against a stand-in API and permission server, on mock timers",
     rmSync(dir, { recursive: true, force: true });
   });
 
-  beforeEach(() => {
+  let timers: MockTimers;
+  /** The delays of the timers set so far in this test: when the Revoker schedules its retries. */
+  let scheduled: number[];
+  let mockedSetTimeout: (callback: () => void, ms: number, ...rest: unknown[]) => NodeJS.Timeout;
+
+  beforeEach(t => {
     revokeAnswers = [];
-    mock.timers.enable({ apis: ["setTimeout", "Date"], now: T0 });
+    scheduled = [];
+    // This test's own mock timers (a fresh queue each test), undone when it ends.
+    const { mock } = t as TestContext; // beforeEach runs per test: its context is the test's
+    timers = mock.timers;
+    timers.enable({ apis: ["setTimeout", "Date"], now: T0 });
+    mockedSetTimeout = globalThis.setTimeout as typeof mockedSetTimeout;
+    globalThis.setTimeout = ((callback: () => void, ms: number, ...rest: unknown[]) => {
+      scheduled.push(ms);
+      return mockedSetTimeout(callback, ms, ...rest);
+    }) as typeof setTimeout;
     // No jitter: the backoff waits exactly 1 s, 2 s, 4 s.
     mock.method(Math, "random", () => 0);
   });
 
   afterEach(() => {
-    mock.timers.reset();
-    mock.restoreAll();
+    globalThis.setTimeout = mockedSetTimeout as typeof setTimeout;
   });
+
+  /** Waits until the Revoker has set its next retry's timer (it does so after its Event). */
+  const retryScheduled = (count: number) =>
+    waitUntil(`retry ${count} to be scheduled`, () => scheduled.length >= count);
 
   function revoker(): Revoker {
     return new Revoker(
@@ -106,15 +132,18 @@ describe("Revoker against a stand-in API and permission server, on mock timers",
     assert.equal(revokeCalls("uid-flaky").length, 1);
     assert.deepEqual(finalizers("flaky"), [OTHER_FINALIZER, POD_PERMISSION_FINALIZER]);
 
-    mock.timers.tick(999);
-    mock.timers.tick(1);
-    await waitUntil("the first retry", () => events("flaky").length === 2);
+    assert.deepEqual(scheduled, [1000]);
+    timers.tick(999);
+    assert.equal(api.seen("GET", /\/pods\/flaky$/).length, 0, "not before 1 s");
+    timers.tick(1);
+    await retryScheduled(2);
     assert.equal(revokeCalls("uid-flaky").length, 2);
     assert.equal(api.seen("GET", /\/namespaces\/shop\/pods\/flaky$/).length, 1, "a fresh read");
+    assert.deepEqual(scheduled, [1000, 2000]);
 
-    mock.timers.tick(1999);
+    timers.tick(1999);
     assert.equal(revokeCalls("uid-flaky").length, 2, "the second retry waits 2 s");
-    mock.timers.tick(1);
+    timers.tick(1);
     await waitUntil("the Event of the release", () => events("flaky").length === 3);
     assert.deepEqual(finalizers("flaky"), [OTHER_FINALIZER]);
     assert.equal(revokeCalls("uid-flaky").length, 3);
@@ -134,10 +163,13 @@ describe("Revoker against a stand-in API and permission server, on mock timers",
       [1000, 2],
       [2000, 3],
     ] as const) {
-      mock.timers.tick(waitMs);
-      await waitUntil(`revoke call ${calls}`, () => events("stuck").length === calls);
+      await retryScheduled(calls - 1);
+      timers.tick(waitMs);
+      await waitUntil(`revoke call ${calls}`, () => revokeCalls("uid-stuck").length === calls);
     }
-    mock.timers.tick(4000);
+    await retryScheduled(3);
+    assert.deepEqual(scheduled, [1000, 2000, 4000]);
+    timers.tick(4000);
     await waitUntil("the Event of the release", () => events("stuck").length === 4);
     assert.deepEqual(finalizers("stuck"), [OTHER_FINALIZER]);
     assert.equal(revokeCalls("uid-stuck").length, 3, "no call past the deadline");
@@ -153,7 +185,8 @@ describe("Revoker against a stand-in API and permission server, on mock timers",
     api.fail("PATCH", /\/pods\/moved$/, 422);
     await revoker().handle(target as PermissionPod);
     assert.deepEqual(finalizers("moved"), [OTHER_FINALIZER, POD_PERMISSION_FINALIZER]);
-    mock.timers.tick(1000);
+    assert.deepEqual(scheduled, [1000]);
+    timers.tick(1000);
     await waitUntil("the Event of the release", () => events("moved").length === 1);
     assert.deepEqual(finalizers("moved"), [OTHER_FINALIZER]);
     assert.equal(revokeCalls("uid-moved").length, 2, "revoked again: the server is idempotent");

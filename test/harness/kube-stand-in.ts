@@ -70,8 +70,14 @@ function targetOf(path: string): Target | undefined {
 const keyOf = (prefix: string, plural: string, namespace: string, name: string): string =>
   `${prefix}|${plural}|${namespace}|${name}`;
 
+/**
+ * Every answer closes its connection: no client socket (and no timer its HTTP library keeps for
+ * it) outlives the request, so none is left over from one test into the next one's mock timers.
+ */
+const HEADERS = { "content-type": "application/json", connection: "close" };
+
 function status(res: ServerResponse, code: number, reason: string, message: string): void {
-  res.writeHead(code, { "content-type": "application/json" }).end(
+  res.writeHead(code, HEADERS).end(
     JSON.stringify({
       kind: "Status",
       apiVersion: "v1",
@@ -84,7 +90,7 @@ function status(res: ServerResponse, code: number, reason: string, message: stri
 }
 
 function json(res: ServerResponse, code: number, body: unknown): void {
-  res.writeHead(code, { "content-type": "application/json" }).end(JSON.stringify(body));
+  res.writeHead(code, HEADERS).end(JSON.stringify(body));
 }
 
 /** Walks a JSON Pointer to the parent container and the last key. */

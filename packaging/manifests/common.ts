@@ -20,8 +20,6 @@ import type {
   V1ResourceRequirements,
   V1SecurityContext,
   V1ServiceAccount,
-  V1Volume,
-  V1VolumeMount,
 } from "@kubernetes/client-node";
 import { fullname, type BulwarkValues, type Placement, type Resources } from "./values";
 
@@ -248,10 +246,6 @@ export function valueEnv(name: string, value: string | number | boolean): V1EnvV
   return { name, value: String(value) };
 }
 
-/** tsx caches compiled TypeScript under the temp dir; with a read-only root it gets an emptyDir. */
-export const TMP_VOLUME: V1Volume = { name: "tmp", emptyDir: { sizeLimit: "64Mi" } };
-export const TMP_MOUNT: V1VolumeMount = { name: "tmp", mountPath: "/tmp" };
-
 /** The image's one entrypoint (`bulwark`) with the program as its first argument. */
 export function workloadContainer(
   values: BulwarkValues,
@@ -265,7 +259,6 @@ export function workloadContainer(
     args: [program],
     ...rest,
     securityContext: rest.securityContext ?? containerSecurityContext(),
-    volumeMounts: [TMP_MOUNT, ...(rest.volumeMounts ?? [])],
     terminationMessagePolicy: "FallbackToLogsOnError",
   };
 }

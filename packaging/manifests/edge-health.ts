@@ -16,7 +16,6 @@ import {
   podPlacement,
   podSecurityContext,
   selectorLabels,
-  TMP_VOLUME,
   valueEnv,
   workloadContainer,
   workloadMetadata,
@@ -96,7 +95,6 @@ export function edgeHealthDaemonSet(values: BulwarkValues): V1DaemonSet & Kubern
           terminationGracePeriodSeconds: 10,
           containers: [container],
           volumes: [
-            TMP_VOLUME,
             {
               name: "hmac",
               secret: {

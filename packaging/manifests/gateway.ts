@@ -23,7 +23,6 @@ import {
   podMetadata,
   podPlacement,
   selectorLabels,
-  TMP_VOLUME,
   valueEnv,
   workloadContainer,
   workloadMetadata,
@@ -116,7 +115,7 @@ export function gatewayStatefulSet(values: BulwarkValues): V1StatefulSet & Kuber
           // Long enough to drain keep-alive connections after the readiness probe turns.
           terminationGracePeriodSeconds: 45,
           containers: [container],
-          volumes: persistent ? [TMP_VOLUME] : [TMP_VOLUME, { name: "state", emptyDir: {} }],
+          ...(persistent ? {} : { volumes: [{ name: "state", emptyDir: {} }] }),
           // Unless the values give an affinity: one gateway per node where there are enough.
           ...podPlacement(values, "gateway", {
             affinity: {

@@ -13,7 +13,6 @@ import {
   podMetadata,
   podPlacement,
   selectorLabels,
-  TMP_VOLUME,
   valueEnv,
   workloadContainer,
   workloadMetadata,
@@ -94,9 +93,9 @@ export function permissionServerDeployment(values: BulwarkValues): V1Deployment 
           securityContext: podSecurityContext(),
           terminationGracePeriodSeconds: 30,
           containers: [container],
-          volumes: server.tls.enabled
-            ? [TMP_VOLUME, { name: "tls", secret: { secretName: server.tls.secretName } }]
-            : [TMP_VOLUME],
+          ...(server.tls.enabled
+            ? { volumes: [{ name: "tls", secret: { secretName: server.tls.secretName } }] }
+            : {}),
           // Unless the values give constraints: spread over nodes where it can.
           ...podPlacement(values, "permission-server", {
             topologySpreadConstraints: [

@@ -137,11 +137,6 @@ timeoutSeconds: 2
 failureThreshold: {{ index . 3 }}
 {{- end }}
 
-{{- define "bulwark.tmpVolume" -}}
-- name: tmp
-  emptyDir:
-    sizeLimit: 64Mi
-{{- end }}
 
 {{/* What the Pepr module must be told (BULWARK_PERMISSION_SERVER); NOTES.txt prints it. */}}
 {{- define "bulwark.permissionServerUrl" -}}

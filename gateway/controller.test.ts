@@ -16,7 +16,7 @@ import { INGRESS_CLASS, INGRESS_CONTROLLER } from "../core/names";
 import { waitUntil } from "../test/harness/wait";
 import { gatewayMetrics } from "./admin/metrics";
 import { GatewayController, type ControllerOptions } from "./controller";
-import { ingress } from "./routing/fixtures";
+import { ingress } from "./routing/testkit";
 import { ObjectCache, RESOURCE_KINDS, type ResourceKind } from "./source/cache";
 import type { KubeObject } from "./source/reflector";
 import type { Source } from "./source/source";

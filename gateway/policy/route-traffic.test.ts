@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { compileRoutes } from "../routing/compile";
-import { endpointSlice, ingress, view } from "../routing/fixtures";
+import { endpointSlice, ingress, view } from "../routing/testkit";
 import { findRoute, type Route } from "../routing/table";
 import { NodeHeadersFacts } from "./request-values";
 import { planRequest, type Plan } from "./route-traffic";

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { connect, createServer, type AddressInfo, type Server, type Socket } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { startDataPlane, type DataPlane } from "../data-plane";
-import { endpointSlice, ingress, view } from "../routing/fixtures";
+import { endpointSlice, ingress, view } from "../routing/testkit";
 import { DEFAULT_FRONT_DOOR } from "./request-rules";
 import { waitUntil } from "../../test/harness/wait";
 

@@ -3,8 +3,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { startDataPlane, type DataPlane } from "../data-plane";
-import { endpointSlice, ingress, view } from "../routing/fixtures";
-import { ask, backendOf, namedBackend, type AskOptions, type Backend } from "./testing";
+import { endpointSlice, ingress, view } from "../routing/testkit";
+import { ask, backendOf, namedBackend, type AskOptions, type Backend } from "./testkit";
 
 const P = "nginx.ingress.kubernetes.io/";
 

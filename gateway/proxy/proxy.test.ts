@@ -4,11 +4,11 @@ import { Agent, request } from "node:http";
 import { connect } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { startDataPlane, type DataPlane } from "../data-plane";
-import { endpointSlice, ingress, view } from "../routing/fixtures";
+import { endpointSlice, ingress, view } from "../routing/testkit";
 import type { GatewayView } from "../view";
 import { makeCertificate } from "../../test/fixtures/certificates";
 import { waitUntil } from "../../test/harness/wait";
-import { ask, backendOf, closedPort, namedBackend, startBackend, type Backend } from "./testing";
+import { ask, backendOf, closedPort, namedBackend, startBackend, type Backend } from "./testkit";
 
 const P = "nginx.ingress.kubernetes.io/";
 const loopback = (service: string, port: number) =>

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { compileRoutes, DEFAULT_COMPILE_OPTIONS } from "./compile";
-import { endpointSlice, ingress, view } from "./fixtures";
+import { endpointSlice, ingress, view } from "./testkit";
 import { findRoute, normalizeHost } from "./table";
 
 const P = "nginx.ingress.kubernetes.io/";

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { V1Service } from "@kubernetes/client-node";
 import { EndpointIndex, type BackendRef } from "./endpoints";
-import { endpointSlice } from "./fixtures";
+import { endpointSlice } from "./testkit";
 
 function service(name: string, ports: { name?: string; port: number; target: number }[]) {
   return {

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { V1EndpointSlice, V1Ingress } from "@kubernetes/client-node";
 import { compileRoutes } from "./compile";
-import { endpointSlice, ingress, view, type IngressSpec } from "./fixtures";
+import { endpointSlice, ingress, view, type IngressSpec } from "./testkit";
 import {
   ANY_HOST,
   closeOver,

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { makeCertificate } from "../../test/fixtures/certificates";
-import { ingress, view } from "../routing/fixtures";
+import { ingress, view } from "../routing/testkit";
 import type { TlsPair } from "../view";
 import { compileTls, findCertificates, PairInspections } from "./compile";
 

@@ -53,24 +53,24 @@ export function gatewayRbac(values: BulwarkValues): WorkloadRbac {
 export function permissionServerRbac(values: BulwarkValues): WorkloadRbac {
   return {
     cluster: [
-      // auth.ts: the init client's projected token (TokenReview); a revoke caller's right to
+      // permission-server/http/auth.ts: the init client's projected token (TokenReview); a revoke caller's right to
       // patch the pod (SubjectAccessReview).
       rule("authentication.k8s.io", ["tokenreviews"], ["create"]),
       rule("authorization.k8s.io", ["subjectaccessreviews"], ["create"]),
-      // pod-cache.ts: an informer on managed pods; revoker.ts and prune lists; kube.ts patches
+      // pods/cache.ts: an informer on managed pods; grants/revoker.ts and prune lists; kube.ts patches
       // the status and grant annotations.
       rule("", ["pods"], ["get", "list", "watch", "patch"]),
-      // catalog.ts: a PermissionGroup and its PermissionProviders, read by name.
+      // providers/catalog.ts: a PermissionGroup and its PermissionProviders, read by name.
       rule("bulwark.dev", ["permissiongroups", "permissionproviders"], ["get"]),
-      // catalog.ts: the group's namespace's labels, for the providers' namespaceSelector.
+      // providers/catalog.ts: the group's namespace's labels, for the providers' namespaceSelector.
       rule("", ["namespaces"], ["get"]),
-      // catalog.ts: a provider's credentials, a Secret reference with its own namespace, by name.
+      // providers/catalog.ts: a provider's credentials, a Secret reference with its own namespace, by name.
       rule("", ["secrets"], ["get"]),
-      // events.ts: Events on the pods it grants.
+      // pods/events.ts: Events on the pods it grants.
       rule("", ["events"], ["create"]),
     ],
     namespaced: [
-      // breaker-store.ts: the per-pod breaker ConfigMap in its own namespace; ledger.ts: the
+      // kube/breaker-store.ts: the per-pod breaker ConfigMap in its own namespace; grants/ledger.ts: the
       // PermissionGrant ledger, which only this account writes.
       {
         namespace: values.namespace,

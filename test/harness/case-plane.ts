@@ -2,7 +2,7 @@
 // backend, a new one per case, so that no pooled upstream connection carries one case's bytes
 // into the next (the old backend's connections close when the new view is applied).
 import { startDataPlane, type DataPlane } from "../../gateway/data-plane";
-import { endpointSlice, ingress, view } from "../../gateway/routing/fixtures";
+import { endpointSlice, ingress, view } from "../../gateway/routing/testkit";
 import { RecordingBackend, type LlhttpRecorder } from "./llhttp-recorder";
 
 export class CasePlane {

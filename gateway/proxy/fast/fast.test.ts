@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { connect, createServer, type AddressInfo, type Server, type Socket } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { startDataPlane, type DataPlane } from "../../data-plane";
-import { endpointSlice, ingress, view } from "../../routing/fixtures";
+import { endpointSlice, ingress, view } from "../../routing/testkit";
 import { ChunkedScanner } from "./chunked";
 import { DEFAULT_FRONT_DOOR } from "../request-rules";
 import { parseRequestHead, parseResponseHead } from "./heads";

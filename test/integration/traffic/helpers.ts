@@ -5,7 +5,7 @@ import { spawn } from "node:child_process";
 import { Agent } from "node:http";
 import { connect, type Socket } from "node:net";
 import type { KubernetesObject } from "@kubernetes/client-node";
-import { ask, namedBackend, type Answer, type AskOptions } from "../../../gateway/proxy/testing";
+import { ask, namedBackend, type Answer, type AskOptions } from "../../../gateway/proxy/testkit";
 import { applyOrThrow } from "../../../hack/control-plane/kube";
 import { testCluster, testNamespace } from "../../harness/cluster";
 import { waitUntil } from "../../harness/wait";

@@ -5,7 +5,7 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { waitUntil } from "../../harness/wait";
-import type { Answer } from "../../../gateway/proxy/testing";
+import type { Answer } from "../../../gateway/proxy/testkit";
 import { ingress, type RunningGateway } from "../gateway/harness";
 import {
   canary,

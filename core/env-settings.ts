@@ -3,6 +3,7 @@
 // silent NaN or default). Flags, where a program has them, set the same variables.
 import { parseArgs } from "node:util";
 import { z } from "zod";
+import { parseRanges } from "./net/ranges";
 import { parseSwitch } from "./switch";
 
 /** A number from `min` to `max` (whole unless `integer: false`), `fallback` when unset. */
@@ -177,6 +178,26 @@ export function namespaceList(name: string) {
         return z.NEVER;
       }
       return list;
+    });
+}
+
+/**
+ * A comma list of CIDRs or addresses, read as ingress-nginx reads proxy-real-ip-cidr (Go's
+ * net.ParseCIDR / ParseIP); unset or empty: none. The value is the list in Go's spelling.
+ */
+export function ipRangeList(name: string) {
+  return z
+    .string()
+    .default("")
+    .transform((text, ctx) => {
+      if (text.trim() === "") return [] as string[];
+      const parsed = parseRanges(text);
+      if (parsed.ok) return [...parsed.ranges.text];
+      ctx.addIssue({
+        code: "custom",
+        message: `${name}: ${JSON.stringify(parsed.entry)} is neither an IP address nor a CIDR`,
+      });
+      return z.NEVER;
     });
 }
 

@@ -4,6 +4,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { askGo } from "../test/harness/go-strconv";
+import { seededRandom as seeded, shortStrings } from "../test/harness/generate";
 import { parseGoBool, parseGoInt } from "./go-strconv";
 
 const ALPHABET = [
@@ -25,28 +26,8 @@ const ALPHABET = [
   "a",
 ].concat(["l", "s", "S", " ", "_", "x", ".", "\t", "٣"]);
 
-function* shortStrings(maxLength: number): Generator<string> {
-  yield "";
-  let previous = [""];
-  for (let length = 1; length <= maxLength; length++) {
-    const next: string[] = [];
-    for (const prefix of previous) for (const char of ALPHABET) next.push(prefix + char);
-    yield* next;
-    previous = next;
-  }
-}
-
-/** A deterministic generator, so a failure names an input that reproduces. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state * 1664525 + 1013904223) >>> 0;
-    return state / 2 ** 32;
-  };
-}
-
 function inputs(): string[] {
-  const all = [...shortStrings(3)];
+  const all = [...shortStrings(ALPHABET, 3)];
   for (const word of ["true", "false", "TRUE", "FALSE", "True", "False", "tRue", "falsE"]) {
     all.push(word, ` ${word}`, `${word} `, `${word}\n`, `+${word}`);
   }

@@ -101,6 +101,7 @@ describe("gateway settings", () => {
       maxTargetBytes: 8192,
       maxFieldBytes: 16_384,
       underscoresInHeaders: false,
+      trustedProxies: [],
     });
     const set = readSettings({
       BULWARK_POD_NAME: "g-0",
@@ -110,6 +111,7 @@ describe("gateway settings", () => {
       BULWARK_MAX_REQUEST_TARGET_BYTES: "1024",
       BULWARK_MAX_FIELD_LINE_BYTES: "2048",
       BULWARK_UNDERSCORES_IN_HEADERS: "on",
+      BULWARK_TRUSTED_PROXIES: " 10.0.0.7/8, 2001:db8::/32,192.0.2.1",
     });
     assert.ok(set.ok);
     assert.deepEqual(set.settings.frontDoor, {
@@ -119,11 +121,17 @@ describe("gateway settings", () => {
       maxTargetBytes: 1024,
       maxFieldBytes: 2048,
       underscoresInHeaders: true,
+      trustedProxies: ["10.0.0.0/8", "192.0.2.1", "2001:db8::/32"],
     });
   });
 
   const bad: [string, NodeJS.ProcessEnv, RegExp][] = [
     ["no pod name", {}, /^BULWARK_POD_NAME is required \(the pod name, from the Downward API\)$/],
+    [
+      "a trusted proxy that is not a network",
+      { BULWARK_POD_NAME: "g-0", BULWARK_TRUSTED_PROXIES: "10.0.0.0/8,lb.example.com" },
+      /^BULWARK_TRUSTED_PROXIES: "lb.example.com" is neither an IP address nor a CIDR$/,
+    ],
     [
       "a pod name without ordinal",
       { BULWARK_POD_NAME: "gateway" },

@@ -1,7 +1,15 @@
 // The gateway's settings: environment variables read through ONE zod schema whose keys are the
 // variables' names, so a bad value is reported by the name the operator set.
 import { z } from "zod";
-import { flag, integer, loadEnv, logLevel, namespaceList, type Loaded } from "../core/env-settings";
+import {
+  flag,
+  integer,
+  ipRangeList,
+  loadEnv,
+  logLevel,
+  namespaceList,
+  type Loaded,
+} from "../core/env-settings";
 import { podOrdinalFromName } from "../core/annotations/rollout";
 import { parseExcludedNamespaces } from "../core/ingress/selection";
 import { referrerAllowList } from "../core/annotations/referrer";
@@ -122,6 +130,9 @@ export const settingsSchema = z
       1024 * 1024,
     ),
     BULWARK_UNDERSCORES_IN_HEADERS: flag("BULWARK_UNDERSCORES_IN_HEADERS", false),
+    // ingress-nginx's proxy-real-ip-cidr with use-forwarded-headers; unlike its 0.0.0.0/0
+    // default, nobody is trusted until named.
+    BULWARK_TRUSTED_PROXIES: ipRangeList("BULWARK_TRUSTED_PROXIES"),
     BULWARK_CANARY_MATCH: z
       .enum(["exact", "case-insensitive"], {
         error:
@@ -169,6 +180,7 @@ export const settingsSchema = z
       maxTargetBytes: env.BULWARK_MAX_REQUEST_TARGET_BYTES,
       maxFieldBytes: env.BULWARK_MAX_FIELD_LINE_BYTES,
       underscoresInHeaders: env.BULWARK_UNDERSCORES_IN_HEADERS,
+      trustedProxies: env.BULWARK_TRUSTED_PROXIES,
     },
     logLevel: env.LOG_LEVEL,
   }));

@@ -1,10 +1,21 @@
 // Debian's nginx as a peer measured in the same run (benchmarks, the front-door comparison):
 // a config with its files under one folder, started in the foreground, stopped gracefully.
-import { spawn, type ChildProcess } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 export const NGINX = "/usr/sbin/nginx";
+
+/** Installs Debian's nginx through hack/system-packages.sh when it is missing. */
+export function ensureNginx(): void {
+  if (existsSync(NGINX)) return;
+  try {
+    execFileSync("bash", [join(__dirname, "system-packages.sh")], { stdio: "inherit" });
+  } catch {
+    // It also insists on Go, which nginx does not need: judge by the binary alone.
+  }
+  if (!existsSync(NGINX)) throw new Error(`${NGINX} is still missing after system-packages.sh`);
+}
 
 const TEMP_PATHS = ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"];
 

@@ -32,8 +32,6 @@ describe("the annotation catalog", () => {
 
   it("names the security controls the issue found failing open", () => {
     for (const name of [
-      "whitelist-source-range",
-      "denylist-source-range",
       "auth-url",
       "auth-type",
       "auth-tls-secret",
@@ -44,6 +42,16 @@ describe("the annotation catalog", () => {
       "configuration-snippet",
     ]) {
       assert.equal(catalogEntry(annotationKey(name))?.support, "unsupported-security", name);
+    }
+  });
+
+  it("reads the source ranges, which it once refused", () => {
+    for (const name of [
+      "allowlist-source-range",
+      "whitelist-source-range",
+      "denylist-source-range",
+    ]) {
+      assert.equal(catalogEntry(annotationKey(name))?.support, "supported", name);
     }
   });
 

@@ -75,11 +75,6 @@ const UNSUPPORTED: readonly UnsupportedGroup[] = [
   },
   {
     support: "unsupported-security",
-    why: "source address allow/deny lists; served without them, every address would reach the route",
-    keys: { "whitelist-source-range": "CIDR", "denylist-source-range": "CIDR" },
-  },
-  {
-    support: "unsupported-security",
     why: "rate and connection limits that protect the backend; served without them, one client could exhaust it",
     keys: {
       "limit-connections": "number",

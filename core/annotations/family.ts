@@ -15,7 +15,8 @@ export type FamilyName =
   | "ingress-rollout"
   | "secret-rollout"
   | "version"
-  | "referrer";
+  | "referrer"
+  | "source-range";
 
 /** One annotation of a family: its name under the prefix, what it takes, and a one-line doc. */
 export interface AnnotationField {

@@ -19,6 +19,7 @@ const NONE: IngressAnnotations = {
   rollout: undefined,
   version: undefined,
   referrer: undefined,
+  sourceRange: undefined,
 };
 
 describe("parseIngressAnnotations", () => {

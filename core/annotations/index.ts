@@ -11,6 +11,7 @@ import { parseRobots, type RobotsConfig } from "./robots";
 import { parseIngressRollout, parseSecretRollout, type RolloutConfig } from "./rollout";
 import { parseVersion } from "./version";
 import { parseReferrers, type ReferrerConfig } from "./referrer";
+import { parseSourceRange, type SourceRangeConfig } from "./source-range";
 
 /** An Ingress's annotations, one entry per family; undefined when none of its keys is set. */
 export interface IngressAnnotations {
@@ -23,6 +24,7 @@ export interface IngressAnnotations {
   rollout: RolloutConfig | undefined;
   version: number | undefined;
   referrer: ReferrerConfig | undefined;
+  sourceRange: SourceRangeConfig | undefined;
 }
 
 /** A Secret's annotations: its batched rollout and its checksum version. */
@@ -62,6 +64,7 @@ export function parseIngressAnnotations(annotations: Annotations): Result<Ingres
     rollout: all.take(parseIngressRollout(annotations)),
     version: all.take(parseVersion(annotations)),
     referrer: all.take(parseReferrers(annotations)),
+    sourceRange: all.take(parseSourceRange(annotations)),
   };
   all.warnings.push(...ignoredAnnotationWarnings(annotations, "Ingress"));
   return all.result(value);
@@ -113,6 +116,13 @@ export {
 export { parseRedirect, redirectFamily, redirectSchema, type RedirectConfig } from "./redirect";
 export { parseRewrite, rewriteFamily, rewriteSchema, type RewriteConfig } from "./rewrite";
 export { parseRobots, robotsFamily, robotsSchema, type RobotsConfig } from "./robots";
+export {
+  parseSourceRange,
+  sourceAllowed,
+  sourceRangeFamily,
+  sourceRangeSchema,
+  type SourceRangeConfig,
+} from "./source-range";
 export {
   ingressRolloutFamily,
   parseIngressRollout,

@@ -12,6 +12,7 @@ import { robotsFamily } from "./robots";
 import { ingressRolloutFamily, secretRolloutFamily } from "./rollout";
 import { versionFamily } from "./version";
 import { referrerFamily } from "./referrer";
+import { sourceRangeFamily } from "./source-range";
 
 export type AnnotatedKind = "Ingress" | "Secret";
 
@@ -38,6 +39,7 @@ export const INGRESS_FAMILIES: readonly FamilyTable[] = [
   ingressRolloutFamily,
   versionFamily,
   referrerFamily,
+  sourceRangeFamily,
 ];
 
 export const SECRET_FAMILIES: readonly FamilyTable[] = [secretRolloutFamily, versionFamily];

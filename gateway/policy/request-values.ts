@@ -2,7 +2,11 @@
 // cookie and query values. Two views of the same facts: the fast path's header text (only looked
 // at when a route has a policy, so a plain route pays nothing) and Node's parsed headers.
 import type { IncomingHttpHeaders } from "node:http";
+import type { Address } from "../../core/net/ip";
 import type { RequestValues } from "./canary";
+
+/** An unknown client (no socket address): in no network, so an allowlist refuses it. */
+export const UNKNOWN_CLIENT: Address = new Uint8Array(0);
 
 export interface RequestFacts extends RequestValues {
   readonly method: string;
@@ -11,6 +15,8 @@ export interface RequestFacts extends RequestValues {
   /** The Host header as sent. */
   readonly host: string | undefined;
   readonly https: boolean;
+  /** The client's address (client-address.ts): the peer, or whom trusted proxies name. */
+  readonly client: Address;
 }
 
 /**
@@ -88,6 +94,7 @@ export class HeadLinesFacts implements RequestFacts {
   readonly target: string;
   readonly host: string | undefined;
   private readonly lines: string;
+  client: Address = UNKNOWN_CLIENT;
 
   constructor(
     head: HeadText,
@@ -123,6 +130,7 @@ export class NodeHeadersFacts implements RequestFacts {
 
   /** The authority routed on (an absolute-form target's); the Host header when not set. */
   routedHost: string | undefined = undefined;
+  client: Address = UNKNOWN_CLIENT;
 
   get host(): string | undefined {
     return this.routedHost ?? this.headers.host;

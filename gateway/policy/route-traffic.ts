@@ -2,11 +2,12 @@
 // request made from it: answer here (ssl-redirect, robots, CORS preflight) or proxy to main or a
 // canary with the request and response edits that go with it. A route without any of these has
 // no policy at all (undefined), so its requests skip this module entirely.
-import type {
-  CanaryActions,
-  CorsConfig,
-  IngressAnnotations,
-  RobotsConfig,
+import {
+  sourceAllowed,
+  type CanaryActions,
+  type CorsConfig,
+  type IngressAnnotations,
+  type RobotsConfig,
 } from "../../core/annotations";
 import type { CanaryTarget, Route, TrafficPolicy } from "../routing/table";
 import {
@@ -101,8 +102,9 @@ export function compileTraffic(
   const robots = robotsOf(main.annotations);
   const redirectHttp = needsSslRedirect(main.annotations?.redirect, hostHasTls, false);
   const rewrite = rewriteOf(main);
+  const sourceRange = main.annotations?.sourceRange;
   const { group, targets, ready } = compileCanaries(main, options.compare);
-  if (!cors && !robots && !redirectHttp && !rewrite && !group) return undefined;
+  if (!cors && !robots && !redirectHttp && !rewrite && !group && !sourceRange) return undefined;
   // Built once per table, so a decision allocates no context of its own.
   const canaryContext = { available: (id: string) => ready.has(id), random: Math.random };
   return {
@@ -115,6 +117,7 @@ export function compileTraffic(
     redirectHttp,
     redirectPort: options.redirectPort,
     rewrite,
+    sourceRange,
   };
 }
 
@@ -131,6 +134,7 @@ function refusedPolicy(refusal: string, options: TrafficOptions): TrafficPolicy 
     redirectHttp: false,
     redirectPort: options.redirectPort,
     rewrite: undefined,
+    sourceRange: undefined,
   };
 }
 
@@ -139,6 +143,13 @@ export const REFUSED_ANSWER: OwnAnswer = Object.freeze({
   status: 503,
   headers: [["Content-Type", "text/plain; charset=utf-8"] as const],
   body: "503 Service Unavailable: this route's Ingress is not served (see its Events)\n",
+});
+
+/** A client outside the route's source ranges (nginx's `deny`: 403, its body plain text here). */
+export const FORBIDDEN_ANSWER: OwnAnswer = Object.freeze({
+  status: 403,
+  headers: [["Content-Type", "text/plain; charset=utf-8"] as const],
+  body: "403 Forbidden\n",
 });
 
 /** What to do with one request on a route that has a policy. */
@@ -160,7 +171,12 @@ function pathOf(target: string): string {
   return at < 0 ? target : target.slice(0, at);
 }
 
-/** ssl-redirect, robots and the CORS preflight (allowed origins only): answers that never reach a backend. */
+/**
+ * ssl-redirect, source ranges, robots and the CORS preflight (allowed origins only): answers that
+ * never reach a backend. The order is nginx's phases: the redirect is a rewrite, before access;
+ * the preflight is answered after access here (ingress-nginx answers it before), so a refused
+ * client learns nothing of the route.
+ */
 function ownAnswer(main: Route, policy: TrafficPolicy, facts: RequestFacts): Plan | undefined {
   if (policy.refusal !== undefined) {
     return { kind: "answer", answer: REFUSED_ANSWER, decision: `refused: ${policy.refusal}` };
@@ -173,6 +189,9 @@ function ownAnswer(main: Route, policy: TrafficPolicy, facts: RequestFacts): Pla
       body: "",
     };
     return { kind: "answer", answer, decision: "ssl-redirect" };
+  }
+  if (policy.sourceRange !== undefined && !sourceAllowed(policy.sourceRange, facts.client)) {
+    return { kind: "answer", answer: FORBIDDEN_ANSWER, decision: "source-range-denied" };
   }
   if (robotsBody(policy.robots, pathOf(facts.target)) !== undefined) {
     const headers = [["Content-Type", "text/plain; charset=utf-8"] as const];

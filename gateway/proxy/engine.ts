@@ -8,6 +8,8 @@ import { DEFAULT_OBSERVE, TrafficObservers, type ObserveOptions } from "../obser
 import { ExchangeTally } from "../observability/tally";
 import { editFlatHeaders, hasEdits, ownAnswerHeaders, type OwnAnswer } from "../policy/head-edits";
 import { NodeHeadersFacts } from "../policy/request-values";
+import { formatIp, type Address } from "../../core/net/ip";
+import { ClientAddresses } from "../policy/client-address";
 import { planRequest, type Plan } from "../policy/route-traffic";
 import { compileRoutes, DEFAULT_COMPILE_OPTIONS, type CompileOptions } from "../routing/compile";
 import { IncrementalRoutes } from "../routing/incremental";
@@ -102,6 +104,7 @@ export class Engine {
   readonly observers: TrafficObservers | undefined;
   private readonly compileOptions: CompileOptions;
   private readonly limits: FrontDoorLimits;
+  private readonly clients: ClientAddresses;
   /** Recompiles only the hosts a view changes (routing/incremental.ts). */
   private readonly routes = new IncrementalRoutes({
     compile: view => compileRoutes(view, this.compileOptions),
@@ -111,6 +114,7 @@ export class Engine {
     this.certificates = new CertificateStore(options.defaultCertificates);
     this.compileOptions = options.compile ?? DEFAULT_COMPILE_OPTIONS;
     this.limits = options.frontDoor ?? DEFAULT_FRONT_DOOR;
+    this.clients = new ClientAddresses(this.limits.trustedProxies);
     this.observers = TrafficObservers.create(options.observe ?? DEFAULT_OBSERVE);
   }
 
@@ -234,6 +238,7 @@ export class Engine {
       fallback: socket => nodeListener.call(server, socket),
       forget: connection => this.fastConnections.delete(connection),
       limits: this.limits,
+      clients: this.clients,
       refused: (reason, client) => this.refused(reason, client),
     };
     server.on(event, (socket: Socket) => {
@@ -242,9 +247,12 @@ export class Engine {
     });
   }
 
-  private clientInfo(req: IncomingMessage, proto: string): ClientInfo {
+  private clientInfo(req: IncomingMessage, proto: string): RequestClient {
     const socket = req.socket;
-    return { ip: clientIp(socket.remoteAddress), proto, port: String(socket.localPort ?? "") };
+    const peer = this.clients.peer(socket.remoteAddress);
+    const address = this.clients.client(peer, headerText(req.headers["x-forwarded-for"]));
+    const ip = peer.trusted ? formatIp(address) : peer.text;
+    return { ip, peer: peer.text, address, proto, port: String(socket.localPort ?? "") };
   }
 
   /** Starts timing the exchange; it is recorded when the response closes (499: the client left first). */
@@ -286,13 +294,14 @@ export class Engine {
       reply(res, 404);
       return;
     }
-    const plan = planFor(main, req, proto, checked);
+    const client = this.clientInfo(req, proto);
+    const plan = planFor(main, req, client, checked);
     const route = noteRoute(tally, main, plan);
     if (plan?.kind === "answer") {
       answer(res, plan.answer, req.method === "HEAD");
       return;
     }
-    const headers = upstreamRequestHeaders(req.rawHeaders, this.clientInfo(req, proto), host, {
+    const headers = upstreamRequestHeaders(req.rawHeaders, client, host, {
       chunked: checked.chunked,
       underscores: this.limits.underscoresInHeaders,
     });
@@ -304,31 +313,22 @@ export class Engine {
     this.counters.requests++;
     // Finished by forwardUpgrade when the client's connection closes.
     const tally = this.beginTally(req);
-    const checked = checkNodeRequest(req, this.limits);
-    if (isRefusal(checked)) {
-      this.refused(checked, clientIp(req.socket.remoteAddress));
-      replyOnSocket(socket, checked.status);
-      tally?.finish(checked.status);
+    const routed = this.routeUpgrade(req, proto);
+    if (typeof routed === "number") {
+      replyOnSocket(socket, routed);
+      tally?.finish(routed);
       return;
     }
-    const { host, target } = checked;
-    const main = this.closing ? undefined : findRoute(this.table, host, target);
-    if (main === undefined) {
-      const status = this.closing ? 503 : 404;
-      replyOnSocket(socket, status);
-      tally?.finish(status);
-      return;
-    }
-    // Upgrades take the canary choice; the policy's own answers (redirects, CORS) do not apply.
-    const plan = planFor(main, req, proto, checked);
-    const route = noteRoute(tally, main, plan?.kind === "proxy" ? plan : undefined);
+    const { main, plan, client, checked } = routed;
+    const proxied = plan?.kind === "proxy" ? plan : undefined;
+    const route = noteRoute(tally, main, proxied);
     const upgrade = req.headers.upgrade ?? "websocket";
-    const headers = upstreamRequestHeaders(req.rawHeaders, this.clientInfo(req, proto), host, {
+    const headers = upstreamRequestHeaders(req.rawHeaders, client, checked.host, {
       upgrade,
       underscores: this.limits.underscoresInHeaders,
     });
     forwardUpgrade(req, socket, route, {
-      target: plan?.kind === "proxy" ? plan.target : target,
+      target: proxied?.target ?? checked.target,
       head,
       headers,
       tally,
@@ -338,6 +338,35 @@ export class Engine {
       },
     });
   }
+
+  /**
+   * An upgrade's route and plan, or the status that refuses it. Upgrades take the canary choice;
+   * of the policy's own answers only refusals apply (a refused route, a client outside the source
+   * ranges), not redirects, robots or CORS.
+   */
+  private routeUpgrade(req: IncomingMessage, proto: string) {
+    const checked = checkNodeRequest(req, this.limits);
+    if (isRefusal(checked)) {
+      this.refused(checked, clientIp(req.socket.remoteAddress));
+      return checked.status;
+    }
+    const main = this.closing ? undefined : findRoute(this.table, checked.host, checked.target);
+    if (main === undefined) return this.closing ? 503 : 404;
+    const client = this.clientInfo(req, proto);
+    const plan = planFor(main, req, client, checked);
+    if (plan?.kind === "answer" && plan.answer.status >= 400) return plan.answer.status;
+    return { main, plan, client, checked };
+  }
+}
+
+/** The client as the headers and the policy see it. */
+interface RequestClient extends ClientInfo {
+  readonly address: Address;
+}
+
+/** Node's value of a header that may come as several lines (joined with ", "). */
+function headerText(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value.join(", ") : value;
 }
 
 /** The gateway's own answer (preflight, robots, redirect) on Node's response. */
@@ -350,14 +379,15 @@ function answer(res: ServerResponse, own: OwnAnswer, bodyless: boolean): void {
 function planFor(
   main: Route,
   req: IncomingMessage,
-  proto: string,
+  client: RequestClient,
   checked: CheckedRequest,
 ): Plan | undefined {
   if (main.traffic === undefined) return undefined;
-  const https = proto === "https";
+  const https = client.proto === "https";
   const method = req.method ?? "GET";
   const facts = new NodeHeadersFacts(method, checked.target, req.headers, https);
   facts.routedHost = checked.host;
+  facts.client = client.address;
   return planRequest(main, main.traffic, facts);
 }
 

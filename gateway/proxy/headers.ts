@@ -8,8 +8,10 @@ import { PROTECTED_FROM_CONNECTION } from "./request-rules";
 
 /** What the gateway knows about the client connection. */
 export interface ClientInfo {
-  /** The client's IP address (IPv4-mapped IPv6 unwrapped). */
+  /** The client's IP address (IPv4-mapped IPv6 unwrapped), sent as X-Real-IP. */
   ip: string;
+  /** The TCP peer's, appended to X-Forwarded-For; `ip` unless a trusted proxy forwarded it. */
+  peer?: string;
   /** "http" or "https": the listener the request came in on. */
   proto: string;
   /** The listener's port, as text. */
@@ -116,7 +118,9 @@ function pushForwarded(
 ): void {
   out.push(
     "X-Forwarded-For",
-    forwardedFor === undefined ? client.ip : `${forwardedFor}, ${client.ip}`,
+    forwardedFor === undefined
+      ? (client.peer ?? client.ip)
+      : `${forwardedFor}, ${client.peer ?? client.ip}`,
     "X-Real-IP",
     client.ip,
     "X-Forwarded-Proto",

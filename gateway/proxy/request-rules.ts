@@ -65,6 +65,11 @@ export interface FrontDoorLimits {
   maxFieldBytes: number;
   /** Forward header names with "_" (nginx underscores_in_headers; off drops them). */
   underscoresInHeaders: boolean;
+  /**
+   * Proxies whose X-Forwarded-For names the client (BULWARK_TRUSTED_PROXIES: CIDRs in Go's
+   * spelling; text, so the settings travel to workers as JSON). Empty: the peer is the client.
+   */
+  trustedProxies: readonly string[];
 }
 
 export const DEFAULT_FRONT_DOOR: FrontDoorLimits = {
@@ -74,6 +79,7 @@ export const DEFAULT_FRONT_DOOR: FrontDoorLimits = {
   maxTargetBytes: 8 * 1024,
   maxFieldBytes: 16 * 1024,
   underscoresInHeaders: false,
+  trustedProxies: [],
 };
 
 /** tchar (RFC 9110 5.6.2) by byte. */

@@ -76,6 +76,8 @@ export interface AskOptions {
   headers?: Record<string, string>;
   body?: string | Buffer;
   agent?: Agent;
+  /** The client's own address (any 127.0.0.0/8 address works on Linux's loopback). */
+  localAddress?: string;
 }
 
 export function ask(
@@ -93,6 +95,7 @@ export function ask(
         method: options.method ?? "GET",
         headers: { host, ...options.headers },
         agent: options.agent ?? false,
+        localAddress: options.localAddress,
       },
       (res: IncomingMessage) => {
         const chunks: Buffer[] = [];

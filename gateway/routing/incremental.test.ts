@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { V1EndpointSlice, V1Ingress } from "@kubernetes/client-node";
 import { compileRoutes } from "./compile";
+import { seededRandom as random } from "../../test/harness/generate";
 import { endpointSlice, ingress, view, type IngressSpec } from "./testkit";
 import {
   ANY_HOST,
@@ -42,17 +43,6 @@ function shape(table: RouteTable): unknown {
     wildcard: hosts(table.wildcardHosts),
     any: host(table.anyHost),
     stats: table.stats,
-  };
-}
-
-/** Deterministic pseudo-random numbers (mulberry32), so a failure can be replayed. */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
 

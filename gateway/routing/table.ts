@@ -5,6 +5,7 @@ import type {
   IngressAnnotations,
   RewriteConfig,
   RobotsConfig,
+  SourceRangeConfig,
 } from "../../core/annotations";
 import type { CanaryContext, CanaryGroup } from "../policy/canary";
 import type { HeaderEdits, HeaderPair } from "../policy/head-edits";
@@ -78,6 +79,8 @@ export interface TrafficPolicy {
   readonly redirectHttp: boolean;
   readonly redirectPort: number;
   readonly rewrite: { config: RewriteConfig; pattern: LinearPattern } | undefined;
+  /** The main Ingress's allow/deny lists (its canaries' are ignored, as in ingress-nginx). */
+  readonly sourceRange: SourceRangeConfig | undefined;
 }
 
 /** Per-route proxy settings, from the ingress's annotations with ingress-nginx's defaults. */

@@ -14,6 +14,8 @@ import {
   ownResponseText,
   type HeaderEdits,
 } from "../../policy/head-edits";
+import { formatIp, type Address } from "../../../core/net/ip";
+import type { ClientAddresses, Peer } from "../../policy/client-address";
 import { HeadLinesFacts } from "../../policy/request-values";
 import { planRequest } from "../../policy/route-traffic";
 import type { Endpoint, Route, RouteTable } from "../../routing/table";
@@ -40,6 +42,8 @@ export interface FastContext {
   forget(connection: ClientConnection): void;
   /** The front door's limits (settings). */
   readonly limits: FrontDoorLimits;
+  /** Who a connection's client is (the peer, or whom trusted proxies name). */
+  readonly clients: ClientAddresses;
   /** Counts and logs a refused request (once per connection: a refusal closes it). */
   refused(reason: Refusal, client: string): void;
 }
@@ -81,6 +85,9 @@ export class ClientConnection implements UpstreamOwner {
   private readonly limits: FrontDoorLimits;
   private readonly forwardedFixed: string;
   private readonly ip: string;
+  private readonly peer: Peer;
+  /** This exchange's client: the peer, unless a trusted proxy forwarded the request. */
+  private client: Address;
   // The exchange in progress.
   private route: Route | undefined = undefined;
   private request: RequestHead | undefined = undefined;
@@ -116,9 +123,12 @@ export class ClientConnection implements UpstreamOwner {
     this.https = proto === "https";
     this.limits = context.limits;
     this.tally = context.observer === undefined ? undefined : new ExchangeTally(context.observer);
-    const address = socket.remoteAddress ?? "";
-    this.ip = address.startsWith("::ffff:") ? address.slice(7) : address;
-    this.forwardedFixed = `X-Real-IP: ${this.ip}\r\nX-Forwarded-Proto: ${proto}\r\nX-Forwarded-Port: ${socket.localPort ?? ""}\r\n`;
+    this.peer = context.clients.peer(socket.remoteAddress);
+    this.ip = this.peer.text;
+    this.client = this.peer.address;
+    // Behind a trusted proxy X-Real-IP names the forwarded client, so it is written per request.
+    const realIp = this.peer.trusted ? "" : `X-Real-IP: ${this.ip}\r\n`;
+    this.forwardedFixed = `${realIp}X-Forwarded-Proto: ${proto}\r\nX-Forwarded-Port: ${socket.localPort ?? ""}\r\n`;
     socket.on("data", this.onData);
     socket.on("drain", this.onDrain);
     socket.on("end", this.onEnd);
@@ -312,6 +322,7 @@ export class ClientConnection implements UpstreamOwner {
     this.context.counters.requests++;
     this.request = head;
     this.closeAfter ||= head.close || this.context.isClosing();
+    if (this.peer.trusted) this.client = this.context.clients.client(this.peer, head.forwardedFor);
     const tally = this.tally;
     tally?.begin(head.method, head.target, head.host, Math.max(0, head.contentLength));
     const main = findRoute(this.context.table(), head.host, head.target);
@@ -359,7 +370,8 @@ export class ClientConnection implements UpstreamOwner {
 
   private headFor(head: RequestHead, target: string, lines: string): string {
     const xff = head.forwardedFor === undefined ? this.ip : `${head.forwardedFor}, ${this.ip}`;
-    return `${head.method} ${target} HTTP/1.1\r\n${lines}X-Forwarded-For: ${xff}\r\n${this.forwardedFixed}X-Forwarded-Host: ${head.host ?? ""}\r\n\r\n`;
+    const realIp = this.peer.trusted ? `X-Real-IP: ${formatIp(this.client)}\r\n` : "";
+    return `${head.method} ${target} HTTP/1.1\r\n${lines}X-Forwarded-For: ${xff}\r\n${realIp}${this.forwardedFixed}X-Forwarded-Host: ${head.host ?? ""}\r\n\r\n`;
   }
 
   /**
@@ -367,7 +379,9 @@ export class ClientConnection implements UpstreamOwner {
    * upstream head and response edits and returns the route that serves (main or a canary).
    */
   private applyPolicy(main: Route, head: RequestHead): Route | undefined {
-    const plan = planRequest(main, main.traffic!, new HeadLinesFacts(head, this.https));
+    const facts = new HeadLinesFacts(head, this.https);
+    facts.client = this.client;
+    const plan = planRequest(main, main.traffic!, facts);
     if (plan.kind === "answer") {
       this.tally?.routed(main, "main", plan.decision);
       const close = this.closeAfter || head.contentLength !== 0;

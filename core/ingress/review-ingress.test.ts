@@ -65,26 +65,26 @@ describe("reviewIngress", () => {
 });
 
 describe("reviewIngress: security controls Bulwark does not implement", () => {
-  const LIMIT = "nginx.ingress.kubernetes.io/whitelist-source-range";
-  it("given whitelist-source-range, denies naming the key", () => {
-    const review = reviewIngress(ingress({ [LIMIT]: "10.0.0.0/8" }), () => undefined);
+  const SNIPPET = "nginx.ingress.kubernetes.io/configuration-snippet";
+  it("given configuration-snippet, denies naming the key", () => {
+    const review = reviewIngress(ingress({ [SNIPPET]: "deny all;" }), () => undefined);
     assert.deepEqual(
       review.errors.map(e => e.field),
-      [`metadata.annotations["${LIMIT}"]`],
+      [`metadata.annotations["${SNIPPET}"]`],
     );
     assert.match(review.errors[0]?.message ?? "", /security control Bulwark does not implement/);
   });
 
   it("given the migration mode, admits with a warning that the gateway will not serve it", () => {
-    const review = reviewIngress(ingress({ [LIMIT]: "10.0.0.0/8" }), () => undefined, "warn");
+    const review = reviewIngress(ingress({ [SNIPPET]: "deny all;" }), () => undefined, "warn");
     assert.deepEqual(review.errors, []);
-    assert.match(review.warnings.join(), /whitelist-source-range .* the gateway will not serve/);
+    assert.match(review.warnings.join(), /configuration-snippet .* the gateway will not serve/);
   });
 
   it("refuses to serve it in both modes (servingRefusal ignores the admission mode)", () => {
     assert.match(
-      servingRefusal(ingress({ [LIMIT]: "10.0.0.0/8" }), () => undefined) ?? "",
-      /whitelist-source-range/,
+      servingRefusal(ingress({ [SNIPPET]: "deny all;" }), () => undefined) ?? "",
+      /configuration-snippet/,
     );
     assert.equal(
       servingRefusal(ingress({}), () => undefined),

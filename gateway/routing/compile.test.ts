@@ -522,7 +522,7 @@ describe("compileRoutes: what is not served", () => {
       ingress({
         name: "walled",
         created: at(0),
-        annotations: { [`${P}whitelist-source-range`]: "10.0.0.0/8" },
+        annotations: { [`${P}configuration-snippet`]: "deny all;" },
         rules: [{ host: "s.test", paths: [{ path: "/admin", service: "admin" }] }],
       }),
       ingress({
@@ -552,7 +552,7 @@ describe("compileRoutes: what is not served", () => {
   it("given an unsupported security annotation, answers 503 on its path; the shorter prefix does not catch it", () => {
     const admin = findRoute(compiled.table, "s.test", "/admin/users")!;
     assert.equal(admin.ingress, "default/walled");
-    assert.match(admin.refusal ?? "", /whitelist-source-range.*security control/);
+    assert.match(admin.refusal ?? "", /configuration-snippet.*security control/);
     assert.equal(findRoute(compiled.table, "s.test", "/shop")?.ingress, "default/main");
   });
 

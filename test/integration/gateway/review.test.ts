@@ -56,7 +56,7 @@ describe("gateway review: nothing unvalidated is served", () => {
         host,
         path: "/admin",
         service: `admin-${suffix}`,
-        annotations: { [`${P}whitelist-source-range`]: "10.0.0.0/8" },
+        annotations: { [`${P}configuration-snippet`]: "deny all;" },
       }),
       ingress(SKIPPED, `plain-${suffix}`, { host: skippedHost, service: `admin-${suffix}` }),
     );

@@ -88,7 +88,7 @@ describe("a class-less Ingress when bulwark becomes the default class", () => {
     await networking.createNamespacedIngress({
       namespace: ns,
       body: classless("walled", walledHost, {
-        "nginx.ingress.kubernetes.io/whitelist-source-range": "10.0.0.0/8",
+        "nginx.ingress.kubernetes.io/configuration-snippet": "deny all;",
       }),
     });
     published = await publishChecksum(PUBLISHER, "ingress");
@@ -152,7 +152,7 @@ describe("a class-less Ingress when bulwark becomes the default class", () => {
       return events.items.find(e => e.reason === "NotServed");
     });
     assert.equal(event.type, "Warning");
-    assert.match(event.message ?? "", /whitelist-source-range.*security control/);
+    assert.match(event.message ?? "", /configuration-snippet.*security control/);
   });
 
   it("lets the API server name the class of an Ingress created while it is the default", async () => {

@@ -107,17 +107,9 @@ const UNSUPPORTED: readonly UnsupportedGroup[] = [
   },
   {
     support: "unsupported-security",
-    why: "TLS towards the backend, or TLS passed through to it; served without it, traffic would go to the backend in the clear or be terminated by the wrong party",
+    why: "TLS passed through to the backend; served without it, TLS would be terminated by the wrong party",
     keys: {
-      "backend-protocol": "string",
       "ssl-passthrough": '"true" or "false"',
-      "proxy-ssl-secret": "string",
-      "proxy-ssl-ciphers": "string",
-      "proxy-ssl-name": "string",
-      "proxy-ssl-protocols": "string",
-      "proxy-ssl-verify": "string",
-      "proxy-ssl-verify-depth": "number",
-      "proxy-ssl-server-name": "string",
     },
   },
   {
@@ -196,8 +188,6 @@ const UNSUPPORTED: readonly UnsupportedGroup[] = [
       "proxy-cookie-path": "string",
       "proxy-redirect-from": "string",
       "proxy-redirect-to": "string",
-      "upstream-vhost": "string",
-      "x-forwarded-prefix": "string",
       "server-alias": "string",
       "default-backend": "string",
       "custom-http-errors": "[]int",

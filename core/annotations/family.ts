@@ -16,7 +16,8 @@ export type FamilyName =
   | "secret-rollout"
   | "version"
   | "referrer"
-  | "source-range";
+  | "source-range"
+  | "upstream";
 
 /** One annotation of a family: its name under the prefix, what it takes, and a one-line doc. */
 export interface AnnotationField {

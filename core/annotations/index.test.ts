@@ -20,6 +20,7 @@ const NONE: IngressAnnotations = {
   version: undefined,
   referrer: undefined,
   sourceRange: undefined,
+  upstream: undefined,
 };
 
 describe("parseIngressAnnotations", () => {

@@ -12,6 +12,7 @@ import { parseIngressRollout, parseSecretRollout, type RolloutConfig } from "./r
 import { parseVersion } from "./version";
 import { parseReferrers, type ReferrerConfig } from "./referrer";
 import { parseSourceRange, type SourceRangeConfig } from "./source-range";
+import { parseUpstream, type UpstreamConfig } from "./upstream";
 
 /** An Ingress's annotations, one entry per family; undefined when none of its keys is set. */
 export interface IngressAnnotations {
@@ -25,6 +26,8 @@ export interface IngressAnnotations {
   version: number | undefined;
   referrer: ReferrerConfig | undefined;
   sourceRange: SourceRangeConfig | undefined;
+  /** backend-protocol, proxy-ssl-*, upstream-vhost, x-forwarded-prefix. */
+  upstream: UpstreamConfig | undefined;
 }
 
 /** A Secret's annotations: its batched rollout and its checksum version. */
@@ -65,6 +68,7 @@ export function parseIngressAnnotations(annotations: Annotations): Result<Ingres
     version: all.take(parseVersion(annotations)),
     referrer: all.take(parseReferrers(annotations)),
     sourceRange: all.take(parseSourceRange(annotations)),
+    upstream: all.take(parseUpstream(annotations)),
   };
   all.warnings.push(...ignoredAnnotationWarnings(annotations, "Ingress"));
   return all.result(value);
@@ -143,3 +147,15 @@ export {
   referrerFamily,
   type ReferrerConfig,
 } from "./referrer";
+export {
+  DEFAULT_PROXY_SSL_PROTOCOLS,
+  DEFAULT_VERIFY_DEPTH,
+  parseUpstream,
+  upstreamFamily,
+  upstreamSchema,
+  type BackendProtocol,
+  type SecretRef,
+  type TlsVersion,
+  type UpstreamConfig,
+  type UpstreamSsl,
+} from "./upstream";

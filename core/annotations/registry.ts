@@ -13,6 +13,7 @@ import { ingressRolloutFamily, secretRolloutFamily } from "./rollout";
 import { versionFamily } from "./version";
 import { referrerFamily } from "./referrer";
 import { sourceRangeFamily } from "./source-range";
+import { upstreamFamily } from "./upstream";
 
 export type AnnotatedKind = "Ingress" | "Secret";
 
@@ -40,6 +41,7 @@ export const INGRESS_FAMILIES: readonly FamilyTable[] = [
   versionFamily,
   referrerFamily,
   sourceRangeFamily,
+  upstreamFamily,
 ];
 
 export const SECRET_FAMILIES: readonly FamilyTable[] = [secretRolloutFamily, versionFamily];

@@ -51,7 +51,7 @@ function sameObject(a: Named, b: Named): boolean {
 }
 
 const samePair = (a: TlsPair, b: TlsPair): boolean =>
-  a === b || (a.cert === b.cert && a.key === b.key);
+  a === b || (a.cert === b.cert && a.key === b.key && a.ca === b.ca);
 
 /** The change from `before` to `after`; undefined when a key repeats (then only whole views work). */
 function diffCollection<T>(

@@ -5,12 +5,16 @@
 // good configuration.
 import type { V1EndpointSlice, V1Ingress, V1Service } from "@kubernetes/client-node";
 
-/** A TLS key pair from a `kubernetes.io/tls` Secret, already decoded to PEM text. */
+/**
+ * A TLS key pair from a `kubernetes.io/tls` Secret, already decoded to PEM text. A Secret named by
+ * proxy-ssl-secret also brings its ca.crt, and may have only that (cert and key "").
+ */
 export interface TlsPair {
   namespace: string;
   name: string;
   cert: string;
   key: string;
+  ca?: string;
 }
 
 export interface GatewayView {
@@ -23,7 +27,7 @@ export interface GatewayView {
    * 503 where they stand, a canary among them is not served. Absent: none (older saved views).
    */
   refused?: Record<string, string>;
-  /** The Secrets those Ingresses name in `spec.tls`, keyed by namespace/name inside. */
+  /** The Secrets those Ingresses name in `spec.tls` or proxy-ssl-secret, keyed by namespace/name inside. */
   tlsPairs: TlsPair[];
   /** EndpointSlices of the Services those Ingresses name (label kubernetes.io/service-name). */
   endpointSlices: V1EndpointSlice[];

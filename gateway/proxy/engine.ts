@@ -14,6 +14,7 @@ import { planRequest, type Plan } from "../policy/route-traffic";
 import { compileRoutes, DEFAULT_COMPILE_OPTIONS, type CompileOptions } from "../routing/compile";
 import { IncrementalRoutes } from "../routing/incremental";
 import { findRoute, forEachRoute, type Route, type RouteTable } from "../routing/table";
+import { poolKey, upstreamTlsFor, type UpstreamPolicy } from "../routing/upstream";
 import { compileTls, PairInspections } from "../tls/compile";
 import type { PemPair } from "../tls/default-certificate";
 import { chooseCertificatePerClient } from "../tls/listener";
@@ -165,7 +166,7 @@ export class Engine {
     const hosts = new Set<string>([""]);
     forEachRoute(routes.table, route => {
       hosts.add(route.host);
-      for (const endpoint of route.backend.endpoints) live.add(endpoint.key);
+      addPoolKeys(live, route);
     });
     this.observers?.metrics?.retainHosts(hosts);
     this.pools.retain(live);
@@ -305,7 +306,14 @@ export class Engine {
       chunked: checked.chunked,
       underscores: this.limits.underscoresInHeaders,
     });
-    const context = { headers, pools: this.pools, counters: this.counters, tally };
+    const upstream = route.policy.upstream;
+    const context = {
+      headers: withUpstreamEdits(headers, upstream),
+      pools: this.pools,
+      counters: this.counters,
+      tally,
+      tls: upstreamTlsFor(upstream, proto === "https"),
+    };
     new Exchange(req, res, route, withPlan(context, plan, target)).start();
   }
 
@@ -330,7 +338,8 @@ export class Engine {
     forwardUpgrade(req, socket, route, {
       target: proxied?.target ?? checked.target,
       head,
-      headers,
+      headers: withUpstreamEdits(headers, route.policy.upstream),
+      tls: upstreamTlsFor(route.policy.upstream, proto === "https"),
       tally,
       track: tracked => {
         this.upgraded.add(tracked);
@@ -367,6 +376,17 @@ interface RequestClient extends ClientInfo {
 /** Node's value of a header that may come as several lines (joined with ", "). */
 function headerText(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value.join(", ") : value;
+}
+
+/** The pool keys a route's requests use: its endpoints', with its TLS identity when it has one. */
+function addPoolKeys(live: Set<string>, route: Route): void {
+  const tls = route.policy.upstream?.tls;
+  for (const target of [route, ...route.canaries]) {
+    for (const endpoint of target.backend.endpoints) {
+      live.add(endpoint.key);
+      if (tls !== undefined) live.add(poolKey(endpoint.key, tls));
+    }
+  }
 }
 
 /** The gateway's own answer (preflight, robots, redirect) on Node's response. */
@@ -412,9 +432,15 @@ function noteRoute(tally: ExchangeTally | undefined, main: Route, plan: Plan | u
   return plan.route;
 }
 
+/** The headers with the route's upstream-vhost and x-forwarded-prefix applied. */
+function withUpstreamEdits(headers: string[], upstream: UpstreamPolicy | undefined): string[] {
+  const edits = upstream?.requestEdits;
+  return edits === undefined ? headers : editFlatHeaders(headers, edits);
+}
+
 /** The exchange's headers, target and response edits, with the plan's edits when there is one. */
 function withPlan(
-  base: Pick<ExchangeContext, "headers" | "pools" | "counters" | "tally">,
+  base: Pick<ExchangeContext, "headers" | "pools" | "counters" | "tally" | "tls">,
   plan: Plan | undefined,
   target: string,
 ): ExchangeContext {

@@ -2,10 +2,12 @@
 // request up and the response down (pipe, so backpressure holds both ways), retry an idempotent
 // request without body on a connect failure, answer 502/504/413 itself.
 import { request, type ClientRequest, type IncomingMessage, type ServerResponse } from "node:http";
+import { request as requestTls } from "node:https";
 import type { Socket } from "node:net";
 import type { ExchangeTally } from "../observability/tally";
 import { editFlatHeaders, type HeaderEdits } from "../policy/head-edits";
 import type { Endpoint, Route } from "../routing/table";
+import { reportTlsFailure, type UpstreamTls } from "../routing/upstream";
 import { downstreamResponseHeaders } from "./headers";
 import type { UpstreamPools } from "./pools";
 import { reply } from "./replies";
@@ -30,6 +32,8 @@ export interface ExchangeContext {
   /** The traffic policy's response header edits; undefined for none. */
   response: HeaderEdits | undefined;
   tally: ExchangeTally | undefined;
+  /** TLS towards the backend (backend-protocol HTTPS); undefined: plain HTTP. */
+  tls: UpstreamTls | undefined;
 }
 
 export class Exchange {
@@ -102,13 +106,14 @@ export class Exchange {
     this.tries++;
     this.connected = false;
     this.context.tally?.sent(endpoint.key);
-    const upstream = request({
+    const tls = this.context.tls;
+    const upstream = (tls === undefined ? request : requestTls)({
       host: endpoint.address,
       port: endpoint.port,
       method: this.req.method,
       path: this.context.target,
       headers: this.context.headers,
-      agent: this.context.pools.agentFor(endpoint.key),
+      agent: this.context.pools.agentFor(endpoint.key, tls),
       timeout: this.route.policy.connectTimeoutMs,
     });
     this.upstream = upstream;
@@ -125,7 +130,9 @@ export class Exchange {
   }
 
   private readonly onSocket = (socket: Socket): void => {
-    if (socket.connecting) socket.once("connect", this.onConnect);
+    // A TLS connection is connected once its handshake is done.
+    if (socket.connecting)
+      socket.once(this.context.tls ? "secureConnect" : "connect", this.onConnect);
     else this.onConnect();
   };
 
@@ -171,6 +178,9 @@ export class Exchange {
 
   private readonly onError = (error: Error & { code?: string }): void => {
     this.context.counters.upstreamErrors++;
+    const tls = this.context.tls;
+    if (tls !== undefined && !this.connected && this.endpoint !== undefined)
+      reportTlsFailure(this.endpoint.key, tls, error);
     if (this.responded) {
       this.res.destroy();
       return;

@@ -1,7 +1,10 @@
-// One keep-alive pool (an http.Agent) per upstream endpoint, kept across views: a swap that keeps
-// an endpoint keeps its warm connections. Endpoints a new view no longer names lose their idle
-// connections at once; busy ones finish and then time out of the pool.
+// One keep-alive pool (an http.Agent, an https.Agent for TLS upstreams) per upstream endpoint and
+// TLS identity, kept across views: a swap that keeps an endpoint keeps its warm connections.
+// Endpoints a new view no longer names lose their idle connections at once; busy ones finish and
+// then time out of the pool.
 import { Agent } from "node:http";
+import { Agent as HttpsAgent } from "node:https";
+import { poolKey, type UpstreamTls } from "../routing/upstream";
 
 /** Idle upstream connections close after this (ingress-nginx: upstream-keepalive-timeout 60 s). */
 const IDLE_MS = 60_000;
@@ -11,21 +14,24 @@ const MAX_IDLE = 320;
 export class UpstreamPools {
   private readonly agents = new Map<string, Agent>();
 
-  agentFor(key: string): Agent {
+  agentFor(endpointKey: string, tls?: UpstreamTls): Agent {
+    const key = tls === undefined ? endpointKey : poolKey(endpointKey, tls);
     let agent = this.agents.get(key);
     if (agent === undefined) {
-      agent = new Agent({
+      const options = {
         keepAlive: true,
         maxFreeSockets: MAX_IDLE,
         timeout: IDLE_MS,
-        scheduling: "lifo",
-      });
+        scheduling: "lifo" as const,
+      };
+      agent =
+        tls === undefined ? new Agent(options) : new HttpsAgent({ ...options, ...tls.options });
       this.agents.set(key, agent);
     }
     return agent;
   }
 
-  /** Drops the pools of endpoints not in `live` (the keys of the table's endpoints). */
+  /** Drops the pools not in `live` (the pool keys of the table's endpoints). */
   retain(live: ReadonlySet<string>): void {
     for (const [key, agent] of this.agents) {
       if (live.has(key)) continue;

@@ -8,16 +8,17 @@ import { endpointSlice, ingress, view } from "../routing/testkit";
 import type { GatewayView } from "../view";
 import { makeCertificate } from "../../test/fixtures/certificates";
 import { waitUntil } from "../../test/harness/wait";
-import { ask, backendOf, closedPort, namedBackend, startBackend, type Backend } from "./testkit";
+import {
+  ask,
+  backendOf,
+  closedPort,
+  namedBackend,
+  startBackend,
+  type Backend,
+  loopback,
+} from "./testkit";
 
 const P = "nginx.ingress.kubernetes.io/";
-const loopback = (service: string, port: number) =>
-  endpointSlice({
-    service,
-    name: `${service}-${port}`,
-    ports: [{ port }],
-    endpoints: [{ address: "127.0.0.1" }],
-  });
 
 describe("data plane: proxying over real sockets", () => {
   let plane: DataPlane;

@@ -8,7 +8,10 @@ import {
   type RequestListener,
   type Server,
 } from "node:http";
+import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
+import type { TLSSocket } from "node:tls";
+import { endpointSlice } from "../routing/testkit";
 
 export interface Backend {
   port: number;
@@ -120,3 +123,46 @@ export function ask(
 export function backendOf(answer: Answer): string | undefined {
   return answer.status === 200 ? (JSON.parse(answer.body) as { name: string }).name : undefined;
 }
+
+/**
+ * An HTTPS backend echoing like namedBackend, plus the client certificate's subject CN it saw
+ * ("" without one); `clientCa` makes it require a client certificate signed by that CA.
+ */
+export async function startHttpsBackend(
+  name: string,
+  tls: { cert: string; key: string; clientCa?: string },
+): Promise<Backend> {
+  const server = createHttpsServer(
+    {
+      cert: tls.cert,
+      key: tls.key,
+      ca: tls.clientCa,
+      requestCert: tls.clientCa !== undefined,
+      rejectUnauthorized: tls.clientCa !== undefined,
+    },
+    (req, res) => {
+      const peer = (req.socket as TLSSocket).getPeerCertificate();
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ name, headers: req.headers, client: peer?.subject?.CN ?? "" }));
+    },
+  );
+  await new Promise<void>(resolve => server.listen(0, "127.0.0.1", resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    server: server as unknown as Server,
+    close: () =>
+      new Promise<void>(resolve => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** An EndpointSlice of `service` with one endpoint: a backend on loopback at `port`. */
+export const loopback = (service: string, port: number) =>
+  endpointSlice({
+    service,
+    name: `${service}-${port}`,
+    ports: [{ port }],
+    endpoints: [{ address: "127.0.0.1" }],
+  });

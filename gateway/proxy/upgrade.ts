@@ -3,10 +3,12 @@
 // exchange is recorded when the client's connection closes, as nginx logs a WebSocket: status 101
 // (or the refusal's status), duration the tunnel's life, bytes both ways through it.
 import { request, type IncomingMessage } from "node:http";
+import { request as requestTls } from "node:https";
 import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import type { ExchangeTally } from "../observability/tally";
 import type { Route } from "../routing/table";
+import { reportTlsFailure, type UpstreamTls } from "../routing/upstream";
 import { downstreamResponseHeaders } from "./headers";
 import { replyOnSocket } from "./replies";
 
@@ -28,6 +30,8 @@ export function forwardUpgrade(
     headers: string[];
     track: (socket: Duplex) => void;
     tally: ExchangeTally | undefined;
+    /** TLS towards the backend; undefined: plain HTTP. */
+    tls: UpstreamTls | undefined;
   },
 ): void {
   const { head, tally } = options;
@@ -41,7 +45,9 @@ export function forwardUpgrade(
     return;
   }
   tally?.sent(endpoint.key);
-  const upstream = request({
+  const tls = options.tls;
+  const upstream = (tls === undefined ? request : requestTls)({
+    ...tls?.options,
     host: endpoint.address,
     port: endpoint.port,
     method: req.method,
@@ -50,6 +56,8 @@ export function forwardUpgrade(
     agent: false,
     timeout: route.policy.connectTimeoutMs,
   });
+  if (tls !== undefined)
+    upstream.once("error", error => reportTlsFailure(endpoint.key, tls, error));
   const fail = (failed: number) => () => {
     upstream.destroy();
     if (!client.writable || client.destroyed) return;

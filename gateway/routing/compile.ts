@@ -26,7 +26,8 @@ import {
   DEFAULT_TRAFFIC_OPTIONS,
   type TrafficOptions,
 } from "../policy/route-traffic";
-import type { GatewayView } from "../view";
+import type { GatewayView, TlsPair } from "../view";
+import { compileUpstream } from "./upstream";
 import { EndpointIndex } from "./endpoints";
 import {
   Backend,
@@ -68,6 +69,7 @@ export const DEFAULT_POLICY: RoutePolicy = Object.freeze({
   sendTimeoutMs: INGRESS_NGINX_PROXY_DEFAULTS.sendTimeoutSeconds * SECOND,
   bodyLimit: undefined,
   tries: INGRESS_NGINX_PROXY_DEFAULTS.nextUpstreamTries,
+  upstream: undefined,
 });
 
 /** Route policy from the proxy annotations; unset fields take ingress-nginx's defaults. */
@@ -85,6 +87,7 @@ export function policyOf(proxy: ProxyConfig | undefined): RoutePolicy {
       proxy.nextUpstreamTries === 0
         ? Number.MAX_SAFE_INTEGER
         : (proxy.nextUpstreamTries ?? DEFAULT_POLICY.tries),
+    upstream: undefined,
   };
 }
 
@@ -162,6 +165,7 @@ class Compiler {
     private readonly endpoints: EndpointIndex,
     private readonly options: CompileOptions,
     private readonly refused: Readonly<Record<string, string>> = {},
+    private readonly pairs: ReadonlyMap<string, TlsPair> = new Map(),
   ) {
     this.canaryReferrers = new Set(options.canaryReferrers ?? referrerAllowList(undefined));
   }
@@ -351,10 +355,24 @@ class Compiler {
     if (parsed.ok) {
       context.annotations = parsed.value;
       context.policy = policyOf(parsed.value.proxy);
+      this.addUpstream(context, parsed.value);
       return context;
     }
     context.refusal ??= `metadata.annotations: ${formatErrors(parsed.errors)}`;
     return context;
+  }
+
+  /** The upstream TLS and header settings; a Secret that cannot be used refuses the Ingress (503). */
+  private addUpstream(context: IngressContext, annotations: IngressAnnotations): void {
+    if (annotations.upstream === undefined) return;
+    const outcome = compileUpstream({
+      config: annotations.upstream,
+      namespace: context.namespace,
+      rewrites: annotations.rewrite?.target !== undefined,
+      pairs: this.pairs,
+    });
+    if (outcome.ok) context.policy = { ...context.policy, upstream: outcome.upstream };
+    else context.refusal ??= outcome.refusal;
   }
 
   private hostBuilder(host: string): HostBuilder {
@@ -539,7 +557,8 @@ export function compileRoutes(
   options: CompileOptions = DEFAULT_COMPILE_OPTIONS,
 ): CompiledRoutes {
   const endpoints = new EndpointIndex(view.endpointSlices, view.services);
-  const compiler = new Compiler(endpoints, options, view.refused);
+  const pairs = new Map(view.tlsPairs.map(pair => [`${pair.namespace}/${pair.name}`, pair]));
+  const compiler = new Compiler(endpoints, options, view.refused, pairs);
   for (const ingress of sortIngresses(view.ingresses)) compiler.addIngress(ingress);
   compiler.attachCanaries();
   compiler.compileTraffic();

@@ -10,7 +10,7 @@
 // without host and spec.defaultBackend share the any-host key "" (the oldest default backend
 // serves unknown hosts). Too large a set falls back to a full compile.
 import type { V1EndpointSlice, V1Ingress, V1Service } from "@kubernetes/client-node";
-import { referencedServices } from "../selection/compose";
+import { referencedServices, upstreamSecretOf } from "../selection/compose";
 import type { GatewayView } from "../view";
 import { compileRoutes, type CompiledRoutes } from "./compile";
 import { SERVICE_NAME_LABEL } from "./endpoints";
@@ -30,6 +30,8 @@ export interface IndexedIngress {
   hosts: readonly string[];
   /** namespace/service of its backends. */
   services: readonly string[];
+  /** namespace/name of the Secret its proxy-ssl-secret names (its routes' upstream TLS). */
+  secrets: readonly string[];
   /** The last update that saw it (to find the ones a view no longer has). */
   seen: number;
 }
@@ -58,8 +60,14 @@ export function indexIngress(ingress: V1Ingress, seen = 0): IndexedIngress {
     fingerprint: fingerprint(ingress),
     hosts: [...hosts],
     services: [...referencedServices([ingress])],
+    secrets: upstreamSecrets(ingress),
     seen,
   };
+}
+
+function upstreamSecrets(ingress: V1Ingress): string[] {
+  const secret = upstreamSecretOf(ingress);
+  return secret === undefined ? [] : [secret];
 }
 
 function serviceKey(namespace: string | undefined, name: string | undefined): string {
@@ -123,7 +131,10 @@ export class Index {
   readonly ingresses = new Map<string, IndexedIngress>();
   readonly byHost = new Map<string, Set<string>>();
   readonly byService = new Map<string, Set<string>>();
+  readonly bySecret = new Map<string, Set<string>>();
   services = new Map<string, string>();
+  /** The content of each Secret some proxy-ssl-secret names, as last compiled. */
+  secrets = new Map<string, string>();
   /** The view's refusals (selection/verdicts.ts): a changed one recompiles that Ingress's hosts. */
   refused = new Map<string, string>();
   readonly #known = new WeakMap<V1Ingress, IndexedIngress>();
@@ -144,8 +155,24 @@ export class Index {
       for (const host of gone.hosts) hosts.add(host);
     }
     this.#updateServices(view, hosts);
+    this.#updateSecrets(view, hosts);
     this.#updateRefusals(view, hosts);
     return hosts;
+  }
+
+  /** A proxy-ssl-secret's Secret that appeared, changed or went recompiles its Ingresses' hosts. */
+  #updateSecrets(view: GatewayView, hosts: Set<string>): void {
+    if (this.bySecret.size === 0 && this.secrets.size === 0) return;
+    const secrets = new Map<string, string>();
+    for (const pair of view.tlsPairs) {
+      const key = `${pair.namespace}/${pair.name}`;
+      if (this.bySecret.has(key)) secrets.set(key, `${pair.cert}\0${pair.key}\0${pair.ca ?? ""}`);
+    }
+    for (const secret of changedKeys(this.secrets, secrets)) {
+      for (const id of this.bySecret.get(secret) ?? [])
+        for (const host of this.ingresses.get(id)?.hosts ?? []) hosts.add(host);
+    }
+    this.secrets = secrets;
   }
 
   #updateRefusals(view: GatewayView, hosts: Set<string>): void {
@@ -183,6 +210,7 @@ export class Index {
     if (before !== undefined) {
       unlink(this.byHost, before.hosts, id);
       unlink(this.byService, before.services, id);
+      unlink(this.bySecret, before.secrets, id);
     }
     if (after === undefined) {
       this.ingresses.delete(id);
@@ -191,6 +219,7 @@ export class Index {
     this.ingresses.set(id, after);
     link(this.byHost, after.hosts, id);
     link(this.byService, after.services, id);
+    link(this.bySecret, after.secrets, id);
   }
 }
 

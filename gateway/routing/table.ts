@@ -10,6 +10,7 @@ import type {
 import type { CanaryContext, CanaryGroup } from "../policy/canary";
 import type { HeaderEdits, HeaderPair } from "../policy/head-edits";
 import type { LinearPattern } from "../../core/patterns/linear-regex";
+import type { UpstreamPolicy } from "./upstream";
 
 export type PathKind = "Exact" | "Prefix";
 
@@ -92,6 +93,11 @@ export interface RoutePolicy {
   readonly bodyLimit: number | undefined;
   /** Endpoints a request may be tried on (connect failures of idempotent requests). */
   readonly tries: number;
+  /**
+   * TLS towards the backend and request header edits (upstream.ts); undefined for plain HTTP
+   * without edits, so those routes' requests check one field and nothing more.
+   */
+  readonly upstream: UpstreamPolicy | undefined;
 }
 
 export interface Route {

@@ -3,6 +3,7 @@
 // EndpointSlices and TLS pairs the served Ingresses need. Pure: the controller feeds it the cache
 // and the last good state, and applies/persists what comes out.
 import type { V1EndpointSlice, V1Ingress, V1Secret, V1Service } from "@kubernetes/client-node";
+import { annotationKey } from "../../core/annotations/validators";
 import { selectsIngress, type ServingScope } from "../../core/ingress/selection";
 import type { Ingress } from "../../core/ingress/types";
 import type { GatewayView, TlsPair } from "../view";
@@ -168,28 +169,48 @@ function composeIngresses(input: ComposeInput): ComposedIngresses {
   };
 }
 
+const decoded = (base64: string | undefined): string =>
+  base64 ? Buffer.from(base64, "base64").toString("utf8") : "";
+
+/** A Secret's pair; one with ca.crt alone serves proxy-ssl-secret (cert and key ""). */
 function decodePair(key: string, secret: V1Secret, problems: string[]): TlsPair | undefined {
-  const cert = secret.data?.["tls.crt"];
-  const key_ = secret.data?.["tls.key"];
-  if (!cert || !key_) {
+  const data = secret.data ?? {};
+  const cert = decoded(data["tls.crt"]);
+  const key_ = decoded(data["tls.key"]);
+  const ca = decoded(data["ca.crt"]);
+  const both = cert !== "" && key_ !== "";
+  if (!both && ca === "") {
     problems.push(`Secret ${key}: tls.crt and tls.key are required`);
     return undefined;
   }
-  return {
+  const pair: TlsPair = {
     namespace: secret.metadata?.namespace ?? "",
     name: secret.metadata?.name ?? "",
-    cert: Buffer.from(cert, "base64").toString("utf8"),
-    key: Buffer.from(key_, "base64").toString("utf8"),
+    cert: both ? cert : "",
+    key: both ? key_ : "",
   };
+  if (ca !== "") pair.ca = ca;
+  return pair;
 }
 
-/** namespace/name of every Secret the Ingresses name in spec.tls. */
+/** The namespace/name proxy-ssl-secret names in the Ingress's own namespace, if any. */
+export function upstreamSecretOf(ingress: V1Ingress): string | undefined {
+  const raw = ingress.metadata?.annotations?.[PROXY_SSL_SECRET]?.trim();
+  const namespace = ingress.metadata?.namespace ?? "";
+  return raw !== undefined && raw.startsWith(`${namespace}/`) ? raw : undefined;
+}
+
+const PROXY_SSL_SECRET = annotationKey("proxy-ssl-secret");
+
+/** namespace/name of every Secret the Ingresses name in spec.tls or proxy-ssl-secret. */
 export function referencedSecrets(ingresses: readonly V1Ingress[]): Set<string> {
   const keys = new Set<string>();
   for (const ingress of ingresses) {
     for (const tls of ingress.spec?.tls ?? []) {
       if (tls.secretName) keys.add(`${ingress.metadata?.namespace ?? ""}/${tls.secretName}`);
     }
+    const upstream = upstreamSecretOf(ingress);
+    if (upstream !== undefined) keys.add(upstream);
   }
   return keys;
 }

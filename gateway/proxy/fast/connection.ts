@@ -20,6 +20,7 @@ import { HeadLinesFacts } from "../../policy/request-values";
 import { planRequest } from "../../policy/route-traffic";
 import type { Endpoint, Route, RouteTable } from "../../routing/table";
 import { findRoute } from "../../routing/table";
+import { upstreamTlsFor } from "../../routing/upstream";
 import type { ProxyCounters } from "../forward";
 import { replyText } from "../replies";
 import { isConnectFailure, isIdempotent, isUpstreamTimeout, READ_TIMEOUT } from "../retry-rules";
@@ -340,7 +341,7 @@ export class ClientConnection implements UpstreamOwner {
     if (route === undefined) return;
     if (main.traffic === undefined) {
       this.responseEdits = undefined;
-      this.upstreamHead = this.headFor(head, head.target, head.lines);
+      this.upstreamHead = this.headFor(head, head.target, head.lines, main);
     }
     this.beginExchange(route, head);
   }
@@ -368,7 +369,10 @@ export class ClientConnection implements UpstreamOwner {
     return this.requestChunks !== undefined || this.bodyLeft > 0;
   }
 
-  private headFor(head: RequestHead, target: string, lines: string): string {
+  /** The upstream head; the route's upstream-vhost and x-forwarded-prefix edits applied. */
+  private headFor(head: RequestHead, target: string, clientLines: string, main: Route): string {
+    const edits = main.policy.upstream?.requestEdits;
+    const lines = edits === undefined ? clientLines : editHeaderLines(clientLines, edits);
     const xff = head.forwardedFor === undefined ? this.ip : `${head.forwardedFor}, ${this.ip}`;
     const realIp = this.peer.trusted ? `X-Real-IP: ${formatIp(this.client)}\r\n` : "";
     return `${head.method} ${target} HTTP/1.1\r\n${lines}X-Forwarded-For: ${xff}\r\n${realIp}${this.forwardedFixed}X-Forwarded-Host: ${head.host ?? ""}\r\n\r\n`;
@@ -391,7 +395,7 @@ export class ClientConnection implements UpstreamOwner {
     }
     this.tally?.routed(plan.route, plan.variant, plan.decision);
     const lines = hasEdits(plan.request) ? editHeaderLines(head.lines, plan.request) : head.lines;
-    this.upstreamHead = this.headFor(head, plan.target, lines);
+    this.upstreamHead = this.headFor(head, plan.target, lines, main);
     this.responseEdits = hasEdits(plan.response) ? plan.response : undefined;
     return plan.route;
   }
@@ -406,9 +410,12 @@ export class ClientConnection implements UpstreamOwner {
     this.endpoint = endpoint;
     this.tries++;
     this.tally?.sent(endpoint.key);
-    const upstream = this.context.pool.acquire(endpoint, this, route.policy.connectTimeoutMs);
+    const policy = route.policy;
+    const tls =
+      policy.upstream === undefined ? undefined : upstreamTlsFor(policy.upstream, this.https);
+    const upstream = this.context.pool.acquire(endpoint, this, policy.connectTimeoutMs, tls);
     this.upstream = upstream;
-    if (upstream.connected) upstream.setTimeout(route.policy.sendTimeoutMs);
+    if (upstream.connected) upstream.setTimeout(policy.sendTimeoutMs);
     upstream.socket.write(this.upstreamHead, "latin1");
     const rest = this.buffered;
     this.buffered = undefined;

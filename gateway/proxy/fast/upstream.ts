@@ -1,8 +1,11 @@
-// Upstream connections of the fast path and their keep-alive pools, one per endpoint. A connection
-// gets its listeners once, when it is made, and forwards events to whichever exchange owns it, so a
-// request costs no closures.
+// Upstream connections of the fast path and their keep-alive pools, one per endpoint and TLS
+// identity (a verified and an unverified connection to one address never share a socket). A
+// connection gets its listeners once, when it is made, and forwards events to whichever exchange
+// owns it, so a request costs no closures.
 import { connect, type Socket } from "node:net";
+import { connect as connectTls } from "node:tls";
 import type { Endpoint } from "../../routing/table";
+import { poolKey, reportTlsFailure, type UpstreamTls } from "../../routing/upstream";
 import { UpstreamTimeout } from "../retry-rules";
 
 /** What an upstream connection reports to the exchange that owns it. */
@@ -36,12 +39,17 @@ export class UpstreamConnection {
     readonly endpoint: Endpoint,
     private readonly pool: UpstreamPool,
     connectTimeoutMs: number,
+    private readonly tls?: { key: string; settings: UpstreamTls },
   ) {
-    const socket = connect({ host: endpoint.address, port: endpoint.port, noDelay: true });
+    const target = { host: endpoint.address, port: endpoint.port, noDelay: true };
+    // Writes before the handshake ends wait in the TLS socket; "connected" means handshake done.
+    const socket =
+      tls === undefined ? connect(target) : connectTls({ ...target, ...tls.settings.options });
+    if (tls !== undefined) socket.setNoDelay(true);
     this.socket = socket;
     this.timeoutMs = connectTimeoutMs;
     socket.setTimeout(connectTimeoutMs);
-    socket.on("connect", () => {
+    socket.on(tls === undefined ? "connect" : "secureConnect", () => {
       this.connected = true;
       this.owner?.onUpstreamConnect();
     });
@@ -55,9 +63,16 @@ export class UpstreamConnection {
     socket.on("close", () => this.fail(undefined));
   }
 
+  /** The pool list it idles in: its endpoint's, or its endpoint's with its TLS identity. */
+  get poolKey(): string {
+    return this.tls?.key ?? this.endpoint.key;
+  }
+
   private fail(error: (Error & { code?: string }) | undefined): void {
     if (this.gone) return;
     this.gone = true;
+    if (this.tls !== undefined && !this.connected && error !== undefined)
+      reportTlsFailure(this.endpoint.key, this.tls.settings, error);
     this.socket.destroy();
     this.pool.forget(this);
     const owner = this.owner;
@@ -85,11 +100,22 @@ export class UpstreamConnection {
 export class UpstreamPool {
   private readonly idle = new Map<string, UpstreamConnection[]>();
 
-  acquire(endpoint: Endpoint, owner: UpstreamOwner, connectTimeoutMs: number): UpstreamConnection {
-    const list = this.idle.get(endpoint.key);
+  acquire(
+    endpoint: Endpoint,
+    owner: UpstreamOwner,
+    connectTimeoutMs: number,
+    tls?: UpstreamTls,
+  ): UpstreamConnection {
+    const key = tls === undefined ? endpoint.key : poolKey(endpoint.key, tls);
+    const list = this.idle.get(key);
     let connection = list?.pop();
     while (connection !== undefined && !connection.alive) connection = list?.pop();
-    connection ??= new UpstreamConnection(endpoint, this, connectTimeoutMs);
+    connection ??= new UpstreamConnection(
+      endpoint,
+      this,
+      connectTimeoutMs,
+      tls === undefined ? undefined : { key, settings: tls },
+    );
     connection.owner = owner;
     return connection;
   }
@@ -98,10 +124,11 @@ export class UpstreamPool {
     connection.owner = undefined;
     connection.reused = true;
     if (!connection.alive) return;
-    let list = this.idle.get(connection.endpoint.key);
+    const key = connection.poolKey;
+    let list = this.idle.get(key);
     if (list === undefined) {
       list = [];
-      this.idle.set(connection.endpoint.key, list);
+      this.idle.set(key, list);
     }
     if (list.length >= MAX_IDLE) {
       connection.socket.destroy();
@@ -112,14 +139,15 @@ export class UpstreamPool {
   }
 
   forget(connection: UpstreamConnection): void {
-    const list = this.idle.get(connection.endpoint.key);
+    const key = connection.poolKey;
+    const list = this.idle.get(key);
     if (list === undefined) return;
     const index = list.indexOf(connection);
     if (index >= 0) list.splice(index, 1);
-    if (list.length === 0) this.idle.delete(connection.endpoint.key);
+    if (list.length === 0) this.idle.delete(key);
   }
 
-  /** Closes idle connections to endpoints not in `live` (all of them when undefined). */
+  /** Closes idle connections whose pool key is not in `live` (all of them when undefined). */
   closeIdle(live?: ReadonlySet<string>): void {
     for (const [key, list] of this.idle) {
       if (live?.has(key) === true) continue;

@@ -127,16 +127,6 @@ const UNSUPPORTED: readonly UnsupportedGroup[] = [
     keys: { "custom-headers": "string" },
   },
   {
-    support: "unsupported-security",
-    why: "sends every request elsewhere; served without it, the backend it kept hidden would be exposed",
-    keys: {
-      "permanent-redirect": "string",
-      "permanent-redirect-code": "number",
-      "temporal-redirect": "string",
-      "temporal-redirect-code": "number",
-    },
-  },
-  {
     support: "unsupported-harmless",
     why: "session affinity and load-balancing choice; Bulwark balances round-robin over ready endpoints",
     keys: {
@@ -163,8 +153,6 @@ const UNSUPPORTED: readonly UnsupportedGroup[] = [
     support: "unsupported-harmless",
     why: "buffering and upstream protocol tuning; Bulwark streams requests and responses",
     keys: {
-      "client-body-buffer-size": "string",
-      "proxy-buffering": "string",
       "proxy-buffers-number": "number",
       "proxy-buffer-size": "string",
       "proxy-busy-buffers-size": "string",
@@ -181,16 +169,11 @@ const UNSUPPORTED: readonly UnsupportedGroup[] = [
     support: "unsupported-harmless",
     why: "rewrites of what the backend sends or is sent, or extra routing conveniences; ignoring them changes function, never exposure",
     keys: {
-      "app-root": "string",
-      "from-to-www-redirect": '"true" or "false"',
       "preserve-trailing-slash": '"true" or "false"',
       "proxy-cookie-domain": "string",
       "proxy-cookie-path": "string",
       "proxy-redirect-from": "string",
       "proxy-redirect-to": "string",
-      "server-alias": "string",
-      "default-backend": "string",
-      "custom-http-errors": "[]int",
     },
   },
   {

@@ -17,7 +17,11 @@ export type FamilyName =
   | "version"
   | "referrer"
   | "source-range"
-  | "upstream";
+  | "upstream"
+  | "url-redirect"
+  | "host-names"
+  | "error-pages"
+  | "buffering";
 
 /** One annotation of a family: its name under the prefix, what it takes, and a one-line doc. */
 export interface AnnotationField {

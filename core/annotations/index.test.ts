@@ -21,6 +21,10 @@ const NONE: IngressAnnotations = {
   referrer: undefined,
   sourceRange: undefined,
   upstream: undefined,
+  urlRedirect: undefined,
+  hostNames: undefined,
+  errorPages: undefined,
+  buffering: undefined,
 };
 
 describe("parseIngressAnnotations", () => {

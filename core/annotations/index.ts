@@ -13,6 +13,10 @@ import { parseVersion } from "./version";
 import { parseReferrers, type ReferrerConfig } from "./referrer";
 import { parseSourceRange, type SourceRangeConfig } from "./source-range";
 import { parseUpstream, type UpstreamConfig } from "./upstream";
+import { parseUrlRedirect, type UrlRedirectConfig } from "./url-redirect";
+import { parseHostNames, type HostNamesConfig } from "./host-names";
+import { parseErrorPages, type ErrorPagesConfig } from "./error-pages";
+import { parseBuffering, type BufferingConfig } from "./buffering";
 
 /** An Ingress's annotations, one entry per family; undefined when none of its keys is set. */
 export interface IngressAnnotations {
@@ -28,6 +32,10 @@ export interface IngressAnnotations {
   sourceRange: SourceRangeConfig | undefined;
   /** backend-protocol, proxy-ssl-*, upstream-vhost, x-forwarded-prefix. */
   upstream: UpstreamConfig | undefined;
+  urlRedirect: UrlRedirectConfig | undefined;
+  hostNames: HostNamesConfig | undefined;
+  errorPages: ErrorPagesConfig | undefined;
+  buffering: BufferingConfig | undefined;
 }
 
 /** A Secret's annotations: its batched rollout and its checksum version. */
@@ -69,6 +77,10 @@ export function parseIngressAnnotations(annotations: Annotations): Result<Ingres
     referrer: all.take(parseReferrers(annotations)),
     sourceRange: all.take(parseSourceRange(annotations)),
     upstream: all.take(parseUpstream(annotations)),
+    urlRedirect: all.take(parseUrlRedirect(annotations)),
+    hostNames: all.take(parseHostNames(annotations)),
+    errorPages: all.take(parseErrorPages(annotations)),
+    buffering: all.take(parseBuffering(annotations)),
   };
   all.warnings.push(...ignoredAnnotationWarnings(annotations, "Ingress"));
   return all.result(value);
@@ -159,3 +171,17 @@ export {
   type UpstreamConfig,
   type UpstreamSsl,
 } from "./upstream";
+export {
+  APP_ROOT_STATUS,
+  parseUrlRedirect,
+  urlRedirectFamily,
+  type UrlRedirectConfig,
+} from "./url-redirect";
+export {
+  hostNamesFamily,
+  parseHostNames,
+  wwwCounterpart,
+  type HostNamesConfig,
+} from "./host-names";
+export { errorPagesFamily, parseErrorPages, type ErrorPagesConfig } from "./error-pages";
+export { bufferingFamily, parseBuffering, type BufferingConfig } from "./buffering";

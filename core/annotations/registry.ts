@@ -14,6 +14,10 @@ import { versionFamily } from "./version";
 import { referrerFamily } from "./referrer";
 import { sourceRangeFamily } from "./source-range";
 import { upstreamFamily } from "./upstream";
+import { urlRedirectFamily } from "./url-redirect";
+import { hostNamesFamily } from "./host-names";
+import { errorPagesFamily } from "./error-pages";
+import { bufferingFamily } from "./buffering";
 
 export type AnnotatedKind = "Ingress" | "Secret";
 
@@ -42,6 +46,10 @@ export const INGRESS_FAMILIES: readonly FamilyTable[] = [
   referrerFamily,
   sourceRangeFamily,
   upstreamFamily,
+  urlRedirectFamily,
+  hostNamesFamily,
+  errorPagesFamily,
+  bufferingFamily,
 ];
 
 export const SECRET_FAMILIES: readonly FamilyTable[] = [secretRolloutFamily, versionFamily];

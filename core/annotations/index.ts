@@ -175,6 +175,7 @@ export {
   APP_ROOT_STATUS,
   parseUrlRedirect,
   urlRedirectFamily,
+  type UrlRedirect,
   type UrlRedirectConfig,
 } from "./url-redirect";
 export {

@@ -25,26 +25,41 @@ function errorOf(annotations: Record<string, string>) {
 describe("parseUrlRedirect", () => {
   it("given ingress-nginx's permanent-redirect example, redirects with 301", () => {
     assert.deepEqual(config({ [PERMANENT]: "https://www.google.com" }), {
-      value: { redirect: { url: "https://www.google.com", status: 301 }, appRoot: undefined },
+      value: {
+        redirect: { kind: "permanent", url: "https://www.google.com", status: 301 },
+        appRoot: undefined,
+      },
       warnings: [],
     });
   });
 
   it("given ingress-nginx's permanent-redirect-code example '308', redirects with 308", () => {
     const { value } = config({ [PERMANENT]: "https://www.google.com", [PERMANENT_CODE]: "308" });
-    assert.deepEqual(value?.redirect, { url: "https://www.google.com", status: 308 });
+    assert.deepEqual(value?.redirect, {
+      kind: "permanent",
+      url: "https://www.google.com",
+      status: 308,
+    });
   });
 
   it("given ingress-nginx's temporal-redirect example, redirects with 302; with code 307, 307", () => {
     const url = "https://www.google.com";
-    assert.deepEqual(config({ [TEMPORAL]: url }).value?.redirect, { url, status: 302 });
+    assert.deepEqual(config({ [TEMPORAL]: url }).value?.redirect, {
+      kind: "temporal",
+      url,
+      status: 302,
+    });
     const coded = config({ [TEMPORAL]: url, [TEMPORAL_CODE]: "307" });
-    assert.deepEqual(coded.value?.redirect, { url, status: 307 });
+    assert.deepEqual(coded.value?.redirect, { kind: "temporal", url, status: 307 });
   });
 
   it("given a URL with a port, path and query, keeps it as written", () => {
     const url = "http://example.com:8080/new/path?a=1&b=2";
-    assert.deepEqual(config({ [PERMANENT]: url }).value?.redirect, { url, status: 301 });
+    assert.deepEqual(config({ [PERMANENT]: url }).value?.redirect, {
+      kind: "permanent",
+      url,
+      status: 301,
+    });
   });
 
   it("given both redirects, the temporal one wins with a warning naming both keys", () => {
@@ -52,7 +67,7 @@ describe("parseUrlRedirect", () => {
       [PERMANENT]: "https://a.example",
       [TEMPORAL]: "https://b.example",
     });
-    assert.deepEqual(value?.redirect, { url: "https://b.example", status: 302 });
+    assert.deepEqual(value?.redirect, { kind: "temporal", url: "https://b.example", status: 302 });
     assert.deepEqual(warnings, [
       `${PERMANENT} is ignored because ${TEMPORAL} is set (it wins, as in ingress-nginx)`,
     ]);

@@ -92,13 +92,20 @@ interface ParsedRedirects {
   temporalRedirectCode?: number | undefined;
 }
 
-function chooseRedirect(v: ParsedRedirects): { url: string; status: number } | undefined {
+export interface UrlRedirect {
+  kind: "permanent" | "temporal";
+  url: string;
+  status: number;
+}
+
+function chooseRedirect(v: ParsedRedirects): UrlRedirect | undefined {
   if (v.temporalRedirect !== undefined) {
-    return { url: v.temporalRedirect, status: v.temporalRedirectCode ?? TEMPORAL_REDIRECT_DEFAULT };
+    const status = v.temporalRedirectCode ?? TEMPORAL_REDIRECT_DEFAULT;
+    return { kind: "temporal", url: v.temporalRedirect, status };
   }
   if (v.permanentRedirect !== undefined) {
     const status = v.permanentRedirectCode ?? PERMANENT_REDIRECT_DEFAULT;
-    return { url: v.permanentRedirect, status };
+    return { kind: "permanent", url: v.permanentRedirect, status };
   }
   return undefined;
 }

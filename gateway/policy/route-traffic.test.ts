@@ -48,6 +48,30 @@ const table = compileRoutes(
         annotations: { [`${P}rewrite-target`]: "/$2" },
         rules: [{ host: "api.test", paths: [{ path: "/v1(/|$)(.*)", service: "main" }] }],
       }),
+      ingress({
+        name: "moved",
+        annotations: {
+          [`${P}permanent-redirect`]: "https://new.example/landing?from=old",
+          [`${P}permanent-redirect-code`]: "308",
+          [`${P}enable-cors`]: "true",
+        },
+        rules: [{ host: "old.test", paths: [{ path: "/", service: "main" }] }],
+        tls: [{ hosts: ["old.test"], secretName: "old" }],
+      }),
+      ingress({
+        name: "both",
+        annotations: {
+          [`${P}permanent-redirect`]: "https://permanent.example",
+          [`${P}temporal-redirect`]: "https://temporal.example",
+        },
+        rules: [{ host: "both.test", paths: [{ path: "/", service: "main" }] }],
+      }),
+      ingress({
+        name: "app",
+        annotations: { [`${P}app-root`]: "/app1" },
+        rules: [{ host: "app.test", paths: [{ path: "/", service: "main" }] }],
+        tls: [{ hosts: ["app.test"], secretName: "app" }],
+      }),
     ],
     [slice("main"), slice("beta"), slice("gone", false)],
   ),
@@ -102,6 +126,66 @@ describe("planRequest: answers of the gateway", () => {
       plan("shop.test", "/", { method: "OPTIONS", headers: { origin: "https://evil.example" } }),
     );
     assert.deepEqual(p.response.set, []);
+  });
+});
+
+describe("planRequest: redirects and app-root (ingress-nginx's `return`s)", () => {
+  const answered = (p: Plan) => {
+    assert.equal(p.kind, "answer");
+    const a = p as Extract<Plan, { kind: "answer" }>;
+    return [a.answer.status, new Map(a.answer.headers).get("Location"), a.decision];
+  };
+  it("given permanent-redirect with code 308, answers every path with the URL as written", () => {
+    const location = "https://new.example/landing?from=old";
+    assert.deepEqual(answered(plan("old.test", "/any/path?x=1", {})), [
+      308,
+      location,
+      "permanent-redirect",
+    ]);
+  });
+  it("given plain HTTP on a host with TLS, the redirect comes before ssl-redirect", () => {
+    assert.deepEqual(answered(plan("old.test", "/a", { https: false }))[0], 308);
+    assert.equal(
+      answered(plan("old.test", "/a", { https: false }))[1],
+      "https://new.example/landing?from=old",
+    );
+  });
+  it("given a CORS preflight on a redirecting route, the preflight is answered first", () => {
+    const p = plan("old.test", "/", {
+      method: "OPTIONS",
+      headers: { origin: "https://x.example" },
+    });
+    assert.deepEqual(p.kind === "answer" && [p.answer.status, p.decision], [204, "cors-preflight"]);
+  });
+  it("given both permanent and temporal redirects, the temporal one answers with 302", () => {
+    assert.deepEqual(answered(plan("both.test", "/", {})), [
+      302,
+      "https://temporal.example",
+      "temporal-redirect",
+    ]);
+  });
+  it("given app-root, redirects exactly '/' (any query) with 302 to the same scheme and Host", () => {
+    assert.deepEqual(answered(plan("app.test", "/?q=1", {})), [
+      302,
+      "https://app.test/app1",
+      "app-root",
+    ]);
+    assert.deepEqual(answered(plan("app.test:8443", "/", {})), [
+      302,
+      "https://app.test:8443/app1",
+      "app-root",
+    ]);
+  });
+  it("given app-root over plain HTTP, it comes before ssl-redirect (an http Location)", () => {
+    assert.deepEqual(answered(plan("app.test", "/", { https: false })), [
+      302,
+      "http://app.test/app1",
+      "app-root",
+    ]);
+  });
+  it("given app-root, any other path is proxied", () => {
+    assert.equal(proxied(plan("app.test", "/app1", {})).route.ingress, "default/app");
+    assert.equal(proxied(plan("app.test", "/index.html", {})).route.ingress, "default/app");
   });
 });
 

@@ -4,6 +4,7 @@
 // no policy at all (undefined), so its requests skip this module entirely.
 import {
   sourceAllowed,
+  APP_ROOT_STATUS,
   type CanaryActions,
   type CorsConfig,
   type IngressAnnotations,
@@ -104,7 +105,10 @@ export function compileTraffic(
   const rewrite = rewriteOf(main);
   const sourceRange = main.annotations?.sourceRange;
   const { group, targets, ready } = compileCanaries(main, options.compare);
-  if (!cors && !robots && !redirectHttp && !rewrite && !group && !sourceRange) return undefined;
+  const appRoot = main.annotations?.urlRedirect?.appRoot;
+  const redirect = main.annotations?.urlRedirect?.redirect;
+  const answersOnly = !redirectHttp && !appRoot && !redirect;
+  if (answersOnly && !cors && !robots && !rewrite && !group && !sourceRange) return undefined;
   // Built once per table, so a decision allocates no context of its own.
   const canaryContext = { available: (id: string) => ready.has(id), random: Math.random };
   return {
@@ -118,6 +122,8 @@ export function compileTraffic(
     redirectPort: options.redirectPort,
     rewrite,
     sourceRange,
+    appRoot,
+    redirect,
   };
 }
 
@@ -135,6 +141,8 @@ function refusedPolicy(refusal: string, options: TrafficOptions): TrafficPolicy 
     redirectPort: options.redirectPort,
     rewrite: undefined,
     sourceRange: undefined,
+    appRoot: undefined,
+    redirect: undefined,
   };
 }
 
@@ -171,27 +179,58 @@ function pathOf(target: string): string {
   return at < 0 ? target : target.slice(0, at);
 }
 
+function redirectTo(location: string, status: number, decision: string): Plan {
+  const answer = { status, headers: [["Location", location] as const], body: "" };
+  return { kind: "answer", answer, decision };
+}
+
+/** The CORS preflight answer (allowed origins only); undefined for any other request. */
+function preflight(policy: TrafficPolicy, facts: RequestFacts): Plan | undefined {
+  if (policy.cors === undefined || facts.method !== "OPTIONS") return undefined;
+  const cors = answerCors(policy.cors, facts.method, facts.header("origin"));
+  if (cors.kind !== "preflight") return undefined;
+  const answer = { status: 204, headers: cors.headers, body: "" };
+  return { kind: "answer", answer, decision: "cors-preflight" };
+}
+
 /**
- * ssl-redirect, source ranges, robots and the CORS preflight (allowed origins only): answers that
- * never reach a backend. The order is nginx's phases: the redirect is a rewrite, before access;
- * the preflight is answered after access here (ingress-nginx answers it before), so a refused
- * client learns nothing of the route.
+ * app-root and permanent/temporal-redirect: nginx `return`s, which run before ssl-redirect (Lua,
+ * at the end of the rewrite phase); app-root's is server-level, so first; the CORS preflight's
+ * `return 204` comes before the location's redirect.
  */
+function rewritePhaseAnswer(
+  main: Route,
+  policy: TrafficPolicy,
+  facts: RequestFacts,
+): Plan | undefined {
+  if (policy.appRoot !== undefined && pathOf(facts.target) === "/") {
+    // ingress-nginx: return 302 $scheme://$http_host<app-root>
+    const origin = `${facts.https ? "https" : "http"}://${facts.host ?? main.host}`;
+    return redirectTo(`${origin}${policy.appRoot}`, APP_ROOT_STATUS, "app-root");
+  }
+  const redirect = policy.redirect;
+  if (redirect === undefined) return undefined;
+  // The URL as written: nginx's `return <code> <url>` appends nothing of the request.
+  return (
+    preflight(policy, facts) ??
+    redirectTo(redirect.url, redirect.status, `${redirect.kind}-redirect`)
+  );
+}
+
+/** The answers that never reach a backend: refusal, source ranges, redirects, robots, the CORS preflight. */
 function ownAnswer(main: Route, policy: TrafficPolicy, facts: RequestFacts): Plan | undefined {
   if (policy.refusal !== undefined) {
     return { kind: "answer", answer: REFUSED_ANSWER, decision: `refused: ${policy.refusal}` };
   }
-  if (policy.redirectHttp && !facts.https) {
-    const location = httpsLocation(facts.host ?? main.host, facts.target, policy.redirectPort);
-    const answer = {
-      status: SSL_REDIRECT_STATUS,
-      headers: [["Location", location] as const],
-      body: "",
-    };
-    return { kind: "answer", answer, decision: "ssl-redirect" };
-  }
+  // Before every other answer (nginx would redirect first): a refused client learns nothing.
   if (policy.sourceRange !== undefined && !sourceAllowed(policy.sourceRange, facts.client)) {
     return { kind: "answer", answer: FORBIDDEN_ANSWER, decision: "source-range-denied" };
+  }
+  const rewritten = rewritePhaseAnswer(main, policy, facts);
+  if (rewritten !== undefined) return rewritten;
+  if (policy.redirectHttp && !facts.https) {
+    const location = httpsLocation(facts.host ?? main.host, facts.target, policy.redirectPort);
+    return redirectTo(location, SSL_REDIRECT_STATUS, "ssl-redirect");
   }
   if (robotsBody(policy.robots, pathOf(facts.target)) !== undefined) {
     const headers = [["Content-Type", "text/plain; charset=utf-8"] as const];
@@ -201,14 +240,7 @@ function ownAnswer(main: Route, policy: TrafficPolicy, facts: RequestFacts): Pla
       decision: "robots",
     };
   }
-  if (policy.cors !== undefined && facts.method === "OPTIONS") {
-    const cors = answerCors(policy.cors, facts.method, facts.header("origin"));
-    if (cors.kind === "preflight") {
-      const answer = { status: 204, headers: cors.headers, body: "" };
-      return { kind: "answer", answer, decision: "cors-preflight" };
-    }
-  }
-  return undefined;
+  return preflight(policy, facts);
 }
 
 /** CORS headers for the response: Vary is added to, the others replace the backend's. */

@@ -59,6 +59,16 @@ describe("data plane: traffic policy", () => {
             tls: [{ hosts: ["api.test"], secretName: "api" }],
           }),
           ingress({
+            name: "moved",
+            annotations: { [`${P}temporal-redirect`]: "https://new.example/home" },
+            rules: [{ host: "moved.test", paths: [{ path: "/", service: "main" }] }],
+          }),
+          ingress({
+            name: "app",
+            annotations: { [`${P}app-root`]: "/app1" },
+            rules: [{ host: "app.test", paths: [{ path: "/", service: "main" }] }],
+          }),
+          ingress({
             name: "secure",
             rules: [{ host: "secure.test", paths: [{ path: "/", service: "main" }] }],
             tls: [{ hosts: ["secure.test"], secretName: "secure" }],
@@ -115,6 +125,19 @@ describe("data plane: traffic policy", () => {
         const redirect = await send("secure.test", "/a?b=1");
         assert.equal(redirect.status, 308);
         assert.equal(redirect.headers.location, "https://secure.test/a?b=1");
+      });
+
+      it("given temporal-redirect, answers 302 to the URL as written, whatever the path", async () => {
+        const moved = await send("moved.test", "/deep/path?x=1");
+        assert.deepEqual([moved.status, moved.headers.location], [302, "https://new.example/home"]);
+        const head = await send("moved.test", "/", { method: "HEAD" });
+        assert.deepEqual([head.status, head.body], [302, ""]);
+      });
+
+      it("given app-root, redirects '/' with 302 and proxies the rest", async () => {
+        const root = await send("app.test", "/?x=1");
+        assert.deepEqual([root.status, root.headers.location], [302, "http://app.test/app1"]);
+        assert.equal(backendOf(await send("app.test", "/app1")), "main");
       });
 
       it("given rewrite-target, the backend sees the rewritten path", async () => {

@@ -6,6 +6,7 @@ import type {
   RewriteConfig,
   RobotsConfig,
   SourceRangeConfig,
+  UrlRedirect,
 } from "../../core/annotations";
 import type { CanaryContext, CanaryGroup } from "../policy/canary";
 import type { HeaderEdits, HeaderPair } from "../policy/head-edits";
@@ -82,6 +83,10 @@ export interface TrafficPolicy {
   readonly rewrite: { config: RewriteConfig; pattern: LinearPattern } | undefined;
   /** The main Ingress's allow/deny lists (its canaries' are ignored, as in ingress-nginx). */
   readonly sourceRange: SourceRangeConfig | undefined;
+  /** app-root: where a request for exactly "/" is sent (302). */
+  readonly appRoot: string | undefined;
+  /** permanent-redirect or temporal-redirect: every request is sent there. */
+  readonly redirect: UrlRedirect | undefined;
 }
 
 /** Per-route proxy settings, from the ingress's annotations with ingress-nginx's defaults. */

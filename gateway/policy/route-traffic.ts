@@ -20,6 +20,7 @@ import {
   type ValueCompare,
 } from "./canary";
 import { answerCors } from "./cors";
+import { compileErrorPages } from "./error-pages";
 import {
   addQuery,
   NO_EDITS,
@@ -92,39 +93,45 @@ function rewriteOf(main: Route): TrafficPolicy["rewrite"] {
   return config?.target === undefined ? undefined : { config, pattern: pathRegex(main.path) };
 }
 
-/** The route's policy; undefined when no annotation of the route changes a request. */
+/** Whether a policy does anything a plain route would not. */
+function hasEffect(policy: TrafficPolicy): boolean {
+  const answers =
+    policy.redirectHttp || policy.appRoot || policy.redirect || policy.robots || policy.sourceRange;
+  const edits = policy.cors || policy.rewrite || policy.group;
+  return Boolean(answers || edits || policy.errorPages || policy.defaultBackend);
+}
+
+/**
+ * The route's policy; undefined when no annotation of the route changes a request.
+ * `defaultBackend`: the route of the Ingress's default-backend Service, when it names one.
+ */
 export function compileTraffic(
   main: Route,
   hostHasTls: boolean,
   options: TrafficOptions,
+  defaultBackend?: Route,
 ): TrafficPolicy | undefined {
   if (main.refusal !== undefined) return refusedPolicy(main.refusal, options);
-  const cors = corsOf(main.annotations);
-  const robots = robotsOf(main.annotations);
-  const redirectHttp = needsSslRedirect(main.annotations?.redirect, hostHasTls, false);
-  const rewrite = rewriteOf(main);
-  const sourceRange = main.annotations?.sourceRange;
   const { group, targets, ready } = compileCanaries(main, options.compare);
-  const appRoot = main.annotations?.urlRedirect?.appRoot;
-  const redirect = main.annotations?.urlRedirect?.redirect;
-  const answersOnly = !redirectHttp && !appRoot && !redirect;
-  if (answersOnly && !cors && !robots && !rewrite && !group && !sourceRange) return undefined;
-  // Built once per table, so a decision allocates no context of its own.
-  const canaryContext = { available: (id: string) => ready.has(id), random: Math.random };
-  return {
+  const urlRedirect = main.annotations?.urlRedirect;
+  const policy: TrafficPolicy = {
     refusal: undefined,
     group,
     targets,
-    canaryContext,
-    cors,
-    robots,
-    redirectHttp,
+    // Built once per table, so a decision allocates no context of its own.
+    canaryContext: { available: (id: string) => ready.has(id), random: Math.random },
+    cors: corsOf(main.annotations),
+    robots: robotsOf(main.annotations),
+    redirectHttp: needsSslRedirect(main.annotations?.redirect, hostHasTls, false),
     redirectPort: options.redirectPort,
-    rewrite,
-    sourceRange,
-    appRoot,
-    redirect,
+    rewrite: rewriteOf(main),
+    sourceRange: main.annotations?.sourceRange,
+    appRoot: urlRedirect?.appRoot,
+    redirect: urlRedirect?.redirect,
+    errorPages: compileErrorPages(main, main.annotations?.errorPages?.codes ?? [], defaultBackend),
+    defaultBackend,
   };
+  return hasEffect(policy) ? policy : undefined;
 }
 
 const NO_CANARY_CONTEXT: CanaryContext = { available: () => false, random: Math.random };
@@ -143,6 +150,8 @@ function refusedPolicy(refusal: string, options: TrafficOptions): TrafficPolicy 
     sourceRange: undefined,
     appRoot: undefined,
     redirect: undefined,
+    errorPages: undefined,
+    defaultBackend: undefined,
   };
 }
 

@@ -9,6 +9,7 @@ import type {
   UrlRedirect,
 } from "../../core/annotations";
 import type { CanaryContext, CanaryGroup } from "../policy/canary";
+import type { ErrorPages } from "../policy/error-pages";
 import type { HeaderEdits, HeaderPair } from "../policy/head-edits";
 import type { LinearPattern } from "../../core/patterns/linear-regex";
 import type { UpstreamPolicy } from "./upstream";
@@ -87,6 +88,10 @@ export interface TrafficPolicy {
   readonly appRoot: string | undefined;
   /** permanent-redirect or temporal-redirect: every request is sent there. */
   readonly redirect: UrlRedirect | undefined;
+  /** custom-http-errors: backend answers replaced by default-backend's (or the gateway's own). */
+  readonly errorPages: ErrorPages | undefined;
+  /** default-backend's route: it serves when the route's own Service has no ready endpoint. */
+  readonly defaultBackend: Route | undefined;
 }
 
 /** Per-route proxy settings, from the ingress's annotations with ingress-nginx's defaults. */

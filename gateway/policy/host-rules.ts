@@ -39,6 +39,20 @@ export function httpsLocation(host: string, target: string, httpsPort: number): 
 }
 
 /**
+ * from-to-www-redirect's Location (ingress-nginx's ngx_srv_redirect.lua): the request's scheme, the
+ * other host, and the request URI without one trailing "/". The port is the one the client put in
+ * Host (nginx writes its own listening port, which behind a Service is not the client's).
+ */
+export function wwwLocation(
+  toHost: string,
+  facts: { https: boolean; host: string | undefined; target: string },
+): string {
+  const port = /:\d+$/.exec(facts.host ?? "")?.[0] ?? "";
+  const uri = facts.target.endsWith("/") ? facts.target.slice(0, -1) : facts.target;
+  return `${facts.https ? "https" : "http"}://${toHost}${port}${uri}`;
+}
+
+/**
  * ingress-nginx turns a path into a case-insensitive regular expression anchored at the start
  * when use-regex or rewrite-target is set (`location ~* "^<path>"`); here on the linear-time
  * engine, so no path pattern can stall a worker.

@@ -31,6 +31,7 @@ import {
 import {
   DENY_ALL_ROBOTS,
   httpsLocation,
+  wwwLocation,
   needsSslRedirect,
   pathRegex,
   robotsBody,
@@ -130,6 +131,7 @@ export function compileTraffic(
     redirect: urlRedirect?.redirect,
     errorPages: compileErrorPages(main, main.annotations?.errorPages?.codes ?? [], defaultBackend),
     defaultBackend,
+    wwwRedirect: undefined,
   };
   return hasEffect(policy) ? policy : undefined;
 }
@@ -152,7 +154,13 @@ function refusedPolicy(refusal: string, options: TrafficOptions): TrafficPolicy 
     redirect: undefined,
     errorPages: undefined,
     defaultBackend: undefined,
+    wwwRedirect: undefined,
   };
+}
+
+/** The policy of from-to-www-redirect's counterpart host: every request goes to `toHost`. */
+export function wwwRedirectPolicy(toHost: string, options: TrafficOptions): TrafficPolicy {
+  return { ...refusedPolicy("", options), refusal: undefined, wwwRedirect: toHost };
 }
 
 /** The answer on a refused route: a 503 that says where to look, never the reason (it may be internal). */
@@ -234,6 +242,10 @@ function ownAnswer(main: Route, policy: TrafficPolicy, facts: RequestFacts): Pla
   // Before every other answer (nginx would redirect first): a refused client learns nothing.
   if (policy.sourceRange !== undefined && !sourceAllowed(policy.sourceRange, facts.client)) {
     return { kind: "answer", answer: FORBIDDEN_ANSWER, decision: "source-range-denied" };
+  }
+  if (policy.wwwRedirect !== undefined) {
+    const location = wwwLocation(policy.wwwRedirect, facts);
+    return redirectTo(location, SSL_REDIRECT_STATUS, "from-to-www-redirect");
   }
   const rewritten = rewritePhaseAnswer(main, policy, facts);
   if (rewritten !== undefined) return rewritten;

@@ -29,6 +29,7 @@ import {
 import type { GatewayView, TlsPair } from "../view";
 import { compileUpstream } from "./upstream";
 import { EndpointIndex } from "./endpoints";
+import { ExtraNames } from "./extra-names";
 import {
   Backend,
   type HostRoutes,
@@ -160,6 +161,7 @@ class Compiler {
    */
   private readonly certified = new Set<string>();
   private readonly canaryReferrers: ReadonlySet<string>;
+  readonly names = new ExtraNames();
 
   constructor(
     private readonly endpoints: EndpointIndex,
@@ -210,6 +212,7 @@ class Compiler {
       return;
     }
     const builder = this.hostBuilder(host);
+    this.names.note(context, host);
     if (context.fallback !== undefined && builder.fallback === undefined)
       builder.fallback = context.fallback;
     for (const [p, path] of (rule.http?.paths ?? []).entries()) {
@@ -322,6 +325,9 @@ class Compiler {
     const hasAny = any.exact !== undefined || any.prefixes.length > 0 || any.fallback !== undefined;
     const exactHosts = finish(this.exactHosts);
     const wildcardHosts = finish(this.wildcardHosts);
+    const extra = this.names.place({ exactHosts, wildcardHosts }, this.options.traffic);
+    this.routeCount += extra.redirects;
+    for (const problem of extra.problems) this.problems.push(problem);
     return {
       version,
       exactHosts,

@@ -10,6 +10,8 @@
 // without host and spec.defaultBackend share the any-host key "" (the oldest default backend
 // serves unknown hosts). Too large a set falls back to a full compile.
 import type { V1EndpointSlice, V1Ingress, V1Service } from "@kubernetes/client-node";
+import { wwwCounterpart } from "../../core/annotations";
+import { annotationKey } from "../../core/annotations/validators";
 import { referencedServices, upstreamSecretOf } from "../selection/compose";
 import type { GatewayView } from "../view";
 import { compileRoutes, type CompiledRoutes } from "./compile";
@@ -54,6 +56,7 @@ export function indexIngress(ingress: V1Ingress, seen = 0): IndexedIngress {
   const spec = ingress.spec;
   if (spec?.defaultBackend !== undefined) hosts.add(ANY_HOST);
   for (const rule of spec?.rules ?? []) hosts.add(rule.host ?? ANY_HOST);
+  for (const name of extraNamesOf(ingress, hosts)) hosts.add(name);
   return {
     id: ingressId(ingress),
     object: ingress,
@@ -68,6 +71,22 @@ export function indexIngress(ingress: V1Ingress, seen = 0): IndexedIngress {
 function upstreamSecrets(ingress: V1Ingress): string[] {
   const secret = upstreamSecretOf(ingress);
   return secret === undefined ? [] : [secret];
+}
+
+/**
+ * The names server-alias and from-to-www-redirect may give the Ingress's hosts: a host rule for
+ * one of them takes it back, so their Ingresses are compiled together. Read loosely (a value that
+ * does not parse only makes more hosts dirty).
+ */
+function extraNamesOf(ingress: V1Ingress, hosts: ReadonlySet<string>): string[] {
+  const annotations = ingress.metadata?.annotations;
+  const names: string[] = [];
+  const aliases = annotations?.[annotationKey("server-alias")];
+  for (const alias of aliases?.split(",") ?? []) names.push(alias.trim().toLowerCase());
+  if (annotations?.[annotationKey("from-to-www-redirect")] !== undefined) {
+    for (const host of hosts) names.push(wwwCounterpart(host) ?? ANY_HOST);
+  }
+  return names.filter(name => name !== ANY_HOST);
 }
 
 function serviceKey(namespace: string | undefined, name: string | undefined): string {

@@ -92,6 +92,8 @@ export interface TrafficPolicy {
   readonly errorPages: ErrorPages | undefined;
   /** default-backend's route: it serves when the route's own Service has no ready endpoint. */
   readonly defaultBackend: Route | undefined;
+  /** from-to-www-redirect: this route only redirects to the same request on this host (308). */
+  readonly wwwRedirect: string | undefined;
 }
 
 /** Per-route proxy settings, from the ingress's annotations with ingress-nginx's defaults. */

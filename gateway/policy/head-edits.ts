@@ -24,18 +24,22 @@ function lowerNames(pairs: readonly HeaderPair[]): Set<string> {
 
 /** "Name: value\r\n" lines with the edits applied; the new lines go last. */
 export function editHeaderLines(lines: string, edits: HeaderEdits): string {
-  const replaced = lowerNames(edits.set);
+  let out = withoutHeaderLines(lines, lowerNames(edits.set));
+  for (const [name, value] of [...edits.set, ...edits.add]) out += `${name}: ${value}\r\n`;
+  return out;
+}
+
+/** "Name: value\r\n" lines without those whose lower-case name is in `names`. */
+export function withoutHeaderLines(lines: string, names: ReadonlySet<string>): string {
   let out = "";
   let start = 0;
   while (start < lines.length) {
     const end = lines.indexOf("\r\n", start);
     const stop = end < 0 ? lines.length : end;
     const line = lines.slice(start, stop);
-    const colon = line.indexOf(":");
-    if (!replaced.has(line.slice(0, colon).toLowerCase())) out += `${line}\r\n`;
+    if (!names.has(line.slice(0, line.indexOf(":")).toLowerCase())) out += `${line}\r\n`;
     start = stop + 2;
   }
-  for (const [name, value] of [...edits.set, ...edits.add]) out += `${name}: ${value}\r\n`;
   return out;
 }
 
@@ -56,6 +60,15 @@ export function editFlatHeaders(flat: readonly string[], edits: HeaderEdits): st
     if (!replaced.has(name.toLowerCase())) out.push(name, flat[i + 1]!);
   }
   for (const [name, value] of [...edits.set, ...edits.add]) out.push(name, value);
+  return out;
+}
+
+/** Node's flat header array without the names in `names` (lower case). */
+export function withoutFlatHeaders(flat: readonly string[], names: ReadonlySet<string>): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < flat.length; i += 2) {
+    if (!names.has(flat[i]!.toLowerCase())) out.push(flat[i]!, flat[i + 1]!);
+  }
   return out;
 }
 

@@ -20,7 +20,7 @@ import {
   type ValueCompare,
 } from "./canary";
 import { answerCors } from "./cors";
-import { compileErrorPages } from "./error-pages";
+import { compileErrorPages, errorHeaders, routeHeaders, type ErrorPages } from "./error-pages";
 import {
   addQuery,
   NO_EDITS,
@@ -189,6 +189,8 @@ export type Plan =
       response: HeaderEdits;
       /** Why this backend: the canary decision's reason. */
       decision: string;
+      /** custom-http-errors: answers with these statuses are replaced. */
+      errorPages: ErrorPages | undefined;
     };
 
 function pathOf(target: string): string {
@@ -304,6 +306,7 @@ function proxyPlan(
       request: NO_EDITS,
       response,
       decision: reason,
+      errorPages: policy.errorPages,
     };
   }
   return {
@@ -314,6 +317,7 @@ function proxyPlan(
     request: canary.request,
     response: merge(corsResponse, canary.response),
     decision: reason,
+    errorPages: policy.errorPages,
   };
 }
 
@@ -332,5 +336,31 @@ export function planRequest(
   const context = random === undefined ? policy.canaryContext : { ...policy.canaryContext, random };
   const decision =
     policy.group === undefined ? undefined : decideCanary(policy.group, context, facts);
-  return proxyPlan(main, policy, decision, facts);
+  const plan = proxyPlan(main, policy, decision, facts);
+  return plan.kind === "proxy" && plan.variant === "main" && policy.defaultBackend !== undefined
+    ? (toDefaultBackend(plan, policy.defaultBackend, facts) ?? plan)
+    : plan;
+}
+
+/**
+ * default-backend when the route's Service has no ready endpoint and it has one: the request as
+ * it is, with X-Code 503 and the route's X-* headers (nginx.tmpl, "custom-default-backend-").
+ */
+function toDefaultBackend(
+  plan: Extract<Plan, { kind: "proxy" }>,
+  backend: Route,
+  facts: RequestFacts,
+): Plan | undefined {
+  if (plan.route.backend.endpoints.length > 0 || backend.backend.endpoints.length === 0) {
+    return undefined;
+  }
+  const about = routeHeaders(plan.route);
+  const headers = errorHeaders(
+    about,
+    503,
+    { target: facts.target, accept: facts.header("accept") },
+    false,
+  );
+  const request = { set: [...plan.request.set, ...headers], add: plan.request.add };
+  return { ...plan, route: backend, request, decision: "default-backend" };
 }

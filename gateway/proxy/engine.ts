@@ -450,5 +450,6 @@ function withPlan(
     headers: hasEdits(plan.request) ? editFlatHeaders(base.headers, plan.request) : base.headers,
     target: plan.target,
     response: hasEdits(plan.response) ? plan.response : undefined,
+    errorPages: plan.errorPages,
   };
 }

@@ -5,7 +5,8 @@ import { request, type ClientRequest, type IncomingMessage, type ServerResponse 
 import { request as requestTls } from "node:https";
 import type { Socket } from "node:net";
 import type { ExchangeTally } from "../observability/tally";
-import { editFlatHeaders, type HeaderEdits } from "../policy/head-edits";
+import { BODY_HEADERS, errorHeaders, errorTarget, type ErrorPages } from "../policy/error-pages";
+import { editFlatHeaders, withoutFlatHeaders, type HeaderEdits } from "../policy/head-edits";
 import type { Endpoint, Route } from "../routing/table";
 import { reportTlsFailure, type UpstreamTls } from "../routing/upstream";
 import { downstreamResponseHeaders } from "./headers";
@@ -31,6 +32,8 @@ export interface ExchangeContext {
   target: string;
   /** The traffic policy's response header edits; undefined for none. */
   response: HeaderEdits | undefined;
+  /** custom-http-errors; undefined for none. */
+  errorPages?: ErrorPages | undefined;
   tally: ExchangeTally | undefined;
   /** TLS towards the backend (backend-protocol HTTPS); undefined: plain HTTP. */
   tls: UpstreamTls | undefined;
@@ -44,12 +47,14 @@ export class Exchange {
   private connected = false;
   private bodyStarted = false;
   private readonly retryable: boolean;
+  /** The request goes up without its body (to the error backend, which is asked after it was sent). */
+  private bodyless = false;
 
   constructor(
     private readonly req: IncomingMessage,
     private readonly res: ServerResponse,
-    private readonly route: Route,
-    private readonly context: ExchangeContext,
+    private route: Route,
+    private context: ExchangeContext,
   ) {
     this.retryable = isIdempotent(req.method ?? "") && !hasBody(req);
   }
@@ -121,7 +126,7 @@ export class Exchange {
     upstream.on("timeout", this.onTimeout);
     upstream.on("response", this.onResponse);
     upstream.on("error", this.onError);
-    if (this.retryable) {
+    if (this.retryable || this.bodyless) {
       upstream.end();
     } else {
       this.bodyStarted = true;
@@ -159,6 +164,13 @@ export class Exchange {
       upstreamRes.resume();
       return;
     }
+    const pages = this.context.errorPages;
+    const status = upstreamRes.statusCode ?? 502;
+    if (pages?.codes.has(status) === true && this.req.complete) {
+      upstreamRes.destroy();
+      this.replaceAnswer(pages, status);
+      return;
+    }
     this.responded = true;
     const res = this.res;
     const tally = this.context.tally;
@@ -175,6 +187,40 @@ export class Exchange {
     upstreamRes.on("error", () => res.destroy());
     upstreamRes.pipe(res);
   };
+
+  /**
+   * custom-http-errors: the backend's answer is dropped with its connection, and the request is
+   * asked of the default backend (error-pages.ts), or answered with the gateway's own page.
+   */
+  private replaceAnswer(pages: ErrorPages, status: number): void {
+    this.upstream?.destroy();
+    this.upstream = undefined;
+    const backend = pages.backend;
+    this.context.tally?.routed(backend ?? this.route, "main", "custom-error");
+    if (backend === undefined) {
+      this.responded = true;
+      reply(this.res, status);
+      return;
+    }
+    const facts = { target: this.req.url ?? "/", accept: this.req.headers.accept };
+    const set = errorHeaders(pages.about, status, facts, true);
+    const headers = editFlatHeaders(withoutFlatHeaders(this.context.headers, BODY_HEADERS), {
+      set,
+      add: [],
+    });
+    this.context = {
+      ...this.context,
+      headers,
+      target: errorTarget(this.context.target),
+      response: undefined,
+      errorPages: undefined,
+    };
+    this.route = backend;
+    this.bodyless = true;
+    this.tries = 0;
+    this.endpoint = undefined;
+    this.send();
+  }
 
   private readonly onError = (error: Error & { code?: string }): void => {
     this.context.counters.upstreamErrors++;

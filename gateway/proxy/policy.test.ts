@@ -20,17 +20,47 @@ function echoed(body: string): { name: string; url: string; headers: Record<stri
 describe("data plane: traffic policy", () => {
   let main: Backend;
   let beta: Backend;
+  let errors: Backend;
   let plane: DataPlane;
 
   before(async () => {
     [main, beta] = [await namedBackend("main"), await namedBackend("beta")];
+    errors = await namedBackend("errors");
     plane = await startDataPlane({ httpPort: 0, host: "127.0.0.1", defaultCertificates: [] });
     const slice = (service: string, port: number) =>
       endpointSlice({ service, ports: [{ port }], endpoints: [{ address: "127.0.0.1" }] });
-    await plane.apply(
-      view(
+    const errorPages = {
+      [`${P}custom-http-errors`]: "404,503",
+      [`${P}default-backend`]: "errors",
+    };
+    const errorsService = {
+      metadata: { namespace: "default", name: "errors" },
+      spec: { ports: [{ name: "web", port: 8080 }] },
+    };
+    const errorsSlice = endpointSlice({
+      service: "errors",
+      ports: [{ name: "web", port: errors.port }],
+      endpoints: [{ address: "127.0.0.1" }],
+    });
+    await plane.apply({
+      ...view(
         1,
         [
+          ingress({
+            name: "pages",
+            annotations: errorPages,
+            rules: [{ host: "pages.test", paths: [{ path: "/", service: "main" }] }],
+          }),
+          ingress({
+            name: "plain-pages",
+            annotations: { [`${P}custom-http-errors`]: "404" },
+            rules: [{ host: "plain-pages.test", paths: [{ path: "/", service: "main" }] }],
+          }),
+          ingress({
+            name: "empty",
+            annotations: { [`${P}default-backend`]: "errors" },
+            rules: [{ host: "empty.test", paths: [{ path: "/", service: "nobody" }] }],
+          }),
           ingress({
             name: "shop",
             annotations: {
@@ -74,13 +104,14 @@ describe("data plane: traffic policy", () => {
             tls: [{ hosts: ["secure.test"], secretName: "secure" }],
           }),
         ],
-        [slice("main", main.port), slice("beta", beta.port)],
+        [slice("main", main.port), slice("beta", beta.port), errorsSlice],
       ),
-    );
+      services: [errorsService],
+    });
   });
   after(async () => {
     await plane.close({ drainMs: 200 });
-    await Promise.all([main.close(), beta.close()]);
+    await Promise.all([main.close(), beta.close(), errors.close()]);
   });
 
   for (const [label, via] of PATHS) {
@@ -138,6 +169,49 @@ describe("data plane: traffic policy", () => {
         const root = await send("app.test", "/?x=1");
         assert.deepEqual([root.status, root.headers.location], [302, "http://app.test/app1"]);
         assert.equal(backendOf(await send("app.test", "/app1")), "main");
+      });
+
+      it("given custom-http-errors and default-backend, a listed status is answered by the error backend", async () => {
+        const answer = await send("pages.test", "/shop/item?status=404", {
+          headers: { accept: "text/html" },
+        });
+        const seen = echoed(answer.body);
+        assert.deepEqual([answer.status, seen.name, seen.url], [404, "errors", "/?status=404"]);
+        assert.deepEqual(
+          ["x-code", "x-format", "x-original-uri", "x-namespace", "x-ingress-name"].map(
+            name => seen.headers[name],
+          ),
+          ["404", "text/html", "/shop/item?status=404", "default", "pages"],
+        );
+        assert.deepEqual(
+          [seen.headers["x-service-name"], seen.headers["x-service-port"]],
+          ["main", "80"],
+        );
+        const posted = await send("pages.test", "/form?status=503", {
+          method: "POST",
+          body: "a=1",
+        });
+        assert.deepEqual([posted.status, echoed(posted.body).name], [503, "errors"]);
+        const other = await send("pages.test", "/?status=500");
+        assert.deepEqual([other.status, echoed(other.body).name], [500, "main"]);
+        const fine = await send("pages.test", "/again");
+        assert.equal(backendOf(fine), "main");
+      });
+
+      it("given custom-http-errors without default-backend, the gateway's own page of the status answers", async () => {
+        const answer = await send("plain-pages.test", "/?status=404");
+        assert.equal(answer.status, 404);
+        assert.doesNotMatch(answer.body, /"name"/);
+      });
+
+      it("given default-backend and a Service without endpoints, the default backend answers with X-Code 503", async () => {
+        const answer = await send("empty.test", "/missing?x=1");
+        const seen = echoed(answer.body);
+        assert.deepEqual([answer.status, seen.name, seen.url], [200, "errors", "/missing?x=1"]);
+        assert.deepEqual(
+          [seen.headers["x-code"], seen.headers["x-service-name"]],
+          ["503", "nobody"],
+        );
       });
 
       it("given rewrite-target, the backend sees the rewritten path", async () => {

@@ -243,8 +243,24 @@ class Compiler {
   /** Compiles every main route's traffic policy, once its canaries are attached. */
   compileTraffic(): void {
     for (const route of this.mains) {
-      route.traffic = compileTraffic(route, this.certified.has(route.host), this.options.traffic);
+      const certified = this.certified.has(route.host);
+      const fallback = this.defaultBackendOf(route);
+      route.traffic = compileTraffic(route, certified, this.options.traffic, fallback);
     }
+  }
+
+  /**
+   * The route of its Ingress's default-backend Service, on the Service's first port as
+   * ingress-nginx does; none while the Service is not in the view.
+   */
+  private defaultBackendOf(main: Route): Route | undefined {
+    const service = main.annotations?.errorPages?.defaultBackend;
+    if (service === undefined) return undefined;
+    const namespace = main.ingress.slice(0, main.ingress.indexOf("/"));
+    const port = this.endpoints.firstPort(namespace, service);
+    if (port === undefined) return undefined;
+    const backend = this.endpoints.backend({ namespace, service, port: { number: port } });
+    return { ...main, backend, annotations: undefined, canaries: [], traffic: undefined };
   }
 
   /** Tengine's verifyCanaryReferrer: a canary naming a referrer outside the list is ignored. */

@@ -47,6 +47,11 @@ export class EndpointIndex {
     return count;
   }
 
+  /** The first port of a Service in the view (ingress-nginx's default-backend port); undefined without one. */
+  firstPort(namespace: string, service: string): number | undefined {
+    return this.services.get(`${namespace}/${service}`)?.spec?.ports?.[0]?.port;
+  }
+
   /** The shared Backend of a Service port (no endpoints when none is ready or known). */
   backend(ref: BackendRef): Backend {
     const portText = ref.port.name ?? String(ref.port.number ?? "");

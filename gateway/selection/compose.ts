@@ -287,9 +287,16 @@ function composePairs(
   };
 }
 
+const DEFAULT_BACKEND_KEY = annotationKey("default-backend");
+
+/** default-backend names a Service of the Ingress's namespace (error pages, no-endpoint fallback). */
+function defaultBackendAnnotation(ingress: V1Ingress): string | undefined {
+  return ingress.metadata?.annotations?.[DEFAULT_BACKEND_KEY];
+}
+
 function backendServices(ingress: V1Ingress): (string | undefined)[] {
   const spec = ingress.spec;
-  const names = [spec?.defaultBackend?.service?.name];
+  const names = [spec?.defaultBackend?.service?.name, defaultBackendAnnotation(ingress)];
   for (const rule of spec?.rules ?? []) {
     for (const path of rule.http?.paths ?? []) names.push(path.backend?.service?.name);
   }

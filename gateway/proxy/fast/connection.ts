@@ -12,11 +12,13 @@ import {
   editResponseHead,
   hasEdits,
   ownResponseText,
+  withoutHeaderLines,
   type HeaderEdits,
 } from "../../policy/head-edits";
 import { formatIp, type Address } from "../../../core/net/ip";
 import type { ClientAddresses, Peer } from "../../policy/client-address";
-import { HeadLinesFacts } from "../../policy/request-values";
+import { BODY_HEADERS, errorHeaders, errorTarget, type ErrorPages } from "../../policy/error-pages";
+import { HeadLinesFacts, headerInLines } from "../../policy/request-values";
 import { planRequest } from "../../policy/route-traffic";
 import type { Endpoint, Route, RouteTable } from "../../routing/table";
 import { findRoute } from "../../routing/table";
@@ -112,6 +114,8 @@ export class ClientConnection implements UpstreamOwner {
   private closeAfter = false;
   /** Response header edits of the traffic policy (CORS, canary actions); undefined for none. */
   private responseEdits: HeaderEdits | undefined = undefined;
+  /** custom-http-errors of the exchange; undefined for none (and once an answer was replaced). */
+  private errorPages: ErrorPages | undefined = undefined;
   private status = 0;
   private readonly https: boolean;
   private readonly tally: ExchangeTally | undefined;
@@ -341,6 +345,7 @@ export class ClientConnection implements UpstreamOwner {
     if (route === undefined) return;
     if (main.traffic === undefined) {
       this.responseEdits = undefined;
+      this.errorPages = undefined;
       this.upstreamHead = this.headFor(head, head.target, head.lines, main);
     }
     this.beginExchange(route, head);
@@ -397,6 +402,7 @@ export class ClientConnection implements UpstreamOwner {
     const lines = hasEdits(plan.request) ? editHeaderLines(head.lines, plan.request) : head.lines;
     this.upstreamHead = this.headFor(head, plan.target, lines, main);
     this.responseEdits = hasEdits(plan.response) ? plan.response : undefined;
+    this.errorPages = plan.errorPages;
     return plan.route;
   }
 
@@ -526,6 +532,10 @@ export class ClientConnection implements UpstreamOwner {
       if (end + 4 < data.length) this.onUpstreamData(data.subarray(end + 4));
       return;
     }
+    if (this.intercepts(parsed.status)) {
+      this.replaceAnswer(this.errorPages!, parsed.status);
+      return;
+    }
     this.responded = true;
     // An answer before the whole body came: the rest is dropped, and the connection closes.
     if (this.bodyDue()) this.closeAfter = true;
@@ -537,6 +547,33 @@ export class ClientConnection implements UpstreamOwner {
     this.upstreamReusable = !parsed.upstreamCloses;
     if (parsed.framing === "close") this.closeAfter = true;
     this.sendFirst(this.clientHead(parsed.head), data, end + 4);
+  }
+
+  /** A custom-http-errors status, with the whole request sent (a body still coming is not asked twice). */
+  private intercepts(status: number): boolean {
+    return this.errorPages?.codes.has(status) === true && !this.bodyDue();
+  }
+
+  /**
+   * custom-http-errors: the backend's answer is dropped with its connection, and the request is
+   * asked of the default backend (error-pages.ts), or answered with the gateway's own page.
+   */
+  private replaceAnswer(pages: ErrorPages, status: number): void {
+    const head = this.request!;
+    this.errorPages = undefined;
+    this.responseEdits = undefined;
+    this.dropUpstream();
+    const backend = pages.backend;
+    this.tally?.routed(backend ?? this.route!, "main", "custom-error");
+    if (backend === undefined) {
+      this.answer(status, this.closeAfter);
+      return;
+    }
+    const accept = headerInLines(head.lines, "accept");
+    const set = errorHeaders(pages.about, status, { target: head.target, accept }, true);
+    const lines = editHeaderLines(withoutHeaderLines(head.lines, BODY_HEADERS), { set, add: [] });
+    this.upstreamHead = this.headFor(head, errorTarget(head.target), lines, backend);
+    this.beginExchange(backend, { ...head, contentLength: 0 });
   }
 
   /**

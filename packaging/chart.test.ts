@@ -99,6 +99,20 @@ describe("charts/bulwark", () => {
     assert.deepEqual(unknown.ok ? [] : unknown.errors.map(e => e.field), ["gateway.nodeSelectr"]);
   });
 
+  it("refuses a trusted proxy that is not a network, naming the entry", () => {
+    const values = defaultChartValues();
+    const bad = parseChartValues({
+      ...values,
+      gateway: { ...values.gateway, trustedProxies: ["10.0.0.0/8", "lb.example.com"] },
+    });
+    assert.deepEqual(bad.ok ? [] : bad.errors, [
+      {
+        field: "gateway.trustedProxies.1",
+        message: '"lb.example.com" is neither an IP address nor a CIDR',
+      },
+    ]);
+  });
+
   it("installs the CRDs from crds/ (crds/ is a link to them)", () => {
     assert.equal(realpathSync(join(CHART, "crds")), realpathSync(join(ROOT, "crds")));
     assert.ok(readdirSync(join(CHART, "crds")).some(f => f.endsWith(".yaml")));

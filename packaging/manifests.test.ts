@@ -179,6 +179,7 @@ describe("workload manifests", () => {
           keysConfigMap: "publisher-keys",
         };
         v.gateway.watchNamespaces = ["shop", "blog"];
+        v.gateway.trustedProxies = ["10.0.0.0/8", "2001:db8::/32"];
       }),
       "StatefulSet",
       "bulwark-gateway",
@@ -192,6 +193,7 @@ describe("workload manifests", () => {
     // The old booleans still mean enforce and off.
     assert.deepEqual(read.settings.checksum, { ingress: "enforce", secret: "off" });
     assert.deepEqual(read.settings.watchNamespaces, ["shop", "blog"]);
+    assert.deepEqual(read.settings.frontDoor.trustedProxies, ["10.0.0.0/8", "2001:db8::/32"]);
     assert.deepEqual(read.settings.signatures, {
       required: true,
       keys: { namespace: "bulwark-system", name: "publisher-keys" },

@@ -3,6 +3,7 @@
 // image it is given. One zod schema checks them, so a bad value names its field, and it is the one
 // source of the chart's values.schema.json (descriptions included): strict wherever that schema
 // says additionalProperties false, so `npm run build --values` refuses what Helm refuses.
+import { parseRanges } from "../../core/net/ranges";
 import { z } from "zod";
 import packageJson from "../../package.json";
 import { fail, ok, type FieldError, type Result } from "../../core/result";
@@ -162,6 +163,15 @@ const gatewaySchema = z
     watchNamespaces: z
       .array(z.string().min(1))
       .describe("Namespaces to serve Ingresses from (BULWARK_WATCH_NAMESPACES); empty: all."),
+    trustedProxies: z
+      .array(
+        z.string().refine(entry => parseRanges(entry).ok, {
+          error: issue => `${JSON.stringify(issue.input)} is neither an IP address nor a CIDR`,
+        }),
+      )
+      .describe(
+        "Load balancers or proxies in front of the gateway, as CIDRs or addresses (BULWARK_TRUSTED_PROXIES): their X-Forwarded-For names the client for source ranges, X-Real-IP and the log. Empty: the TCP peer is the client.",
+      ),
     ingressClass: z
       .strictObject({
         create: z
@@ -474,6 +484,7 @@ export function defaultChartValues(image: string = DEFAULT_IMAGE): ChartValues {
       },
       workers: 2,
       watchNamespaces: [],
+      trustedProxies: [],
       ingressClass: { create: true, default: false },
       checksum: {
         ingress: "observe",

@@ -102,6 +102,7 @@ describe("gateway settings", () => {
       maxFieldBytes: 16_384,
       underscoresInHeaders: false,
       trustedProxies: [],
+      proxyProtocol: false,
     });
     const set = readSettings({
       BULWARK_POD_NAME: "g-0",
@@ -112,6 +113,7 @@ describe("gateway settings", () => {
       BULWARK_MAX_FIELD_LINE_BYTES: "2048",
       BULWARK_UNDERSCORES_IN_HEADERS: "on",
       BULWARK_TRUSTED_PROXIES: " 10.0.0.7/8, 2001:db8::/32,192.0.2.1",
+      BULWARK_PROXY_PROTOCOL: "true",
     });
     assert.ok(set.ok);
     assert.deepEqual(set.settings.frontDoor, {
@@ -122,6 +124,7 @@ describe("gateway settings", () => {
       maxFieldBytes: 2048,
       underscoresInHeaders: true,
       trustedProxies: ["10.0.0.0/8", "192.0.2.1", "2001:db8::/32"],
+      proxyProtocol: true,
     });
   });
 

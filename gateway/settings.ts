@@ -133,6 +133,8 @@ export const settingsSchema = z
     // ingress-nginx's proxy-real-ip-cidr with use-forwarded-headers; unlike its 0.0.0.0/0
     // default, nobody is trusted until named.
     BULWARK_TRUSTED_PROXIES: ipRangeList("BULWARK_TRUSTED_PROXIES"),
+    // Cloud load balancers' PROXY protocol (v1 and v2) on both listeners (nginx's proxy_protocol).
+    BULWARK_PROXY_PROTOCOL: flag("BULWARK_PROXY_PROTOCOL", false),
     BULWARK_CANARY_MATCH: z
       .enum(["exact", "case-insensitive"], {
         error:
@@ -181,6 +183,7 @@ export const settingsSchema = z
       maxFieldBytes: env.BULWARK_MAX_FIELD_LINE_BYTES,
       underscoresInHeaders: env.BULWARK_UNDERSCORES_IN_HEADERS,
       trustedProxies: env.BULWARK_TRUSTED_PROXIES,
+      proxyProtocol: env.BULWARK_PROXY_PROTOCOL,
     },
     logLevel: env.LOG_LEVEL,
   }));

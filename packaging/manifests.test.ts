@@ -180,6 +180,7 @@ describe("workload manifests", () => {
         };
         v.gateway.watchNamespaces = ["shop", "blog"];
         v.gateway.trustedProxies = ["10.0.0.0/8", "2001:db8::/32"];
+        v.gateway.proxyProtocol = true;
       }),
       "StatefulSet",
       "bulwark-gateway",
@@ -194,6 +195,7 @@ describe("workload manifests", () => {
     assert.deepEqual(read.settings.checksum, { ingress: "enforce", secret: "off" });
     assert.deepEqual(read.settings.watchNamespaces, ["shop", "blog"]);
     assert.deepEqual(read.settings.frontDoor.trustedProxies, ["10.0.0.0/8", "2001:db8::/32"]);
+    assert.equal(read.settings.frontDoor.proxyProtocol, true);
     assert.deepEqual(read.settings.signatures, {
       required: true,
       keys: { namespace: "bulwark-system", name: "publisher-keys" },

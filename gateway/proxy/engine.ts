@@ -10,6 +10,7 @@ import { editFlatHeaders, hasEdits, ownAnswerHeaders, type OwnAnswer } from "../
 import { NodeHeadersFacts } from "../policy/request-values";
 import { formatIp, type Address } from "../../core/net/ip";
 import { ClientAddresses } from "../policy/client-address";
+import { acceptProxyHeader, peerAddressOf } from "./proxy-protocol";
 import { planRequest, type Plan } from "../policy/route-traffic";
 import { compileRoutes, DEFAULT_COMPILE_OPTIONS, type CompileOptions } from "../routing/compile";
 import { IncrementalRoutes } from "../routing/incremental";
@@ -214,12 +215,32 @@ export class Engine {
     server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) =>
       this.onUpgrade(req, socket, head, proto),
     );
+    if (this.limits.proxyProtocol) this.requireProxyHeader(server);
     server.on("clientError", (error: Error & { code?: string }, socket: Duplex) => {
       const refused = nodeRefusal(error.code);
-      this.refused(refused, clientIp((socket as Socket).remoteAddress));
+      this.refused(refused, clientIp(peerAddressOf(socket as Socket)));
       if (socket.writable) replyOnSocket(socket, refused.status);
       else socket.destroy();
     });
+  }
+
+  /**
+   * Every connection's PROXY header is read before the listener's own handler (the fast path, or
+   * the TLS listener's ClientHello reader) sees its first byte.
+   */
+  private requireProxyHeader(server: Server): void {
+    const handlers = server.listeners("connection") as ((socket: Socket) => void)[];
+    server.removeAllListeners("connection");
+    server.on("connection", (socket: Socket) =>
+      acceptProxyHeader(
+        socket,
+        this.limits.headTimeoutMs,
+        accepted => {
+          for (const handler of handlers) handler.call(server, accepted);
+        },
+        () => this.refused(PROXY_HEADER_REFUSAL, clientIp(socket.remoteAddress)),
+      ),
+    );
   }
 
   /**
@@ -250,7 +271,7 @@ export class Engine {
 
   private clientInfo(req: IncomingMessage, proto: string): RequestClient {
     const socket = req.socket;
-    const peer = this.clients.peer(socket.remoteAddress);
+    const peer = this.clients.peer(peerAddressOf(socket));
     const address = this.clients.client(peer, headerText(req.headers["x-forwarded-for"]));
     const ip = peer.trusted ? formatIp(address) : peer.text;
     return { ip, peer: peer.text, address, proto, port: String(socket.localPort ?? "") };
@@ -284,7 +305,7 @@ export class Engine {
     const tally = this.tallyFor(req, res);
     const checked = checkNodeRequest(req, this.limits);
     if (isRefusal(checked)) {
-      this.refused(checked, clientIp(req.socket.remoteAddress));
+      this.refused(checked, clientIp(peerAddressOf(req.socket)));
       // The body is not read: the connection closes after the answer, so no byte of it is parsed.
       reply(res, checked.status, true);
       return;
@@ -356,7 +377,7 @@ export class Engine {
   private routeUpgrade(req: IncomingMessage, proto: string) {
     const checked = checkNodeRequest(req, this.limits);
     if (isRefusal(checked)) {
-      this.refused(checked, clientIp(req.socket.remoteAddress));
+      this.refused(checked, clientIp(peerAddressOf(req.socket)));
       return checked.status;
     }
     const main = this.closing ? undefined : findRoute(this.table, checked.host, checked.target);
@@ -367,6 +388,8 @@ export class Engine {
     return { main, plan, client, checked };
   }
 }
+
+const PROXY_HEADER_REFUSAL = refusal("invalid-proxy-header");
 
 /** The client as the headers and the policy see it. */
 interface RequestClient extends ClientInfo {

@@ -31,6 +31,8 @@ const STATUS_OF = {
   "body-timeout": 408,
   "body-too-large": 413,
   "invalid-chunked-body": 400,
+  // A connection without a valid PROXY protocol header is closed, never answered.
+  "invalid-proxy-header": 400,
 } as const;
 
 export type RefusalReason = keyof typeof STATUS_OF;
@@ -70,6 +72,8 @@ export interface FrontDoorLimits {
    * spelling; text, so the settings travel to workers as JSON). Empty: the peer is the client.
    */
   trustedProxies: readonly string[];
+  /** Every connection starts with a PROXY protocol header (BULWARK_PROXY_PROTOCOL). */
+  proxyProtocol: boolean;
 }
 
 export const DEFAULT_FRONT_DOOR: FrontDoorLimits = {
@@ -80,6 +84,7 @@ export const DEFAULT_FRONT_DOOR: FrontDoorLimits = {
   maxFieldBytes: 16 * 1024,
   underscoresInHeaders: false,
   trustedProxies: [],
+  proxyProtocol: false,
 };
 
 /** tchar (RFC 9110 5.6.2) by byte. */

@@ -4,6 +4,7 @@
 import type { Socket } from "node:net";
 import { TLSSocket, type Server as TlsServer } from "node:tls";
 import { MAX_HELLO_BYTES, readClientHello, type ClientHello } from "./client-hello";
+import { sharePeerAddress } from "../proxy/proxy-protocol";
 import type { CertificateStore } from "./store";
 
 /** A client that sends no complete ClientHello, or no finished handshake, in this time is dropped. */
@@ -23,6 +24,7 @@ function startTls(
     return;
   }
   const socket = new TLSSocket(raw, { isServer: true, secureContext, ALPNProtocols: ["http/1.1"] });
+  sharePeerAddress(raw, socket);
   const timer = setTimeout(() => socket.destroy(), HANDSHAKE_TIMEOUT_MS).unref();
   socket.once("close", () => clearTimeout(timer));
   const onError = () => {

@@ -172,6 +172,11 @@ const gatewaySchema = z
       .describe(
         "Load balancers or proxies in front of the gateway, as CIDRs or addresses (BULWARK_TRUSTED_PROXIES): their X-Forwarded-For names the client for source ranges, X-Real-IP and the log. Empty: the TCP peer is the client.",
       ),
+    proxyProtocol: z
+      .boolean()
+      .describe(
+        "Every connection starts with a PROXY protocol v1/v2 header from the load balancer (BULWARK_PROXY_PROTOCOL); its source address is the client's. Connections without one are closed.",
+      ),
     ingressClass: z
       .strictObject({
         create: z
@@ -485,6 +490,7 @@ export function defaultChartValues(image: string = DEFAULT_IMAGE): ChartValues {
       workers: 2,
       watchNamespaces: [],
       trustedProxies: [],
+      proxyProtocol: false,
       ingressClass: { create: true, default: false },
       checksum: {
         ingress: "observe",

@@ -17,6 +17,7 @@ import {
 } from "../../policy/head-edits";
 import { formatIp, type Address } from "../../../core/net/ip";
 import type { ClientAddresses, Peer } from "../../policy/client-address";
+import { peerAddressOf } from "../proxy-protocol";
 import { BODY_HEADERS, errorHeaders, errorTarget, type ErrorPages } from "../../policy/error-pages";
 import { HeadLinesFacts, headerInLines } from "../../policy/request-values";
 import { planRequest } from "../../policy/route-traffic";
@@ -128,7 +129,7 @@ export class ClientConnection implements UpstreamOwner {
     this.https = proto === "https";
     this.limits = context.limits;
     this.tally = context.observer === undefined ? undefined : new ExchangeTally(context.observer);
-    this.peer = context.clients.peer(socket.remoteAddress);
+    this.peer = context.clients.peer(peerAddressOf(socket));
     this.ip = this.peer.text;
     this.client = this.peer.address;
     // Behind a trusted proxy X-Real-IP names the forwarded client, so it is written per request.

@@ -75,7 +75,7 @@ export function sections(): Section[] {
     {
       title: "Pepr module (ingress guard, edge health)",
       where:
-        "the watcher pod when `BULWARK_METRICS_PORT` is set in the module's environment (the generated manifests do not set it yet), `/metrics`",
+        "the Pepr watcher pod's port `bulwark-metrics` (`BULWARK_METRICS_PORT`, chart value `metrics.modulePort`, 9464), `/metrics`",
       rows: rowsOf(moduleRegistry, "bulwark_"),
     },
     {

@@ -23,6 +23,7 @@ import {
 } from "./manifests/pepr-chart";
 import { load } from "js-yaml";
 import { loadSettings as podPermissionSettings } from "../capabilities/pod-permission/settings";
+import { loadGuardSettings as guardSettings } from "../capabilities/ingress-guard/settings";
 import { BULWARK_CRDS, isModuleObject, PHASES, podsWithFinalizer } from "../cli/uninstall";
 import packageJson from "../package.json";
 
@@ -146,6 +147,43 @@ describe("npm run build -- --image", () => {
     assert.equal(budget.metadata?.namespace, "pepr-system");
     assert.equal(budget.spec?.maxUnavailable, 1);
     assert.deepEqual(budget.spec?.selector, admission.spec?.selector);
+  });
+
+  it("opens the watcher's metrics port, with scrape annotations and, when asked, a PodMonitor", () => {
+    const watcher = peprDeployment("pepr-bulwark-watcher") as V1Deployment;
+    watcher.spec!.selector.matchLabels = { app: "w", "pepr.dev/controller": "watcher" };
+    const values = defaultValues(IMAGE);
+    values.metrics.podMonitor.enabled = true;
+    const configured = configureModule([watcher as KubernetesObject], values);
+    assert.deepEqual(
+      configured.map(o => o.kind),
+      ["Deployment", "PodMonitor"],
+    );
+    const template = (configured[0] as V1Deployment).spec!.template;
+    const container = template.spec!.containers[0]!;
+    assert.deepEqual(container.ports, [{ name: "bulwark-metrics", containerPort: 9464 }]);
+    assert.equal(container.env?.find(e => e.name === "BULWARK_METRICS_PORT")?.value, "9464");
+    assert.equal(template.metadata?.annotations?.["prometheus.io/port"], "9464");
+    const monitor = configured[1] as KubernetesObject & {
+      spec: { selector: unknown; podMetricsEndpoints: { port: string }[] };
+    };
+    assert.equal(monitor.metadata?.namespace, "pepr-system");
+    assert.deepEqual(monitor.spec.selector, watcher.spec?.selector);
+    assert.equal(monitor.spec.podMetricsEndpoints[0]?.port, "bulwark-metrics");
+    // What the capability reads from that environment.
+    const env = Object.fromEntries((container.env ?? []).map(e => [e.name, e.value]));
+    assert.equal(guardSettings(env as NodeJS.ProcessEnv).metricsPort, 9464);
+  });
+
+  it("with metrics.modulePort 0, serves nothing and opens no port", () => {
+    const watcher = peprDeployment("pepr-bulwark-watcher") as V1Deployment;
+    watcher.spec!.selector.matchLabels = { app: "w", "pepr.dev/controller": "watcher" };
+    const values = defaultValues(IMAGE);
+    values.metrics.modulePort = 0;
+    const [configured] = configureModule([watcher as KubernetesObject], values) as V1Deployment[];
+    const container = configured!.spec!.template.spec!.containers[0]!;
+    assert.equal(container.ports, undefined);
+    assert.equal(container.env?.find(e => e.name === "BULWARK_METRICS_PORT")?.value, "0");
   });
 
   it("tells the Pepr controllers the init image; their own image stays Pepr's", () => {

@@ -2,7 +2,7 @@
 // workload, selecting its pods by the workload's selector and scraping the port its /metrics is on,
 // the permission server's over HTTPS, trusting the CA in its serving Secret. The scrape annotations
 // (common.ts) are for a Prometheus that discovers pods itself; either or both may be on.
-import type { KubernetesObject } from "@kubernetes/client-node";
+import type { KubernetesObject, V1Deployment } from "@kubernetes/client-node";
 import { labels, selectorLabels, workloadName, type Component } from "./common";
 import type { BulwarkValues } from "./values";
 
@@ -56,6 +56,33 @@ export function podMonitor(values: BulwarkValues, component: Component): Kuberne
       podMetricsEndpoints: [endpoint(values, component)],
     },
   } as KubernetesObject;
+}
+
+/** The Pepr watcher's PodMonitor (its namespace, its selector, the module's metrics port). */
+export function moduleWatcherPodMonitor(
+  values: BulwarkValues,
+  watcher: V1Deployment,
+  portName: string,
+): KubernetesObject[] {
+  const { enabled, interval, labels: extra } = values.metrics.podMonitor;
+  if (!enabled || values.metrics.modulePort === 0) return [];
+  return [
+    {
+      apiVersion: "monitoring.coreos.com/v1",
+      kind: "PodMonitor",
+      metadata: {
+        name: watcher.metadata?.name,
+        namespace: watcher.metadata?.namespace,
+        labels: { ...watcher.metadata?.labels, ...extra },
+      },
+      spec: {
+        selector: watcher.spec?.selector,
+        podMetricsEndpoints: [
+          { port: portName, path: "/metrics", ...(interval ? { interval } : {}) },
+        ],
+      },
+    } as KubernetesObject,
+  ];
 }
 
 export function podMonitors(values: BulwarkValues, components: Component[]): KubernetesObject[] {

@@ -7,6 +7,8 @@ import type {
   V1EnvVar,
   V1PodDisruptionBudget,
 } from "@kubernetes/client-node";
+import { scrapeAnnotations } from "./common";
+import { moduleWatcherPodMonitor } from "./monitoring";
 import { permissionServerUrl } from "./permission-server";
 import type { BulwarkValues } from "./values";
 
@@ -39,7 +41,34 @@ export function moduleEnv(values: BulwarkValues): V1EnvVar[] {
       name: "BULWARK_CHECKSUM_KEYS",
       value: `${values.namespace}/${values.gateway.checksum.keysConfigMap}`,
     },
+    // Served by the watcher only (the guard's reconciler runs there); admission pods ignore it.
+    { name: "BULWARK_METRICS_PORT", value: String(values.metrics.modulePort) },
   ];
+}
+
+/** The named port the watcher's container serves the module's metrics on. */
+export const MODULE_METRICS_PORT_NAME = "bulwark-metrics";
+
+/** Whether the object is Pepr's watcher controller (it runs the reconcilers). */
+export function isWatcherController(
+  object: KubernetesObject,
+): object is KubernetesObject & V1Deployment {
+  const selector = (object as V1Deployment).spec?.selector?.matchLabels;
+  return object.kind === "Deployment" && selector?.["pepr.dev/controller"] === "watcher";
+}
+
+/** The watcher's metrics port on its container, and the scrape annotations on its pods. */
+function exposeModuleMetrics(deployment: V1Deployment, values: BulwarkValues): void {
+  const port = values.metrics.modulePort;
+  const template = deployment.spec?.template;
+  if (port === 0 || template === undefined) return;
+  for (const container of template.spec?.containers ?? []) {
+    const ports = (container.ports ?? []).filter(p => p.name !== MODULE_METRICS_PORT_NAME);
+    container.ports = [...ports, { name: MODULE_METRICS_PORT_NAME, containerPort: port }];
+  }
+  const annotations = { ...template.metadata?.annotations, ...scrapeAnnotations(values, port) };
+  if (Object.keys(annotations).length > 0)
+    template.metadata = { ...template.metadata, annotations };
 }
 
 /** Adds `env` to every container, replacing variables of the same name, keeping the rest in order. */
@@ -91,7 +120,12 @@ export function configureModule<T extends KubernetesObject>(
     for (const container of deployment.spec?.template.spec?.containers ?? []) {
       container.env = withEnv(env, container.env);
     }
-    const budget = isAdmissionController(object) ? [admissionDisruptionBudget(deployment)] : [];
-    return [deployment, ...budget] as unknown as T[];
+    if (!isWatcherController(object)) {
+      const budget = isAdmissionController(object) ? [admissionDisruptionBudget(deployment)] : [];
+      return [deployment, ...budget] as unknown as T[];
+    }
+    exposeModuleMetrics(deployment, values);
+    const monitor = moduleWatcherPodMonitor(values, deployment, MODULE_METRICS_PORT_NAME);
+    return [deployment, ...monitor] as unknown as T[];
   });
 }

@@ -389,6 +389,13 @@ export const chartValuesSchema = z
     ),
     metrics: z
       .strictObject({
+        modulePort: z
+          .int()
+          .min(0)
+          .max(65535)
+          .describe(
+            "Where the Pepr module's watcher serves the checksum guard's metrics (BULWARK_METRICS_PORT, container port bulwark-metrics); 0: not served.",
+          ),
         scrape: z
           .boolean()
           .describe(
@@ -474,7 +481,11 @@ export function defaultChartValues(image: string = DEFAULT_IMAGE): ChartValues {
     imagePullPolicy: "IfNotPresent",
     imagePullSecrets: [],
     commonLabels: {},
-    metrics: { scrape: true, podMonitor: { enabled: false, interval: "", labels: {} } },
+    metrics: {
+      modulePort: 9464,
+      scrape: true,
+      podMonitor: { enabled: false, interval: "", labels: {} },
+    },
     gateway: {
       enabled: true,
       replicas: 2,

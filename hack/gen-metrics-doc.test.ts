@@ -1,6 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { METRICS_DOC, renderMetricsDoc, sections } from "./gen-metrics-doc";
 
 describe("docs/metrics.md", () => {
@@ -19,5 +20,10 @@ describe("docs/metrics.md", () => {
       assert.ok(["counter", "gauge", "histogram"].includes(row.type), `${row.name}: ${row.type}`);
       assert.ok(row.help.length > 10, `${row.name} has a meaning`);
     }
+  });
+  it("links each Grafana dashboard it names, and each is in the repository", () => {
+    const linked = new Set(sections().flatMap(section => section.dashboards));
+    assert.equal(linked.size, 4);
+    for (const path of linked) assert.ok(existsSync(join(__dirname, "..", path)), path);
   });
 });

@@ -8,6 +8,16 @@ import { sections } from "./gen-metrics-doc";
 
 const ROOT = resolve(__dirname, "..");
 const TROUBLESHOOTING = join(ROOT, "docs", "troubleshooting.md");
+/** Words of Kubernetes (and cert-manager) the page quotes, not Bulwark's. */
+const KUBERNETES_WORDS = new Set([
+  "True",
+  "False",
+  "Init",
+  "Terminating",
+  "ContainerCreating",
+  "FailedMount",
+  "Certificate",
+]);
 
 const markdown = (): string[] => [
   join(ROOT, "README.md"),
@@ -62,6 +72,11 @@ describe("the docs", () => {
       .join("\n");
     for (const [variable] of text.matchAll(/\bBULWARK_[A-Z_]+\b/g)) {
       assert.ok(code.includes(variable), `${variable} is read nowhere in the code`);
+    }
+    // Event reasons, condition types and reasons, kinds: each a string the code writes.
+    for (const [, word] of text.matchAll(/`([A-Z][A-Za-z]+)`/g)) {
+      if (!word || KUBERNETES_WORDS.has(word)) continue;
+      assert.ok(code.includes(`"${word}"`), `${word} is written nowhere in the code`);
     }
   });
 });

@@ -21,7 +21,8 @@ export type FamilyName =
   | "url-redirect"
   | "host-names"
   | "error-pages"
-  | "buffering";
+  | "buffering"
+  | "load-balancing";
 
 /** One annotation of a family: its name under the prefix, what it takes, and a one-line doc. */
 export interface AnnotationField {

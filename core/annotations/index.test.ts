@@ -25,6 +25,7 @@ const NONE: IngressAnnotations = {
   hostNames: undefined,
   errorPages: undefined,
   buffering: undefined,
+  balancing: undefined,
 };
 
 describe("parseIngressAnnotations", () => {

@@ -17,6 +17,7 @@ import { parseUrlRedirect, type UrlRedirectConfig } from "./url-redirect";
 import { parseHostNames, type HostNamesConfig } from "./host-names";
 import { parseErrorPages, type ErrorPagesConfig } from "./error-pages";
 import { parseBuffering, type BufferingConfig } from "./buffering";
+import { parseLoadBalancing, type LoadBalancingConfig } from "./load-balancing";
 
 /** An Ingress's annotations, one entry per family; undefined when none of its keys is set. */
 export interface IngressAnnotations {
@@ -36,6 +37,8 @@ export interface IngressAnnotations {
   hostNames: HostNamesConfig | undefined;
   errorPages: ErrorPagesConfig | undefined;
   buffering: BufferingConfig | undefined;
+  /** load-balance, upstream-hash-by (+subset, subset-size). */
+  balancing: LoadBalancingConfig | undefined;
 }
 
 /** A Secret's annotations: its batched rollout and its checksum version. */
@@ -81,6 +84,7 @@ export function parseIngressAnnotations(annotations: Annotations): Result<Ingres
     hostNames: all.take(parseHostNames(annotations)),
     errorPages: all.take(parseErrorPages(annotations)),
     buffering: all.take(parseBuffering(annotations)),
+    balancing: all.take(parseLoadBalancing(annotations)),
   };
   all.warnings.push(...ignoredAnnotationWarnings(annotations, "Ingress"));
   return all.result(value);
@@ -186,3 +190,11 @@ export {
 } from "./host-names";
 export { errorPagesFamily, parseErrorPages, type ErrorPagesConfig } from "./error-pages";
 export { bufferingFamily, parseBuffering, type BufferingConfig } from "./buffering";
+export {
+  DEFAULT_SUBSET_SIZE,
+  loadBalancingFamily,
+  parseLoadBalancing,
+  type HashPart,
+  type LoadBalance,
+  type LoadBalancingConfig,
+} from "./load-balancing";

@@ -18,6 +18,7 @@ import { urlRedirectFamily } from "./url-redirect";
 import { hostNamesFamily } from "./host-names";
 import { errorPagesFamily } from "./error-pages";
 import { bufferingFamily } from "./buffering";
+import { loadBalancingFamily } from "./load-balancing";
 
 export type AnnotatedKind = "Ingress" | "Secret";
 
@@ -50,6 +51,7 @@ export const INGRESS_FAMILIES: readonly FamilyTable[] = [
   hostNamesFamily,
   errorPagesFamily,
   bufferingFamily,
+  loadBalancingFamily,
 ];
 
 export const SECRET_FAMILIES: readonly FamilyTable[] = [secretRolloutFamily, versionFamily];

@@ -13,6 +13,7 @@ import type { ErrorPages } from "../policy/error-pages";
 import type { HeaderEdits, HeaderPair } from "../policy/head-edits";
 import type { LinearPattern } from "../../core/patterns/linear-regex";
 import type { UpstreamPolicy } from "./upstream";
+import { EWMA_STATS, HashChooser, type Balance } from "./balance";
 
 export type PathKind = "Exact" | "Prefix";
 
@@ -58,6 +59,48 @@ export class Backend {
       endpoint = this.endpoints[index];
     }
     return endpoint;
+  }
+
+  /**
+   * The endpoint for a route's balance (round-robin when undefined): `key` is the request's hash
+   * key for a hashing route; a retry avoids `avoid` when there is another endpoint.
+   */
+  pickBy(balance: Balance | undefined, key: string, avoid?: Endpoint): Endpoint | undefined {
+    if (balance === undefined) return this.pick(avoid);
+    const avoidIndex = avoid === undefined ? -1 : this.endpoints.indexOf(avoid);
+    const index =
+      balance.kind === "ewma"
+        ? this.chooseEwma(avoidIndex)
+        : this.chooser(balance.subsetSize).choose(key, avoidIndex);
+    return this.endpoints[index];
+  }
+
+  /** Endpoint keys, and the hash choosers built from them (endpoints never change in a table). */
+  private keys: readonly string[] | undefined = undefined;
+  private choosers: Map<number, HashChooser> | undefined = undefined;
+  private seeded = false;
+
+  private endpointKeys(): readonly string[] {
+    return (this.keys ??= this.endpoints.map(endpoint => endpoint.key));
+  }
+
+  private chooseEwma(avoid: number): number {
+    if (!this.seeded) {
+      this.seeded = true;
+      EWMA_STATS.seed(this.endpointKeys());
+    }
+    return EWMA_STATS.choose(this.endpointKeys(), avoid);
+  }
+
+  private chooser(subsetSize: number | undefined): HashChooser {
+    this.choosers ??= new Map();
+    const size = subsetSize ?? 0;
+    let chooser = this.choosers.get(size);
+    if (chooser === undefined) {
+      chooser = new HashChooser(this.endpointKeys(), subsetSize);
+      this.choosers.set(size, chooser);
+    }
+    return chooser;
   }
 }
 
@@ -110,6 +153,8 @@ export interface RoutePolicy {
    * without edits, so those routes' requests check one field and nothing more.
    */
   readonly upstream: UpstreamPolicy | undefined;
+  /** load-balance ewma or upstream-hash-by; undefined: round-robin, nothing per request. */
+  readonly balance?: Balance | undefined;
 }
 
 export interface Route {

@@ -38,6 +38,7 @@ import {
   rewriteTarget,
   SSL_REDIRECT_STATUS,
 } from "./host-rules";
+import { hashKey } from "./hash-key";
 import type { RequestFacts } from "./request-values";
 
 export type Variant = "main" | "canary";
@@ -99,7 +100,7 @@ function hasEffect(policy: TrafficPolicy): boolean {
   const answers =
     policy.redirectHttp || policy.appRoot || policy.redirect || policy.robots || policy.sourceRange;
   const edits = policy.cors || policy.rewrite || policy.group;
-  return Boolean(answers || edits || policy.errorPages || policy.defaultBackend);
+  return Boolean(answers || edits || policy.errorPages || policy.defaultBackend || policy.hashed);
 }
 
 /**
@@ -132,8 +133,14 @@ export function compileTraffic(
     errorPages: compileErrorPages(main, main.annotations?.errorPages?.codes ?? [], defaultBackend),
     defaultBackend,
     wwwRedirect: undefined,
+    hashed: hashes(main) || main.canaries.some(hashes),
   };
   return hasEffect(policy) ? policy : undefined;
+}
+
+/** Whether the route hashes requests onto endpoints (upstream-hash-by): its requests need facts. */
+function hashes(route: Route): boolean {
+  return route.policy.balance?.kind === "hash";
 }
 
 const NO_CANARY_CONTEXT: CanaryContext = { available: () => false, random: Math.random };
@@ -155,6 +162,7 @@ function refusedPolicy(refusal: string, options: TrafficOptions): TrafficPolicy 
     errorPages: undefined,
     defaultBackend: undefined,
     wwwRedirect: undefined,
+    hashed: false,
   };
 }
 
@@ -191,6 +199,8 @@ export type Plan =
       decision: string;
       /** custom-http-errors: answers with these statuses are replaced. */
       errorPages: ErrorPages | undefined;
+      /** upstream-hash-by's key for the chosen route ("" when it does not hash). */
+      hashKey: string;
     };
 
 function pathOf(target: string): string {
@@ -307,6 +317,7 @@ function proxyPlan(
       response,
       decision: reason,
       errorPages: policy.errorPages,
+      hashKey: "",
     };
   }
   return {
@@ -318,6 +329,7 @@ function proxyPlan(
     response: merge(corsResponse, canary.response),
     decision: reason,
     errorPages: policy.errorPages,
+    hashKey: "",
   };
 }
 
@@ -337,9 +349,18 @@ export function planRequest(
   const decision =
     policy.group === undefined ? undefined : decideCanary(policy.group, context, facts);
   const plan = proxyPlan(main, policy, decision, facts);
-  return plan.kind === "proxy" && plan.variant === "main" && policy.defaultBackend !== undefined
-    ? (toDefaultBackend(plan, policy.defaultBackend, facts) ?? plan)
-    : plan;
+  const chosen =
+    plan.kind === "proxy" && plan.variant === "main" && policy.defaultBackend !== undefined
+      ? (toDefaultBackend(plan, policy.defaultBackend, facts) ?? plan)
+      : plan;
+  return policy.hashed ? withHashKey(chosen, facts) : chosen;
+}
+
+/** The plan with upstream-hash-by's key of the route it chose. */
+function withHashKey(plan: Plan, facts: RequestFacts): Plan {
+  if (plan.kind !== "proxy") return plan;
+  const balance = plan.route.policy.balance;
+  return balance?.kind === "hash" ? { ...plan, hashKey: hashKey(balance.by, facts) } : plan;
 }
 
 /**

@@ -361,6 +361,7 @@ export class Engine {
       head,
       headers: withUpstreamEdits(headers, route.policy.upstream),
       tls: upstreamTlsFor(route.policy.upstream, proto === "https"),
+      hashKey: proxied?.hashKey ?? "",
       tally,
       track: tracked => {
         this.upgraded.add(tracked);
@@ -474,5 +475,6 @@ function withPlan(
     target: plan.target,
     response: hasEdits(plan.response) ? plan.response : undefined,
     errorPages: plan.errorPages,
+    hashKey: plan.hashKey,
   };
 }

@@ -8,6 +8,7 @@ import type { ExchangeTally } from "../observability/tally";
 import { BODY_HEADERS, errorHeaders, errorTarget, type ErrorPages } from "../policy/error-pages";
 import { editFlatHeaders, withoutFlatHeaders, type HeaderEdits } from "../policy/head-edits";
 import type { Endpoint, Route } from "../routing/table";
+import { EWMA_STATS } from "../routing/balance";
 import { reportTlsFailure, type UpstreamTls } from "../routing/upstream";
 import { downstreamResponseHeaders } from "./headers";
 import type { UpstreamPools } from "./pools";
@@ -37,12 +38,16 @@ export interface ExchangeContext {
   tally: ExchangeTally | undefined;
   /** TLS towards the backend (backend-protocol HTTPS); undefined: plain HTTP. */
   tls: UpstreamTls | undefined;
+  /** upstream-hash-by's key for this request; absent when the route does not hash. */
+  hashKey?: string;
 }
 
 export class Exchange {
   private tries = 0;
   private upstream: ClientRequest | undefined = undefined;
   private endpoint: Endpoint | undefined = undefined;
+  /** When the request went to an ewma route's endpoint (performance.now()); -1 otherwise. */
+  private sentAt = -1;
   private responded = false;
   private connected = false;
   private bodyStarted = false;
@@ -102,7 +107,8 @@ export class Exchange {
   }
 
   private send(): void {
-    const endpoint = this.route.backend.pick(this.endpoint);
+    const balance = this.route.policy.balance;
+    const endpoint = this.route.backend.pickBy(balance, this.context.hashKey ?? "", this.endpoint);
     if (endpoint === undefined) {
       reply(this.res, 502);
       return;
@@ -110,6 +116,7 @@ export class Exchange {
     this.endpoint = endpoint;
     this.tries++;
     this.connected = false;
+    this.sentAt = balance?.kind === "ewma" ? performance.now() : -1;
     this.context.tally?.sent(endpoint.key);
     const tls = this.context.tls;
     const upstream = (tls === undefined ? request : requestTls)({
@@ -164,6 +171,7 @@ export class Exchange {
       upstreamRes.resume();
       return;
     }
+    if (this.sentAt >= 0) EWMA_STATS.record(this.endpoint!.key, performance.now() - this.sentAt);
     const pages = this.context.errorPages;
     const status = upstreamRes.statusCode ?? 502;
     if (pages?.codes.has(status) === true && this.req.complete) {

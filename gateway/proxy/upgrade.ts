@@ -32,13 +32,15 @@ export function forwardUpgrade(
     tally: ExchangeTally | undefined;
     /** TLS towards the backend; undefined: plain HTTP. */
     tls: UpstreamTls | undefined;
+    /** upstream-hash-by's key ("" when the route does not hash). */
+    hashKey?: string;
   },
 ): void {
   const { head, tally } = options;
   // The status to record: 499 when the client leaves before any answer.
   let status = 499;
   client.once("close", () => tally?.finish(status));
-  const endpoint = route.backend.pick();
+  const endpoint = route.backend.pickBy(route.policy.balance, options.hashKey ?? "");
   if (endpoint === undefined) {
     status = 502;
     replyOnSocket(client, 502);

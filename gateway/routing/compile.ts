@@ -14,6 +14,7 @@ import {
   referrerAllowed,
   referrerAllowList,
   type IngressAnnotations,
+  type LoadBalancingConfig,
   type ProxyConfig,
 } from "../../core/annotations";
 import { securityErrors } from "../../core/ingress/review-ingress";
@@ -28,6 +29,7 @@ import {
 } from "../policy/route-traffic";
 import type { GatewayView, TlsPair } from "../view";
 import { compileUpstream } from "./upstream";
+import type { Balance } from "./balance";
 import { EndpointIndex } from "./endpoints";
 import { ExtraNames } from "./extra-names";
 import {
@@ -90,6 +92,14 @@ export function policyOf(proxy: ProxyConfig | undefined): RoutePolicy {
         : (proxy.nextUpstreamTries ?? DEFAULT_POLICY.tries),
     upstream: undefined,
   };
+}
+
+/** The route's balance: upstream-hash-by first, as balancer.lua's get_implementation; then ewma. */
+export function balanceOf(config: LoadBalancingConfig | undefined): Balance | undefined {
+  if (config?.hashBy !== undefined) {
+    return { kind: "hash", by: config.hashBy, subsetSize: config.subsetSize };
+  }
+  return config?.loadBalance === "ewma" ? { kind: "ewma" } : undefined;
 }
 
 function creationMs(ingress: V1Ingress): number {
@@ -317,8 +327,10 @@ class Compiler {
       return;
     }
     // ingress-nginx: a canary's other annotations are ignored, its main's apply (timeouts,
-    // body size, retries); only where it sends the request is its own.
-    (main.canaries as Route[]).push({ ...canary, policy: main.policy });
+    // body size, retries); where it sends the request and how it balances (load-balance,
+    // upstream-hash-by) are its own.
+    const policy = { ...main.policy, balance: canary.policy.balance };
+    (main.canaries as Route[]).push({ ...canary, policy });
   }
 
   /** The route a main ingress made for this host, path and type, if any. */
@@ -377,6 +389,8 @@ class Compiler {
     if (parsed.ok) {
       context.annotations = parsed.value;
       context.policy = policyOf(parsed.value.proxy);
+      const balance = balanceOf(parsed.value.balancing);
+      if (balance !== undefined) context.policy = { ...context.policy, balance };
       this.addUpstream(context, parsed.value);
       return context;
     }

@@ -137,6 +137,8 @@ export interface TrafficPolicy {
   readonly defaultBackend: Route | undefined;
   /** from-to-www-redirect: this route only redirects to the same request on this host (308). */
   readonly wwwRedirect: string | undefined;
+  /** The route or one of its canaries hashes requests (upstream-hash-by): plans carry its key. */
+  readonly hashed: boolean;
 }
 
 /** Per-route proxy settings, from the ingress's annotations with ingress-nginx's defaults. */

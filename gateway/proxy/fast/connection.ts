@@ -23,6 +23,7 @@ import { HeadLinesFacts, headerInLines } from "../../policy/request-values";
 import { planRequest } from "../../policy/route-traffic";
 import type { Endpoint, Route, RouteTable } from "../../routing/table";
 import { findRoute } from "../../routing/table";
+import { EWMA_STATS } from "../../routing/balance";
 import { upstreamTlsFor } from "../../routing/upstream";
 import type { ProxyCounters } from "../forward";
 import { replyText } from "../replies";
@@ -117,6 +118,10 @@ export class ClientConnection implements UpstreamOwner {
   private responseEdits: HeaderEdits | undefined = undefined;
   /** custom-http-errors of the exchange; undefined for none (and once an answer was replaced). */
   private errorPages: ErrorPages | undefined = undefined;
+  /** upstream-hash-by's key for the request ("" when its route does not hash). */
+  private hashKey = "";
+  /** When the request went to an ewma route's endpoint (performance.now()); -1 otherwise. */
+  private sentAt = -1;
   private status = 0;
   private readonly https: boolean;
   private readonly tally: ExchangeTally | undefined;
@@ -347,6 +352,7 @@ export class ClientConnection implements UpstreamOwner {
     if (main.traffic === undefined) {
       this.responseEdits = undefined;
       this.errorPages = undefined;
+      this.hashKey = "";
       this.upstreamHead = this.headFor(head, head.target, head.lines, main);
     }
     this.beginExchange(route, head);
@@ -404,18 +410,21 @@ export class ClientConnection implements UpstreamOwner {
     this.upstreamHead = this.headFor(head, plan.target, lines, main);
     this.responseEdits = hasEdits(plan.response) ? plan.response : undefined;
     this.errorPages = plan.errorPages;
+    this.hashKey = plan.hashKey;
     return plan.route;
   }
 
   private connectUpstream(): void {
     const route = this.route!;
-    const endpoint = route.backend.pick(this.endpoint);
+    const balance = route.policy.balance;
+    const endpoint = route.backend.pickBy(balance, this.hashKey, this.endpoint);
     if (endpoint === undefined) {
       this.answer(502, this.bodyDue());
       return;
     }
     this.endpoint = endpoint;
     this.tries++;
+    this.sentAt = balance?.kind === "ewma" ? performance.now() : -1;
     this.tally?.sent(endpoint.key);
     const policy = route.policy;
     const tls =
@@ -540,6 +549,7 @@ export class ClientConnection implements UpstreamOwner {
     this.responded = true;
     // An answer before the whole body came: the rest is dropped, and the connection closes.
     if (this.bodyDue()) this.closeAfter = true;
+    if (this.sentAt >= 0) EWMA_STATS.record(this.endpoint!.key, performance.now() - this.sentAt);
     this.status = parsed.status;
     this.tally?.answered();
     this.framing = parsed.framing;

@@ -50,11 +50,17 @@ describe("data plane: load-balance and upstream-hash-by", () => {
       ports: [{ port }],
       endpoints: ADDRESSES.map(address => ({ address })),
     });
-    const route = (name: string, annotations: Record<string, string>) =>
+    // 127.0.0.15 listens nowhere: its share of a hashed route is retried elsewhere.
+    const half = endpointSlice({
+      service: "half",
+      ports: [{ port }],
+      endpoints: [{ address: "127.0.0.12" }, { address: "127.0.0.15" }],
+    });
+    const route = (name: string, annotations: Record<string, string>, service = "pool") =>
       ingress({
         name,
         annotations,
-        rules: [{ host: `${name}.test`, paths: [{ path: "/", service: "pool" }] }],
+        rules: [{ host: `${name}.test`, paths: [{ path: "/", service }] }],
       });
     await plane.apply(
       view(
@@ -69,8 +75,9 @@ describe("data plane: load-balance and upstream-hash-by", () => {
             [`${P}upstream-hash-by-subset-size`]: "2",
           }),
           route("ewma", { [`${P}load-balance`]: "ewma" }),
+          route("retried", { [`${P}upstream-hash-by`]: "$http_x_user" }, "half"),
         ],
-        [slice],
+        [slice, half],
       ),
     );
   });
@@ -129,6 +136,13 @@ describe("data plane: load-balance and upstream-hash-by", () => {
           const seen = new Set<string>();
           for (let i = 0; i < 24; i++) seen.add(await served("subset.test", `/page/${n}`));
           assert.ok(seen.size <= 2, [...seen].join(","));
+        }
+      });
+
+      it("retries a hashed request whose endpoint refuses on the next endpoint of the ring", async () => {
+        for (let user = 0; user < 12; user++) {
+          const headers = { "x-user": `user-${user}` };
+          assert.equal(await served("retried.test", "/", { headers }), "127.0.0.12");
         }
       });
 

@@ -627,3 +627,62 @@ describe("compileRoutes: Tengine's canary-referrer", () => {
     );
   });
 });
+
+describe("compileRoutes: load balancing", () => {
+  const compiled = compileRoutes(
+    view(1, [
+      ingress({
+        name: "main",
+        annotations: { [`${P}load-balance`]: "ewma" },
+        rules: [{ host: "lb.test", paths: [{ path: "/", service: "m" }] }],
+      }),
+      ingress({
+        name: "hashed-canary",
+        annotations: {
+          [`${P}canary`]: "true",
+          [`${P}canary-weight`]: "10",
+          [`${P}upstream-hash-by`]: "$remote_addr",
+          [`${P}upstream-hash-by-subset`]: "true",
+        },
+        rules: [{ host: "lb.test", paths: [{ path: "/", service: "c" }] }],
+      }),
+      ingress({
+        name: "hashed",
+        annotations: { [`${P}upstream-hash-by`]: "$request_uri", [`${P}load-balance`]: "ewma" },
+        rules: [{ host: "hash.test", paths: [{ path: "/", service: "h" }] }],
+      }),
+      ingress({
+        name: "ewma-only",
+        annotations: { [`${P}load-balance`]: "ewma" },
+        rules: [{ host: "ewma.test", paths: [{ path: "/", service: "e" }] }],
+      }),
+    ]),
+  );
+
+  it("given upstream-hash-by, hashes (over load-balance) and compiles a policy so requests carry facts", () => {
+    const route = findRoute(compiled.table, "hash.test", "/")!;
+    assert.deepEqual(route.policy.balance, {
+      kind: "hash",
+      by: [{ kind: "request_uri" }],
+      subsetSize: undefined,
+    });
+    assert.equal(route.traffic?.hashed, true);
+  });
+
+  it("given load-balance ewma alone, needs no per-request policy", () => {
+    const route = findRoute(compiled.table, "ewma.test", "/")!;
+    assert.deepEqual(route.policy.balance, { kind: "ewma" });
+    assert.equal(route.traffic, undefined);
+  });
+
+  it("given a canary with its own upstream-hash-by, keeps it (ingress-nginx: not inherited)", () => {
+    const route = findRoute(compiled.table, "lb.test", "/")!;
+    assert.deepEqual(route.policy.balance, { kind: "ewma" });
+    assert.deepEqual(route.canaries[0]?.policy.balance, {
+      kind: "hash",
+      by: [{ kind: "remote_addr" }],
+      subsetSize: 3,
+    });
+    assert.equal(route.traffic?.hashed, true);
+  });
+});

@@ -14,7 +14,7 @@ const fields = {
     annotation: "load-balance",
     type: '"round_robin" or "ewma"',
     default: "round_robin",
-    doc: 'How an endpoint is chosen: "round_robin" in turn, or "ewma": the one with the lower decaying average response time of two chosen at random (peak EWMA, 10 s decay).',
+    doc: 'How an endpoint is chosen: "round_robin" in turn, or "ewma": the one with the lower decaying average response time of two chosen at random (as ingress-nginx\'s ewma.lua, 10 s decay).',
   },
   hashBy: {
     annotation: "upstream-hash-by",

@@ -1,8 +1,9 @@
 // How a route chooses among its Service's endpoints besides round-robin, as ingress-nginx's Lua
 // balancers do (balancer/chash.lua, chashsubset.lua, ewma.lua): a consistent-hash ring over the
 // endpoints (CRC32 points, 160 virtual nodes each, as lua-resty-balancer's chash), a ring over
-// groups of endpoints, and the peak-EWMA of response times with "power of two choices". Pure
-// logic: the clock and the random source are injected.
+// groups of endpoints, and a decaying average of response times with "power of two choices"
+// (ewma.lua: after Finagle's peak EWMA, without the peak). Pure logic: the clock and the random
+// source are injected.
 import { crc32 } from "node:zlib";
 import type { HashPart } from "../../core/annotations";
 

@@ -60,7 +60,15 @@ function trafficRows(): Row[] {
     requestBytes: 1,
     responseBytes: 1,
     upstream: "10.0.0.1:80",
-    decision: "",
+    decision: "source-range-denied",
+    upstreamStatus: 200,
+    upstreamResponseSeconds: 0.001,
+    requestId: "",
+    client: "",
+    peer: "",
+    userAgent: "",
+    scheme: "",
+    protocol: "",
   });
   traffic.refused("example");
   return traffic.toJSON().map(metric => {

@@ -5,22 +5,18 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { waitUntil } from "../../test/harness/wait";
 import { TrafficObservers } from "./observer";
+import { RECORD } from "./testkit";
 import type { RequestRecord } from "./traffic";
 
 const record: RequestRecord = {
+  ...RECORD,
   host: "shop.test",
   authority: "shop.test:8080",
-  ingress: "shop/web",
-  service: "shop/web",
   variant: "canary",
-  method: "GET",
   path: "/cart",
-  status: 200,
-  requestBytes: 0,
   responseBytes: 12,
   durationSeconds: 0.002,
   upstreamSeconds: 0.001,
-  upstream: "10.0.0.1:8080",
   decision: "header x-canary=always",
 };
 

@@ -48,9 +48,11 @@ export class TrafficObservers implements TrafficObserver {
   readonly metrics: TrafficMetrics | undefined;
   private readonly log: AccessLog | undefined;
   private readonly lines: LineBatch | undefined;
+  readonly logging: boolean;
 
   private constructor(options: ObserveOptions) {
     this.metrics = options.metrics ? new TrafficMetrics() : undefined;
+    this.logging = options.accessLog;
     if (options.accessLog) {
       const path = options.accessLogPath;
       const out = path === undefined ? process.stdout : createWriteStream(path, { flags: "a" });

@@ -8,7 +8,30 @@ import type { RequestRecord } from "./traffic";
 /** Where finished requests go: the metrics, the access log, or both. */
 export interface TrafficObserver {
   observe(record: RequestRecord): void;
+  /** The access log is on: the exchanges' log-only details are wanted. */
+  readonly logging: boolean;
 }
+
+/** What only the access log shows of an exchange; gathered only while it is on. */
+export interface ExchangeDetails {
+  /** The client: the peer, or whom trusted proxies name. */
+  client: string;
+  /** The connection's peer. */
+  peer: string;
+  /** "" when the client sent none. */
+  userAgent: string;
+  scheme: string;
+  protocol: string;
+}
+
+/** The details while the access log is off. */
+const NO_DETAILS: ExchangeDetails = {
+  client: "",
+  peer: "",
+  userAgent: "",
+  scheme: "",
+  protocol: "",
+};
 
 export type Variant = RequestRecord["variant"];
 
@@ -30,10 +53,19 @@ export class ExchangeTally {
   private variant: Variant = "main";
   private decision = "";
   private upstream = "";
+  private upstreamStatus = 0;
+  private details: ExchangeDetails = NO_DETAILS;
+  /** The request id (set once known; the access log's, and X-Request-ID upstream). */
+  requestId = "";
   requestBytes = 0;
   responseBytes = 0;
 
-  constructor(private readonly observer: TrafficObserver) {}
+  /** Whether describe() is wanted: the access log is on. */
+  readonly logging: boolean;
+
+  constructor(private readonly observer: TrafficObserver) {
+    this.logging = observer.logging;
+  }
 
   /** Starts timing an exchange; `requestBytes` as far as the head tells (a length). */
   begin(method: string, target: string, authority: string | undefined, requestBytes = 0): void {
@@ -47,6 +79,9 @@ export class ExchangeTally {
     this.variant = "main";
     this.decision = "";
     this.upstream = "";
+    this.upstreamStatus = 0;
+    this.details = NO_DETAILS;
+    this.requestId = "";
     this.requestBytes = requestBytes;
     this.responseBytes = 0;
   }
@@ -63,8 +98,14 @@ export class ExchangeTally {
     this.upstreamAt = performance.now();
   }
 
-  /** The upstream's response head arrived. */
-  answered(): void {
+  /** The log-only details of the exchange; call only when `logging`. */
+  describe(details: ExchangeDetails): void {
+    this.details = details;
+  }
+
+  /** The upstream's response head arrived, with this status. */
+  answered(status: number): void {
+    this.upstreamStatus = status;
     this.upstreamSeconds = (performance.now() - this.upstreamAt) / 1000;
   }
 
@@ -73,6 +114,8 @@ export class ExchangeTally {
     if (!this.open) return;
     this.open = false;
     const route = this.route;
+    const now = performance.now();
+    const details = this.details;
     this.observer.observe({
       host: route?.host ?? "",
       authority: this.authority,
@@ -84,10 +127,19 @@ export class ExchangeTally {
       status,
       requestBytes: this.requestBytes,
       responseBytes: this.responseBytes,
-      durationSeconds: (performance.now() - this.startedAt) / 1000,
+      durationSeconds: (now - this.startedAt) / 1000,
       upstreamSeconds: this.upstreamSeconds,
       upstream: this.upstream,
       decision: this.decision,
+      upstreamStatus: this.upstreamStatus,
+      upstreamResponseSeconds:
+        this.upstreamStatus === 0 ? undefined : (now - this.upstreamAt) / 1000,
+      requestId: this.requestId,
+      client: details.client,
+      peer: details.peer,
+      userAgent: details.userAgent,
+      scheme: details.scheme,
+      protocol: details.protocol,
     });
   }
 }

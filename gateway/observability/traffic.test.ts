@@ -10,23 +10,9 @@ import {
   TrafficMetrics,
   type RequestRecord,
 } from "./traffic";
+import { RECORD } from "./testkit";
 
-const base: RequestRecord = {
-  host: "a.example.com",
-  authority: "a.example.com:8080",
-  ingress: "shop/web",
-  service: "shop/web",
-  variant: "main",
-  method: "GET",
-  path: "/",
-  status: 200,
-  requestBytes: 0,
-  responseBytes: 100,
-  durationSeconds: 0.003,
-  upstreamSeconds: 0.002,
-  upstream: "10.0.0.1:8080",
-  decision: "no canary",
-};
+const base: RequestRecord = RECORD;
 
 function sample(metrics: TrafficMetrics, name: string, labels: Record<string, string>) {
   // Histograms list their _count and _sum samples under the histogram's name.
@@ -207,15 +193,22 @@ describe("statusClass and accessLogLine", () => {
       msg: "request",
       component: "bulwark-gateway",
       log: "access",
+      remote_addr: "203.0.113.7",
+      request_id: "0123456789abcdef0123456789abcdef",
       host: "a.example.com:8080",
       rule_host: "a.example.com",
       method: "GET",
       path: "/",
+      protocol: "HTTP/1.1",
+      scheme: "http",
       status: 200,
+      user_agent: "curl/8.5.0",
       ingress: "shop/web",
       service: "shop/web",
       variant: "main",
-      upstream: "10.0.0.1:8080",
+      upstream_addr: "10.0.0.1:8080",
+      upstream_status: 200,
+      upstream_response_time: 0.002,
       decision: "header x-canary=always",
       request_bytes: 0,
       response_bytes: 100,
@@ -223,6 +216,22 @@ describe("statusClass and accessLogLine", () => {
       upstream_ms: 2,
     });
     assert.equal(parsed({ ...base, upstreamSeconds: undefined }).upstream_ms, -1);
+  });
+  it("names the peer only when it is not the client, and no upstream as null", () => {
+    const forwarded = parsed({ ...base, client: "198.51.100.9", peer: "10.0.0.2" });
+    assert.deepEqual([forwarded.remote_addr, forwarded.peer_addr], ["198.51.100.9", "10.0.0.2"]);
+    assert.equal("peer_addr" in parsed(base), false);
+    const own = parsed({
+      ...base,
+      upstream: "",
+      upstreamStatus: 0,
+      upstreamSeconds: undefined,
+      upstreamResponseSeconds: undefined,
+    });
+    assert.deepEqual(
+      [own.upstream_addr, own.upstream_status, own.upstream_response_time],
+      ["", null, null],
+    );
   });
   it("escapes what a client controls: quotes, backslashes, control characters, non-ASCII", () => {
     const hostile = 'a"b\\c\n{"x":1}\u0000\u2028é';

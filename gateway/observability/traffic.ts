@@ -28,8 +28,24 @@ export interface RequestRecord {
   upstreamSeconds: number | undefined;
   /** ip:port of the endpoint that answered; "" when none did. */
   upstream: string;
-  /** Why this backend: the canary decision's reason. */
+  /** Why this backend: the canary decision's reason, or the gateway's own answer's name. */
   decision: string;
+  /** The upstream's status ("0": no upstream answered). */
+  upstreamStatus: number;
+  /** From sending the request upstream to the exchange's end (nginx's $upstream_response_time); undefined without an upstream answer. */
+  upstreamResponseSeconds: number | undefined;
+  /** The request id: the client's X-Request-ID, or the one generated and sent upstream. */
+  requestId: string;
+  // Access-log-only fields, filled only while the access log is on ("" otherwise).
+  /** The client (nginx's $remote_addr): the peer, or whom trusted proxies name. */
+  client: string;
+  /** The connection's peer (the PROXY protocol's source when used). */
+  peer: string;
+  userAgent: string;
+  /** "http" or "https". */
+  scheme: string;
+  /** "HTTP/1.1" or "HTTP/1.0". */
+  protocol: string;
 }
 
 type LabelName = "host" | "ingress" | "service" | "variant";
@@ -241,20 +257,37 @@ export function refusalLogLine(
   );
 }
 
+/** Seconds with millisecond resolution, as nginx writes $upstream_response_time; null when none. */
+const seconds = (value: number | undefined): string =>
+  value === undefined ? "null" : String(Math.round(value * 1e3) / 1e3);
+
+/** The peer when it is not the client (a trusted proxy forwarded the request). */
+const peerField = (record: RequestRecord): string =>
+  record.peer === record.client ? "" : `,"peer_addr":${quoted(record.peer)}`;
+
 /**
  * The access log line for one request: JSON in the shape of every Bulwark log line (kube/log.ts:
- * pino's level, time, pid, hostname, msg) with what ingress-nginx's log carries plus the canary
- * decision. Written as a template with each string quoted by JSON.stringify: the same JSON as
- * stringifying an object, at about half the cost, which matters once per request.
+ * pino's level, time, pid, hostname, msg) with what ingress-nginx's log carries ($remote_addr,
+ * $http_user_agent, $req_id, $upstream_addr, $upstream_status, $upstream_response_time, $scheme,
+ * $server_protocol) plus the canary decision. Written as a template with each string quoted by
+ * JSON.stringify: the same JSON as stringifying an object, at about half the cost, which matters
+ * once per request.
  */
 export function accessLogLine(record: RequestRecord, pid: number, time: number): string {
   const upstreamMs = record.upstreamSeconds === undefined ? -1 : ms(record.upstreamSeconds);
+  const upstreamStatus = record.upstreamStatus === 0 ? "null" : String(record.upstreamStatus);
   return (
     `${head(PINO_LEVELS.info ?? 30, time, pid)},"msg":"request","component":"bulwark-gateway","log":"access"` +
+    `,"remote_addr":${quoted(record.client)}${peerField(record)}` +
+    `,"request_id":${quoted(record.requestId)}` +
     `,"host":${quoted(record.authority)},"rule_host":${quoted(record.host)}` +
-    `,"method":${quoted(record.method)},"path":${quoted(record.path)},"status":${record.status}` +
+    `,"method":${quoted(record.method)},"path":${quoted(record.path)}` +
+    `,"protocol":${quoted(record.protocol)},"scheme":${quoted(record.scheme)},"status":${record.status}` +
+    `,"user_agent":${quoted(record.userAgent)}` +
     `,"ingress":${quoted(record.ingress)},"service":${quoted(record.service)}` +
-    `,"variant":${quoted(record.variant)},"upstream":${quoted(record.upstream)}` +
+    `,"variant":${quoted(record.variant)},"upstream_addr":${quoted(record.upstream)}` +
+    `,"upstream_status":${upstreamStatus}` +
+    `,"upstream_response_time":${seconds(record.upstreamResponseSeconds)}` +
     `,"decision":${quoted(record.decision)},"request_bytes":${record.requestBytes}` +
     `,"response_bytes":${record.responseBytes},"duration_ms":${ms(record.durationSeconds)}` +
     `,"upstream_ms":${upstreamMs}}\n`

@@ -5,6 +5,7 @@ import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo, Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import { DEFAULT_OBSERVE, TrafficObservers, type ObserveOptions } from "../observability/observer";
+import { requestIdOf } from "../observability/request-id";
 import { ExchangeTally } from "../observability/tally";
 import { editFlatHeaders, hasEdits, ownAnswerHeaders, type OwnAnswer } from "../policy/head-edits";
 import { NodeHeadersFacts } from "../policy/request-values";
@@ -274,7 +275,9 @@ export class Engine {
     const peer = this.clients.peer(peerAddressOf(socket));
     const address = this.clients.client(peer, headerText(req.headers["x-forwarded-for"]));
     const ip = peer.trusted ? formatIp(address) : peer.text;
-    return { ip, peer: peer.text, address, proto, port: String(socket.localPort ?? "") };
+    const port = String(socket.localPort ?? "");
+    const requestId = requestIdOf(headerText(req.headers["x-request-id"]));
+    return { ip, peer: peer.text, address, proto, port, requestId };
   }
 
   /** Starts timing the exchange; it is recorded when the response closes (499: the client left first). */
@@ -310,13 +313,14 @@ export class Engine {
       reply(res, checked.status, true);
       return;
     }
+    const client = this.clientInfo(req, proto);
+    if (tally !== undefined) noteClient(tally, req, client);
     const { host, target } = checked;
     const main = findRoute(this.table, host, target);
     if (main === undefined) {
       reply(res, 404);
       return;
     }
-    const client = this.clientInfo(req, proto);
     const plan = planFor(main, req, client, checked);
     const route = noteRoute(tally, main, plan);
     if (plan?.kind === "answer") {
@@ -342,7 +346,7 @@ export class Engine {
     this.counters.requests++;
     // Finished by forwardUpgrade when the client's connection closes.
     const tally = this.beginTally(req);
-    const routed = this.routeUpgrade(req, proto);
+    const routed = this.routeUpgrade(req, proto, tally);
     if (typeof routed === "number") {
       replyOnSocket(socket, routed);
       tally?.finish(routed);
@@ -375,15 +379,16 @@ export class Engine {
    * of the policy's own answers only refusals apply (a refused route, a client outside the source
    * ranges), not redirects, robots or CORS.
    */
-  private routeUpgrade(req: IncomingMessage, proto: string) {
+  private routeUpgrade(req: IncomingMessage, proto: string, tally: ExchangeTally | undefined) {
     const checked = checkNodeRequest(req, this.limits);
     if (isRefusal(checked)) {
       this.refused(checked, clientIp(peerAddressOf(req.socket)));
       return checked.status;
     }
+    const client = this.clientInfo(req, proto);
+    if (tally !== undefined) noteClient(tally, req, client);
     const main = this.closing ? undefined : findRoute(this.table, checked.host, checked.target);
     if (main === undefined) return this.closing ? 503 : 404;
-    const client = this.clientInfo(req, proto);
     const plan = planFor(main, req, client, checked);
     if (plan?.kind === "answer" && plan.answer.status >= 400) return plan.answer.status;
     return { main, plan, client, checked };
@@ -395,6 +400,19 @@ const PROXY_HEADER_REFUSAL = refusal("invalid-proxy-header");
 /** The client as the headers and the policy see it. */
 interface RequestClient extends ClientInfo {
   readonly address: Address;
+}
+
+/** The request id for the tally and, with the access log on, who asked. */
+function noteClient(tally: ExchangeTally, req: IncomingMessage, client: RequestClient): void {
+  tally.requestId = client.requestId;
+  if (!tally.logging) return;
+  tally.describe({
+    client: client.ip,
+    peer: client.peer ?? client.ip,
+    userAgent: req.headers["user-agent"] ?? "",
+    scheme: client.proto,
+    protocol: `HTTP/${req.httpVersion}`,
+  });
 }
 
 /** Node's value of a header that may come as several lines (joined with ", "). */

@@ -174,6 +174,8 @@ export class Exchange {
     if (this.sentAt >= 0) EWMA_STATS.record(this.endpoint!.key, performance.now() - this.sentAt);
     const pages = this.context.errorPages;
     const status = upstreamRes.statusCode ?? 502;
+    const tally = this.context.tally;
+    tally?.answered(status);
     if (pages?.codes.has(status) === true && this.req.complete) {
       upstreamRes.destroy();
       this.replaceAnswer(pages, status);
@@ -181,9 +183,7 @@ export class Exchange {
     }
     this.responded = true;
     const res = this.res;
-    const tally = this.context.tally;
     if (tally !== undefined) {
-      tally.answered();
       upstreamRes.on("data", (chunk: Buffer) => (tally.responseBytes += chunk.length));
     }
     const headers = downstreamResponseHeaders(upstreamRes.rawHeaders);

@@ -42,6 +42,7 @@ const OWN_FIELDS = new Set([
   "x-forwarded-port",
   "x-forwarded-proto",
   "x-real-ip",
+  "x-request-id",
 ]);
 
 /** The gateway's own answers to a request it refuses; nothing follows them on the connection. */
@@ -100,7 +101,19 @@ function difference(sent: ParsedRequest, got: ParsedRequest): string | undefined
   if (field(got, "x-forwarded-for")?.endsWith("127.0.0.1") !== true) {
     return "X-Forwarded-For does not end with the client";
   }
-  return undefined;
+  return requestIdDifference(sent, got);
+}
+
+/** One X-Request-ID goes upstream: the client's (its lines joined) when not empty, else a new one. */
+function requestIdDifference(sent: ParsedRequest, got: ParsedRequest): string | undefined {
+  const ids = got.fields.filter(([name]) => name.toLowerCase() === "x-request-id");
+  const own = sent.fields
+    .filter(([name]) => name.toLowerCase() === "x-request-id")
+    .map(([, value]) => value)
+    .join(", ");
+  const id = ids[0]?.[1] ?? "";
+  const expected = own === "" ? /^[0-9a-f]{32}$/.test(id) : id === own;
+  return ids.length === 1 && expected ? undefined : `X-Request-ID ${JSON.stringify(ids)}`;
 }
 
 interface Outcome {

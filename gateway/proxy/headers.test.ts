@@ -2,9 +2,20 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { clientIp, downstreamResponseHeaders, upstreamRequestHeaders } from "./headers";
 
-const client = { ip: "10.1.2.3", proto: "https", port: "8443" };
+const client = { ip: "10.1.2.3", proto: "https", port: "8443", requestId: "r1" };
 
 describe("upstreamRequestHeaders", () => {
+  it("sends the exchange's X-Request-ID in place of the client's (ingress-nginx's $req_id)", () => {
+    const out = upstreamRequestHeaders(
+      ["X-Request-ID", "from-client", "x-request-id", "again", "Accept", "*/*"],
+      { ...client, requestId: "from-client, again" },
+      "a.test",
+    );
+    const ids = out.filter((_, i) => i % 2 === 0 && out[i]!.toLowerCase() === "x-request-id");
+    assert.deepEqual(ids, ["X-Request-ID"], "one X-Request-ID goes upstream");
+    assert.equal(out[out.indexOf("X-Request-ID") + 1], "from-client, again");
+  });
+
   it("drops hop-by-hop headers and those Connection names, keeps the rest in order", () => {
     const out = upstreamRequestHeaders(
       [
@@ -55,6 +66,8 @@ describe("upstreamRequestHeaders", () => {
     assert.deepEqual(out, [
       "Host",
       "a.test:8443",
+      "X-Request-ID",
+      "r1",
       "X-Forwarded-For",
       "1.1.1.1, 2.2.2.2, 10.1.2.3",
       "X-Real-IP",

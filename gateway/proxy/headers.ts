@@ -16,6 +16,8 @@ export interface ClientInfo {
   proto: string;
   /** The listener's port, as text. */
   port: string;
+  /** Sent as X-Request-ID (the client's own is replaced by it). */
+  requestId: string;
 }
 
 export function clientIp(address: string | undefined): string {
@@ -39,6 +41,8 @@ const REQUEST_ROLES = roleTable<"drop" | "xff">({
   "proxy-connection": "drop",
   "x-forwarded-proto": "drop",
   "transfer-encoding": "drop",
+  // ingress-nginx: proxy_set_header X-Request-ID $req_id (the client's value, or a new one).
+  "x-request-id": "drop",
 });
 
 /**
@@ -117,6 +121,8 @@ function pushForwarded(
   forwardedFor: string | undefined,
 ): void {
   out.push(
+    "X-Request-ID",
+    client.requestId,
     "X-Forwarded-For",
     forwardedFor === undefined
       ? (client.peer ?? client.ip)

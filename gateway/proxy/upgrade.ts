@@ -81,7 +81,7 @@ export function forwardUpgrade(
     socket.setTimeout(0);
     status = 101;
     if (tally !== undefined) {
-      tally.answered();
+      tally.answered(101);
       socket.on("data", (chunk: Buffer) => (tally.responseBytes += chunk.length));
       client.on("data", (chunk: Buffer) => (tally.requestBytes += chunk.length));
     }
@@ -105,7 +105,7 @@ export function forwardUpgrade(
     // The upstream refused the upgrade: pass its answer on and close.
     status = res.statusCode ?? 502;
     if (tally !== undefined) {
-      tally.answered();
+      tally.answered(status);
       res.on("data", (chunk: Buffer) => (tally.responseBytes += chunk.length));
     }
     client.write(

@@ -16,6 +16,7 @@ import {
   type HeaderEdits,
 } from "../../policy/head-edits";
 import { formatIp, type Address } from "../../../core/net/ip";
+import { requestIdOf } from "../../observability/request-id";
 import type { ClientAddresses, Peer } from "../../policy/client-address";
 import { peerAddressOf } from "../proxy-protocol";
 import { BODY_HEADERS, errorHeaders, errorTarget, type ErrorPages } from "../../policy/error-pages";
@@ -97,6 +98,8 @@ export class ClientConnection implements UpstreamOwner {
   private route: Route | undefined = undefined;
   private request: RequestHead | undefined = undefined;
   private upstreamHead = "";
+  /** The exchange's request id: sent upstream as X-Request-ID and logged. */
+  private requestId = "";
   private upstream: UpstreamConnection | undefined = undefined;
   private endpoint: Endpoint | undefined = undefined;
   private tries = 0;
@@ -334,8 +337,9 @@ export class ClientConnection implements UpstreamOwner {
     this.request = head;
     this.closeAfter ||= head.close || this.context.isClosing();
     if (this.peer.trusted) this.client = this.context.clients.client(this.peer, head.forwardedFor);
+    this.requestId = requestIdOf(head.requestId);
     const tally = this.tally;
-    tally?.begin(head.method, head.target, head.host, Math.max(0, head.contentLength));
+    if (tally !== undefined) this.beginTally(tally, head);
     const main = findRoute(this.context.table(), head.host, head.target);
     if (main === undefined) {
       this.answer(404, head.contentLength !== 0);
@@ -356,6 +360,20 @@ export class ClientConnection implements UpstreamOwner {
       this.upstreamHead = this.headFor(head, head.target, head.lines, main);
     }
     this.beginExchange(route, head);
+  }
+
+  /** Starts timing the exchange; with the access log on, notes who asked. */
+  private beginTally(tally: ExchangeTally, head: RequestHead): void {
+    tally.begin(head.method, head.target, head.host, Math.max(0, head.contentLength));
+    tally.requestId = this.requestId;
+    if (!tally.logging) return;
+    tally.describe({
+      client: this.peer.trusted ? formatIp(this.client) : this.ip,
+      peer: this.ip,
+      userAgent: head.userAgent ?? "",
+      scheme: this.https ? "https" : "http",
+      protocol: "HTTP/1.1",
+    });
   }
 
   /** The exchange's state, reset for a routed request; then the upstream is connected. */
@@ -387,7 +405,7 @@ export class ClientConnection implements UpstreamOwner {
     const lines = edits === undefined ? clientLines : editHeaderLines(clientLines, edits);
     const xff = head.forwardedFor === undefined ? this.ip : `${head.forwardedFor}, ${this.ip}`;
     const realIp = this.peer.trusted ? `X-Real-IP: ${formatIp(this.client)}\r\n` : "";
-    return `${head.method} ${target} HTTP/1.1\r\n${lines}X-Forwarded-For: ${xff}\r\n${realIp}${this.forwardedFixed}X-Forwarded-Host: ${head.host ?? ""}\r\n\r\n`;
+    return `${head.method} ${target} HTTP/1.1\r\n${lines}X-Request-ID: ${this.requestId}\r\nX-Forwarded-For: ${xff}\r\n${realIp}${this.forwardedFixed}X-Forwarded-Host: ${head.host ?? ""}\r\n\r\n`;
   }
 
   /**
@@ -542,6 +560,7 @@ export class ClientConnection implements UpstreamOwner {
       if (end + 4 < data.length) this.onUpstreamData(data.subarray(end + 4));
       return;
     }
+    this.tally?.answered(parsed.status);
     if (this.intercepts(parsed.status)) {
       this.replaceAnswer(this.errorPages!, parsed.status);
       return;
@@ -551,7 +570,6 @@ export class ClientConnection implements UpstreamOwner {
     if (this.bodyDue()) this.closeAfter = true;
     if (this.sentAt >= 0) EWMA_STATS.record(this.endpoint!.key, performance.now() - this.sentAt);
     this.status = parsed.status;
-    this.tally?.answered();
     this.framing = parsed.framing;
     this.responseLeft = parsed.length;
     this.chunked = parsed.framing === "chunked" ? new ChunkedScanner() : undefined;

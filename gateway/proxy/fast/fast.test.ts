@@ -4,7 +4,7 @@ import { after, before, describe, it } from "node:test";
 import { startDataPlane, type DataPlane } from "../../data-plane";
 import { endpointSlice, ingress, view } from "../../routing/testkit";
 import { ChunkedScanner } from "./chunked";
-import { DEFAULT_FRONT_DOOR } from "../request-rules";
+import { DEFAULT_FRONT_DOOR, isRefusal } from "../request-rules";
 import { parseRequestHead, parseResponseHead } from "./heads";
 
 describe("parseRequestHead", () => {
@@ -20,7 +20,19 @@ describe("parseRequestHead", () => {
       close: false,
       lines: "Host: a.test\r\nAccept: \xe9t\xe9\r\nContent-Length: 3\r\n",
       forwardedFor: "1.1.1.1",
+      requestId: undefined,
+      userAgent: undefined,
     });
+  });
+
+  it("takes the client's X-Request-ID out of the lines and notes the User-Agent", () => {
+    const head = parseRequestHead(
+      "GET / HTTP/1.1\r\nHost: a.test\r\nX-Request-ID: abc\r\nUser-Agent: curl/8\r\nx-request-id: def",
+    );
+    assert.ok(head !== undefined && !isRefusal(head));
+    assert.equal(head.lines, "Host: a.test\r\nUser-Agent: curl/8\r\n");
+    assert.equal(head.requestId, "abc, def");
+    assert.equal(head.userAgent, "curl/8");
   });
 
   const fallbacks: [string, string][] = [

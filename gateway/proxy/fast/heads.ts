@@ -35,6 +35,10 @@ export interface RequestHead {
   lines: string;
   /** The client's own X-Forwarded-For values, joined; undefined when none. */
   forwardedFor: string | undefined;
+  /** The client's X-Request-ID values, joined (not in `lines`: the gateway sends its own); undefined when none. */
+  requestId: string | undefined;
+  /** The User-Agent, for the access log (its line stays in `lines`); undefined when none. */
+  userAgent: string | undefined;
 }
 
 export type Framing = "none" | "length" | "chunked" | "close";
@@ -57,6 +61,8 @@ type RequestRole =
   | "coding"
   | "connection"
   | "xff"
+  | "rid"
+  | "agent"
   | "fallback";
 
 function lowerIs(name: string, lower: string): boolean {
@@ -79,6 +85,8 @@ const REQUEST_ROLES = roleTable<Exclude<RequestRole, "keep">>({
   "proxy-connection": "drop",
   "transfer-encoding": "coding",
   "x-forwarded-proto": "drop",
+  "x-request-id": "rid",
+  "user-agent": "agent",
 });
 
 /** What the header lines said, beyond the lines to send. */
@@ -94,6 +102,8 @@ interface HeadFacts {
   /** Something only Node's server serves (an upgrade, Expect, a Connection option). */
   fallback: boolean;
   forwardedFor: string | undefined;
+  requestId: string | undefined;
+  userAgent: string | undefined;
 }
 
 const INVALID_FIELD = refusal("invalid-field");
@@ -139,7 +149,12 @@ const joined = (before: string | undefined, value: string) =>
  * Applies a special header; returns the line to send upstream for it ("" for none), or a Refusal
  * when its value is not acceptable.
  */
-function specialLine(facts: HeadFacts, role: RequestRole, value: string): string | Refusal {
+function specialLine(
+  facts: HeadFacts,
+  role: RequestRole,
+  name: string,
+  value: string,
+): string | Refusal {
   switch (role) {
     case "host":
       return noteHost(facts, value) ?? `Host: ${facts.authority ?? value}\r\n`;
@@ -154,6 +169,12 @@ function specialLine(facts: HeadFacts, role: RequestRole, value: string): string
     case "xff":
       facts.forwardedFor = joined(facts.forwardedFor, value);
       return "";
+    case "rid":
+      facts.requestId = joined(facts.requestId, value);
+      return "";
+    case "agent":
+      facts.userAgent = joined(facts.userAgent, value);
+      return `${name}: ${value}\r\n`;
     case "fallback":
       facts.fallback = true;
       return "";
@@ -217,6 +238,8 @@ export function parseRequestHead(
     close: false,
     fallback: false,
     forwardedFor: undefined,
+    requestId: undefined,
+    userAgent: undefined,
   };
   const lines = requestLines(text, end, facts);
   if (typeof lines !== "string") return lines;
@@ -232,6 +255,8 @@ export function parseRequestHead(
     close: facts.close,
     lines: contentLength < 0 ? `${lines}Transfer-Encoding: chunked\r\n` : lines,
     forwardedFor: facts.forwardedFor,
+    requestId: facts.requestId,
+    userAgent: facts.userAgent,
   };
 }
 
@@ -256,7 +281,7 @@ function requestLines(text: string, end: number, facts: HeadFacts): string | Ref
       if (role === "length" && !isPlainLength(text, start, stop)) {
         return refusal("invalid-content-length");
       }
-      const line = specialLine(facts, role, value);
+      const line = specialLine(facts, role, name, value);
       if (typeof line !== "string") return line;
       lines += line;
     } else if (facts.underscores || !name.includes("_")) {

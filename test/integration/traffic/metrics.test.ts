@@ -192,9 +192,16 @@ describe("per-host metrics and access log end to end", () => {
         assert.equal(canaryLine?.status, 200);
         assert.equal(canaryLine?.decision, "header x-beta=always");
         assert.match(
-          String(canaryLine?.upstream),
+          String(canaryLine?.upstream_addr),
           new RegExp(`:${space.backends.get("beta")?.port}$`),
         );
+        assert.equal(canaryLine?.upstream_status, 200);
+        assert.equal(typeof canaryLine?.upstream_response_time, "number");
+        assert.match(String(canaryLine?.request_id), /^[0-9a-f]{32}$/);
+        assert.match(String(canaryLine?.remote_addr), /^(\d+\.){3}\d+$|:/);
+        assert.deepEqual([canaryLine?.protocol, canaryLine?.scheme], ["HTTP/1.1", "http"]);
+        const unrouted = lines.find(l => l.host === "unknown.test");
+        assert.deepEqual([unrouted?.status, unrouted?.upstream_status], [404, null]);
         assert.equal(typeof canaryLine?.duration_ms, "number");
         assert.equal(typeof canaryLine?.upstream_ms, "number");
         const pids = new Set(lines.map(l => l.pid));

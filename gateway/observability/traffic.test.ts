@@ -5,6 +5,7 @@ import { Counter, Histogram, Registry } from "prom-client";
 import { sumMetrics, sumProcessMetrics } from "./scrape";
 import {
   accessLogLine,
+  answerLabel,
   DURATION_BUCKETS,
   statusClass,
   TrafficMetrics,
@@ -73,6 +74,51 @@ describe("TrafficMetrics", () => {
   });
 });
 
+describe("the gateway's own answers", () => {
+  const answers = "bulwark_gateway_answers_total";
+  const own = { ...base, upstream: "", upstreamSeconds: undefined, upstreamStatus: 0 };
+
+  it("are counted by host and decision; a canary's decision is not an answer", () => {
+    const metrics = new TrafficMetrics();
+    metrics.observe({ ...own, status: 403, decision: "source-range-denied" });
+    metrics.observe({ ...own, status: 403, decision: "source-range-denied" });
+    metrics.observe({ ...own, status: 302, decision: "temporal-redirect" });
+    metrics.observe({ ...base, decision: "header x-canary=always" });
+    metrics.observe({ ...base, decision: "default-backend" });
+    assert.equal(sample(metrics, answers, { decision: "source-range-denied" }), 2);
+    assert.equal(sample(metrics, answers, { decision: "temporal-redirect" }), 1);
+    assert.equal(sample(metrics, answers, { decision: "default-backend" }), 1);
+    assert.equal(sample(metrics, answers, {}), 4);
+  });
+
+  it("name a refused route's reason only as refused: no free text in a label", () => {
+    const metrics = new TrafficMetrics();
+    metrics.observe({ ...own, status: 503, decision: "refused: server-snippet is not supported" });
+    const values = metrics.toJSON().find(m => m.name === answers)?.values ?? [];
+    assert.deepEqual(
+      values.map(v => v.labels),
+      [{ host: "a.example.com", decision: "refused" }],
+    );
+  });
+
+  it("forget hosts no longer served", () => {
+    const metrics = new TrafficMetrics();
+    metrics.observe({ ...own, host: "gone.example.com", decision: "robots" });
+    metrics.observe({ ...own, decision: "robots" });
+    metrics.retainHosts(new Set(["a.example.com"]));
+    assert.equal(sample(metrics, answers, { host: "gone.example.com" }), 0);
+    assert.equal(sample(metrics, answers, { host: "a.example.com" }), 1);
+  });
+
+  it("label the policy's and the error pages' decisions as they are, and no canary reason", () => {
+    const decisions = ["source-range-denied", "ssl-redirect", "custom-error", "default-backend"];
+    assert.deepEqual(decisions.map(answerLabel), decisions);
+    for (const canary of ["", "no canary", "weight", "cookie canary=always (never)"]) {
+      assert.equal(answerLabel(canary), undefined, canary);
+    }
+  });
+});
+
 describe("TrafficMetrics' Prometheus text", () => {
   /** The same observations through prom-client's own metrics, as the reference. */
   function promClientText(records: RequestRecord[], refusals: string[] = []): Promise<string> {
@@ -112,7 +158,15 @@ describe("TrafficMetrics' Prometheus text", () => {
       registers,
     });
     for (const reason of refusals) refused.inc({ reason });
+    const answers = new Counter({
+      name: "bulwark_gateway_answers_total",
+      help: "Requests the gateway answered itself (source-range-denied, refused, redirects, robots, cors-preflight, custom-error) or sent to the default backend, by host and decision",
+      labelNames: ["host", "decision"],
+      registers,
+    });
     for (const r of records) {
+      const decision = answerLabel(r.decision);
+      if (decision !== undefined) answers.inc({ host: r.host, decision });
       const labels = { host: r.host, ingress: r.ingress, service: r.service, variant: r.variant };
       requests.inc({ ...labels, status_class: statusClass(r.status) });
       duration.observe(labels, r.durationSeconds);
@@ -131,6 +185,8 @@ describe("TrafficMetrics' Prometheus text", () => {
       { ...base, variant: "canary", service: "shop/web-v2", requestBytes: 7, responseBytes: 0 },
       { ...base, host: "b.example.com", status: 404, upstreamSeconds: undefined, service: "" },
       { ...base, status: 101, durationSeconds: 30 },
+      { ...base, status: 403, upstreamSeconds: undefined, decision: "source-range-denied" },
+      { ...base, status: 503, upstreamSeconds: undefined, decision: "refused: snippet" },
     ];
     const refusals = ["bare-line-feed", "invalid-host", "bare-line-feed"];
     const ours = new TrafficMetrics();

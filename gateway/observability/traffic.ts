@@ -116,7 +116,38 @@ const NAMES = {
   requestBytes: "bulwark_gateway_request_bytes_total",
   responseBytes: "bulwark_gateway_response_bytes_total",
   refused: "bulwark_gateway_requests_refused_total",
+  answers: "bulwark_gateway_answers_total",
 };
+
+/**
+ * The decisions (route-traffic.ts, the error pages) that are the gateway's own answer or send the
+ * request to the error backend: the `decision` label of the answers counter, a fixed set. A
+ * refused route's decision names its reason ("refused: <why>"), counted as "refused".
+ */
+const ANSWER_DECISIONS = new Set([
+  "source-range-denied",
+  "from-to-www-redirect",
+  "app-root",
+  "permanent-redirect",
+  "temporal-redirect",
+  "ssl-redirect",
+  "robots",
+  "cors-preflight",
+  "custom-error",
+  "default-backend",
+]);
+
+/** The answers counter's label for a decision; undefined for a canary decision (not counted). */
+export function answerLabel(decision: string): string | undefined {
+  if (decision.startsWith("refused: ")) return "refused";
+  return ANSWER_DECISIONS.has(decision) ? decision : undefined;
+}
+
+/** One host's count of one kind of answer. */
+interface AnswerTally {
+  readonly labels: { host: string; decision: string };
+  value: number;
+}
 
 /**
  * The per-host traffic metrics of one process. The hot path only adds to plain numbers (one Map
@@ -128,6 +159,8 @@ export class TrafficMetrics {
   private readonly tallies = new Map<string, LabelSetTally>();
   /** Requests the front door refused, by reason (a fixed, small set of labels). */
   private readonly refusals = new Map<string, number>();
+  /** The gateway's own answers by host and decision (both bounded: served hosts, fixed names). */
+  private readonly answers = new Map<string, AnswerTally>();
 
   refused(reason: string): void {
     this.refusals.set(reason, (this.refusals.get(reason) ?? 0) + 1);
@@ -155,12 +188,25 @@ export class TrafficMetrics {
     if (record.upstreamSeconds !== undefined) tally.upstream.observe(record.upstreamSeconds);
     tally.requestBytes += record.requestBytes;
     tally.responseBytes += record.responseBytes;
+    if (record.decision !== "") this.countAnswer(record.host, record.decision);
+  }
+
+  private countAnswer(host: string, decision: string): void {
+    const label = answerLabel(decision);
+    if (label === undefined) return;
+    const key = `${host}\n${label}`;
+    const found = this.answers.get(key);
+    if (found !== undefined) found.value++;
+    else this.answers.set(key, { labels: { host, decision: label }, value: 1 });
   }
 
   /** Forgets the label sets of hosts no longer served, so a churning config cannot grow memory. */
   retainHosts(hosts: ReadonlySet<string>): void {
     for (const [key, tally] of this.tallies) {
       if (!hosts.has(tally.labels.host)) this.tallies.delete(key);
+    }
+    for (const [key, answer] of this.answers) {
+      if (!hosts.has(answer.labels.host)) this.answers.delete(key);
     }
   }
 
@@ -209,6 +255,11 @@ export class TrafficMetrics {
         NAMES.refused,
         "Requests the front door refused (malformed, ambiguous or over a limit), by reason",
         [...this.refusals].map(([reason, value]) => ({ value, labels: { reason } })),
+      ),
+      counter(
+        NAMES.answers,
+        "Requests the gateway answered itself (source-range-denied, refused, redirects, robots, cors-preflight, custom-error) or sent to the default backend, by host and decision",
+        [...this.answers.values()].map(({ labels, value }) => ({ value, labels })),
       ),
     ];
   }

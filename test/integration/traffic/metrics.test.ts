@@ -21,6 +21,8 @@ import {
 
 const HOST = "metrics.test";
 const REQUESTS = "bulwark_gateway_requests_total";
+/** A route the gateway answers itself (temporal-redirect). */
+const MOVED = "moved.metrics.test";
 
 interface Sent {
   label: { host: string; variant?: string; status_class: string };
@@ -85,6 +87,11 @@ describe("per-host metrics and access log end to end", () => {
     space = await openNamespace("traffic-metrics", ["web", "beta"]);
     await space.apply([
       ingress(space.ns, "metrics", { host: HOST, service: "web" }),
+      ingress(space.ns, "metrics-moved", {
+        host: MOVED,
+        service: "web",
+        annotations: { "nginx.ingress.kubernetes.io/temporal-redirect": "https://new.example/" },
+      }),
       canary(space.ns, "metrics-beta", {
         host: HOST,
         service: "beta",
@@ -206,6 +213,21 @@ describe("per-host metrics and access log end to end", () => {
         assert.equal(typeof canaryLine?.upstream_ms, "number");
         const pids = new Set(lines.map(l => l.pid));
         assert.equal(pids.size, workers, "every worker served and logged");
+      });
+
+      it("counts the gateway's own answers by host and decision", async () => {
+        await waitUntil("the redirect to be served", async () =>
+          (await client.send(MOVED, "/")).status === 302 ? true : undefined,
+        );
+        const before = await scrape(gateway.adminPort);
+        for (let i = 0; i < 3; i++) assert.equal((await client.send(MOVED, "/x")).status, 302);
+        const after = await scrape(gateway.adminPort);
+        const answers = "bulwark_gateway_answers_total";
+        assert.equal(
+          delta(before, after, answers, { host: MOVED, decision: "temporal-redirect" }),
+          3,
+        );
+        assert.equal(delta(before, after, answers, { host: HOST }), 0, "proxied: not an answer");
       });
 
       if (workers > 1) {

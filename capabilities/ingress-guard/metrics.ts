@@ -9,7 +9,7 @@ export const guardMetrics = {
     registers: [registry],
   }),
   mismatches: new Counter({
-    name: "bulwark_checksum_mismatch_total",
+    name: "bulwark_checksum_mismatches_total",
     help: "Times a checksum object turned inconsistent with the cluster",
     labelNames: ["kind"],
     registers: [registry],

@@ -47,7 +47,7 @@ export function gatewayMetrics() {
       registers: [registry],
     }),
     checksumSuccesses: new Counter({
-      name: "bulwark_gateway_checksum_success_total",
+      name: "bulwark_gateway_checksum_successes_total",
       help: "Candidate updates whose checksum matched a checksum object",
       labelNames,
       registers: [registry],

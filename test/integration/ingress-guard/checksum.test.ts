@@ -177,7 +177,7 @@ describe("the global checksum", () => {
     assert.equal(object.status?.missingCount, 2);
     const metrics = await (await fetch(cluster.metricsUrl)).text();
     assert.match(metrics, /bulwark_checksum_consistent\{kind="ingress"\} 0/);
-    assert.match(metrics, /bulwark_checksum_mismatch_total\{kind="ingress"\} [1-9]/);
+    assert.match(metrics, /bulwark_checksum_mismatches_total\{kind="ingress"\} [1-9]/);
     assert.match(metrics, /bulwark_checksum_verify_duration_seconds_count\{kind="ingress"\} [1-9]/);
   });
 

@@ -36,8 +36,8 @@ describe("the annotation catalog", () => {
       "auth-type",
       "auth-tls-secret",
       "auth-tls-verify-client",
-      "limit-rps",
-      "limit-connections",
+      "limit-rate",
+      "limit-rate-after",
       "ssl-passthrough",
       "configuration-snippet",
     ]) {
@@ -55,6 +55,19 @@ describe("the annotation catalog", () => {
     }
   });
 
+  it("reads the rate and connection limits, which it once refused", () => {
+    for (const name of [
+      "limit-rps",
+      "limit-rpm",
+      "limit-burst-multiplier",
+      "limit-connections",
+      "limit-allowlist",
+      "limit-whitelist",
+    ]) {
+      assert.equal(catalogEntry(annotationKey(name))?.support, "supported", name);
+    }
+  });
+
   it("gives every entry a type", () => {
     assert.deepEqual(
       ANNOTATION_CATALOG.filter(e => e.type === "").map(e => e.key),
@@ -65,18 +78,18 @@ describe("the annotation catalog", () => {
 
 describe("unsupportedSecurityAnnotations / securityControlProblem", () => {
   const annotations = {
-    [annotationKey("limit-rps")]: "10",
+    [annotationKey("limit-rate")]: "10",
     [annotationKey("enable-cors")]: "true",
     [annotationKey("affinity")]: "cookie",
     "example.com/auth-url": "x",
   };
   it("returns the security controls only, by full key", () => {
-    assert.deepEqual(unsupportedSecurityAnnotations(annotations), [annotationKey("limit-rps")]);
+    assert.deepEqual(unsupportedSecurityAnnotations(annotations), [annotationKey("limit-rate")]);
   });
   it("says why each one is refused", () => {
     assert.equal(
-      securityControlProblem(annotationKey("limit-rps")),
-      "is a security control Bulwark does not implement (rate and connection limits that protect the backend; served without them, one client could exhaust it)",
+      securityControlProblem(annotationKey("limit-rate")),
+      "is a security control Bulwark does not implement (bandwidth limits per response (limit-rps, limit-rpm and limit-connections are served); without them one client could exhaust the link)",
     );
   });
   it("returns nothing for no annotations", () => {

@@ -75,15 +75,10 @@ const UNSUPPORTED: readonly UnsupportedGroup[] = [
   },
   {
     support: "unsupported-security",
-    why: "rate and connection limits that protect the backend; served without them, one client could exhaust it",
+    why: "bandwidth limits per response (limit-rps, limit-rpm and limit-connections are served); without them one client could exhaust the link",
     keys: {
-      "limit-connections": "number",
-      "limit-rps": "number",
-      "limit-rpm": "number",
-      "limit-burst-multiplier": "number",
       "limit-rate": "number",
       "limit-rate-after": "number",
-      "limit-whitelist": "CIDR",
     },
   },
   {

@@ -17,6 +17,7 @@ export type FamilyName =
   | "version"
   | "referrer"
   | "source-range"
+  | "rate-limit"
   | "upstream"
   | "url-redirect"
   | "host-names"

@@ -20,6 +20,7 @@ const NONE: IngressAnnotations = {
   version: undefined,
   referrer: undefined,
   sourceRange: undefined,
+  rateLimit: undefined,
   upstream: undefined,
   urlRedirect: undefined,
   hostNames: undefined,

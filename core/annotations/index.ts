@@ -12,6 +12,7 @@ import { parseIngressRollout, parseSecretRollout, type RolloutConfig } from "./r
 import { parseVersion } from "./version";
 import { parseReferrers, type ReferrerConfig } from "./referrer";
 import { parseSourceRange, type SourceRangeConfig } from "./source-range";
+import { parseRateLimit, type RateLimitConfig } from "./rate-limit";
 import { parseUpstream, type UpstreamConfig } from "./upstream";
 import { parseUrlRedirect, type UrlRedirectConfig } from "./url-redirect";
 import { parseHostNames, type HostNamesConfig } from "./host-names";
@@ -31,6 +32,8 @@ export interface IngressAnnotations {
   version: number | undefined;
   referrer: ReferrerConfig | undefined;
   sourceRange: SourceRangeConfig | undefined;
+  /** limit-rps, limit-rpm, limit-connections, limit-burst-multiplier, limit-allowlist. */
+  rateLimit: RateLimitConfig | undefined;
   /** backend-protocol, proxy-ssl-*, upstream-vhost, x-forwarded-prefix. */
   upstream: UpstreamConfig | undefined;
   urlRedirect: UrlRedirectConfig | undefined;
@@ -79,6 +82,7 @@ export function parseIngressAnnotations(annotations: Annotations): Result<Ingres
     version: all.take(parseVersion(annotations)),
     referrer: all.take(parseReferrers(annotations)),
     sourceRange: all.take(parseSourceRange(annotations)),
+    rateLimit: all.take(parseRateLimit(annotations)),
     upstream: all.take(parseUpstream(annotations)),
     urlRedirect: all.take(parseUrlRedirect(annotations)),
     hostNames: all.take(parseHostNames(annotations)),
@@ -143,6 +147,15 @@ export {
   sourceRangeSchema,
   type SourceRangeConfig,
 } from "./source-range";
+export {
+  DEFAULT_BURST_MULTIPLIER,
+  limitExempt,
+  limitsAnything,
+  parseRateLimit,
+  rateLimitFamily,
+  rateLimitSchema,
+  type RateLimitConfig,
+} from "./rate-limit";
 export {
   ingressRolloutFamily,
   parseIngressRollout,

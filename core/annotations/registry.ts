@@ -13,6 +13,7 @@ import { ingressRolloutFamily, secretRolloutFamily } from "./rollout";
 import { versionFamily } from "./version";
 import { referrerFamily } from "./referrer";
 import { sourceRangeFamily } from "./source-range";
+import { rateLimitFamily } from "./rate-limit";
 import { upstreamFamily } from "./upstream";
 import { urlRedirectFamily } from "./url-redirect";
 import { hostNamesFamily } from "./host-names";
@@ -46,6 +47,7 @@ export const INGRESS_FAMILIES: readonly FamilyTable[] = [
   versionFamily,
   referrerFamily,
   sourceRangeFamily,
+  rateLimitFamily,
   upstreamFamily,
   urlRedirectFamily,
   hostNamesFamily,

@@ -17,7 +17,8 @@ import { sumMetrics, type ProcessMetrics } from "./observability/scrape";
 import { Engine } from "./proxy/engine";
 import type { ProxyCounters } from "./proxy/forward";
 import type { FrontDoorLimits } from "./proxy/request-rules";
-import type { CompileOptions } from "./routing/compile";
+import { DEFAULT_COMPILE_OPTIONS, type CompileOptions } from "./routing/compile";
+import { DEFAULT_LIMIT_OPTIONS } from "./policy/limits";
 import type { RouteTableStats } from "./routing/table";
 import { makeDefaultCertificates, type PemPair } from "./tls/default-certificate";
 import type { AppliedView, GatewayView } from "./view";
@@ -365,19 +366,28 @@ function send(worker: Worker, message: ToWorker): void {
   if (worker.isConnected()) worker.send(message);
 }
 
+/**
+ * Each worker enforces 1/workers of every rate limit: the primary balances new connections among
+ * them round-robin, so a pod's total stays the configured one (README, "Migrating").
+ */
+function withLimitShare(compile: CompileOptions, workers: number): CompileOptions {
+  const limits = { ...(compile.traffic.limits ?? DEFAULT_LIMIT_OPTIONS), share: workers };
+  return { ...compile, traffic: { ...compile.traffic, limits } };
+}
+
 /** Starts the listeners (in this process, or in `workers` cluster workers) with no routes yet. */
 export async function startDataPlane(options: DataPlaneOptions): Promise<DataPlane> {
   const defaultCertificates = options.defaultCertificates ?? (await makeDefaultCertificates());
+  const workers = options.workers ?? 1;
   const engineOptions = {
     httpPort: options.httpPort,
     httpsPort: options.httpsPort,
     host: options.host ?? "0.0.0.0",
     defaultCertificates,
-    compile: options.compile,
+    compile: withLimitShare(options.compile ?? DEFAULT_COMPILE_OPTIONS, workers),
     observe: options.observe,
     frontDoor: options.frontDoor,
   };
-  const workers = options.workers ?? 1;
   if (workers <= 1) return new LocalDataPlane(await Engine.start(engineOptions));
   const plane = new ClusterDataPlane({ type: "init", options: engineOptions }, workers);
   await plane.start();

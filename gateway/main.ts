@@ -46,6 +46,7 @@ Settings (environment):
   BULWARK_MAX_CANARIES=20   canary ingresses per host/path (Tengine's max-canary-ing-num)
   BULWARK_SSL_REDIRECT_PORT=443   the HTTPS port ssl-redirect sends clients to
   BULWARK_CANARY_MATCH=exact   canary values compare exact (ingress-nginx) or case-insensitive (Tengine)
+  BULWARK_LIMIT_STATUS=503   the status of requests over limit-rps/limit-rpm/limit-connections (400..599)
 Admin port: /healthz (JSON detail), /readyz, /metrics.
 `;
 

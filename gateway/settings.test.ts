@@ -21,7 +21,7 @@ describe("gateway settings", () => {
     assert.deepEqual(result.settings.compile, {
       maxCanaries: 20,
       canaryReferrers: [""],
-      traffic: { redirectPort: 443, compare: "exact" },
+      traffic: { redirectPort: 443, compare: "exact", limits: { status: 503, share: 1 } },
     });
     assert.deepEqual([...result.settings.excludedNamespaces], ["kube-system", "pepr-system"]);
     assert.deepEqual([...result.settings.ingressReferrers], [""]);
@@ -34,6 +34,8 @@ describe("gateway settings", () => {
       BULWARK_MAX_CANARIES: "200",
       BULWARK_SSL_REDIRECT_PORT: "8443",
       BULWARK_CANARY_MATCH: "case-insensitive",
+      BULWARK_LIMIT_STATUS: "429",
+      BULWARK_WORKERS: "3",
       BULWARK_CANARY_REFERRERS: "release-bot,cms",
       BULWARK_INGRESS_REFERRERS: "shop",
       BULWARK_EXCLUDED_NAMESPACES: "",
@@ -43,10 +45,23 @@ describe("gateway settings", () => {
     assert.deepEqual(result.settings.compile, {
       maxCanaries: 200,
       canaryReferrers: ["release-bot", "cms"],
-      traffic: { redirectPort: 8443, compare: "case-insensitive" },
+      traffic: {
+        redirectPort: 8443,
+        compare: "case-insensitive",
+        limits: { status: 429, share: 3 },
+      },
     });
     assert.deepEqual([...result.settings.ingressReferrers], ["shop"]);
     assert.deepEqual([...result.settings.excludedNamespaces], []);
+  });
+
+  it("refuses a limit status outside 400..599, naming the setting", () => {
+    const result = readSettings({ BULWARK_POD_NAME: "g-0", BULWARK_LIMIT_STATUS: "302" });
+    assert.equal(result.ok, false);
+    assert.match(
+      !result.ok ? result.message : "",
+      /^BULWARK_LIMIT_STATUS must be an integer from 400 to 599; got "302"/,
+    );
   });
 
   it("given a bad excluded namespace, names the setting", () => {

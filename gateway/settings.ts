@@ -97,6 +97,8 @@ export const settingsSchema = z
     BULWARK_MAX_CANARIES: integer("BULWARK_MAX_CANARIES", 20, 1, 200),
     // ingress-nginx redirects to the public HTTPS port (443), not the one the pod listens on.
     BULWARK_SSL_REDIRECT_PORT: integer("BULWARK_SSL_REDIRECT_PORT", 443, 1, 65535),
+    // ingress-nginx's limit-req-status-code and limit-conn-status-code (both 503 by default).
+    BULWARK_LIMIT_STATUS: integer("BULWARK_LIMIT_STATUS", 503, 400, 599),
     // The front door, with nginx's defaults (client_header_timeout, client_body_timeout,
     // large_client_header_buffers, underscores_in_headers).
     BULWARK_CLIENT_HEADER_TIMEOUT_SECONDS: integer(
@@ -173,7 +175,11 @@ export const settingsSchema = z
     compile: {
       maxCanaries: env.BULWARK_MAX_CANARIES,
       canaryReferrers: [...referrerAllowList(env.BULWARK_CANARY_REFERRERS)],
-      traffic: { redirectPort: env.BULWARK_SSL_REDIRECT_PORT, compare: env.BULWARK_CANARY_MATCH },
+      traffic: {
+        redirectPort: env.BULWARK_SSL_REDIRECT_PORT,
+        compare: env.BULWARK_CANARY_MATCH,
+        limits: { status: env.BULWARK_LIMIT_STATUS, share: env.BULWARK_WORKERS },
+      },
     },
     frontDoor: {
       headTimeoutMs: env.BULWARK_CLIENT_HEADER_TIMEOUT_SECONDS * 1000,

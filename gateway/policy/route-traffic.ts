@@ -39,6 +39,7 @@ import {
   SSL_REDIRECT_STATUS,
 } from "./host-rules";
 import { hashKey } from "./hash-key";
+import { limitsFor, type LimitOptions } from "./limits";
 import type { RequestFacts } from "./request-values";
 
 export type Variant = "main" | "canary";
@@ -48,6 +49,8 @@ export interface TrafficOptions {
   redirectPort: number;
   /** How canary values compare: ingress-nginx exactly (default), Tengine without case. */
   compare: ValueCompare;
+  /** The rate limits' status and worker share (default: 503, one worker). */
+  limits?: LimitOptions;
 }
 
 export const DEFAULT_TRAFFIC_OPTIONS: TrafficOptions = { redirectPort: 443, compare: "exact" };
@@ -100,7 +103,14 @@ function hasEffect(policy: TrafficPolicy): boolean {
   const answers =
     policy.redirectHttp || policy.appRoot || policy.redirect || policy.robots || policy.sourceRange;
   const edits = policy.cors || policy.rewrite || policy.group;
-  return Boolean(answers || edits || policy.errorPages || policy.defaultBackend || policy.hashed);
+  return Boolean(
+    answers ||
+      edits ||
+      policy.errorPages ||
+      policy.defaultBackend ||
+      policy.hashed ||
+      policy.limits,
+  );
 }
 
 /**
@@ -128,6 +138,7 @@ export function compileTraffic(
     redirectPort: options.redirectPort,
     rewrite: rewriteOf(main),
     sourceRange: main.annotations?.sourceRange,
+    limits: limitsFor(main.ingress, main.annotations?.rateLimit, options.limits),
     appRoot: urlRedirect?.appRoot,
     redirect: urlRedirect?.redirect,
     errorPages: compileErrorPages(main, main.annotations?.errorPages?.codes ?? [], defaultBackend),
@@ -157,6 +168,7 @@ function refusedPolicy(refusal: string, options: TrafficOptions): TrafficPolicy 
     redirectPort: options.redirectPort,
     rewrite: undefined,
     sourceRange: undefined,
+    limits: undefined,
     appRoot: undefined,
     redirect: undefined,
     errorPages: undefined,
@@ -201,6 +213,8 @@ export type Plan =
       errorPages: ErrorPages | undefined;
       /** upstream-hash-by's key for the chosen route ("" when it does not hash). */
       hashKey: string;
+      /** limit-connections: frees the client's slot; the request path calls it when the exchange ends. */
+      release?: () => void;
     };
 
 function pathOf(target: string): string {
@@ -246,15 +260,32 @@ function rewritePhaseAnswer(
   );
 }
 
-/** The answers that never reach a backend: refusal, source ranges, redirects, robots, the CORS preflight. */
-function ownAnswer(main: Route, policy: TrafficPolicy, facts: RequestFacts): Plan | undefined {
+/**
+ * The refusals, before every other answer (nginx would redirect first): a refused client learns
+ * nothing. A refused route, then source ranges, then the rate and connection limits; `admitted`
+ * receives the connection slot's release when the limits let the request through.
+ */
+function refusal(
+  policy: TrafficPolicy,
+  facts: RequestFacts,
+  admitted: { release: (() => void) | undefined },
+): Plan | undefined {
   if (policy.refusal !== undefined) {
     return { kind: "answer", answer: REFUSED_ANSWER, decision: `refused: ${policy.refusal}` };
   }
-  // Before every other answer (nginx would redirect first): a refused client learns nothing.
   if (policy.sourceRange !== undefined && !sourceAllowed(policy.sourceRange, facts.client)) {
     return { kind: "answer", answer: FORBIDDEN_ANSWER, decision: "source-range-denied" };
   }
+  const limits = policy.limits;
+  if (limits === undefined) return undefined;
+  const admit = limits.admit(facts.client);
+  if (typeof admit === "string") return { kind: "answer", answer: limits.answer, decision: admit };
+  admitted.release = admit;
+  return undefined;
+}
+
+/** The answers that never reach a backend: redirects, robots, the CORS preflight. */
+function ownAnswer(main: Route, policy: TrafficPolicy, facts: RequestFacts): Plan | undefined {
   if (policy.wwwRedirect !== undefined) {
     const location = wwwLocation(policy.wwwRedirect, facts);
     return redirectTo(location, SSL_REDIRECT_STATUS, "from-to-www-redirect");
@@ -343,17 +374,26 @@ export function planRequest(
   facts: RequestFacts,
   random?: () => number,
 ): Plan {
+  const admitted = { release: undefined as (() => void) | undefined };
+  const refused = refusal(policy, facts, admitted);
+  if (refused !== undefined) return refused;
   const answered = ownAnswer(main, policy, facts);
-  if (answered !== undefined) return answered;
+  if (answered !== undefined) {
+    // The gateway's own answers end at once: no connection slot held.
+    admitted.release?.();
+    return answered;
+  }
   const context = random === undefined ? policy.canaryContext : { ...policy.canaryContext, random };
   const decision =
     policy.group === undefined ? undefined : decideCanary(policy.group, context, facts);
-  const plan = proxyPlan(main, policy, decision, facts);
+  const proxied = proxyPlan(main, policy, decision, facts);
   const chosen =
-    plan.kind === "proxy" && plan.variant === "main" && policy.defaultBackend !== undefined
-      ? (toDefaultBackend(plan, policy.defaultBackend, facts) ?? plan)
-      : plan;
-  return policy.hashed ? withHashKey(chosen, facts) : chosen;
+    proxied.kind === "proxy" && proxied.variant === "main" && policy.defaultBackend !== undefined
+      ? (toDefaultBackend(proxied, policy.defaultBackend, facts) ?? proxied)
+      : proxied;
+  const plan = policy.hashed ? withHashKey(chosen, facts) : chosen;
+  if (admitted.release !== undefined && plan.kind === "proxy") plan.release = admitted.release;
+  return plan;
 }
 
 /** The plan with upstream-hash-by's key of the route it chose. */

@@ -323,6 +323,7 @@ export class Engine {
     }
     const plan = planFor(main, req, client, checked);
     const route = noteRoute(tally, main, plan);
+    if (plan?.kind === "proxy" && plan.release !== undefined) res.once("close", plan.release);
     if (plan?.kind === "answer") {
       answer(res, plan.answer, req.method === "HEAD");
       return;
@@ -354,6 +355,8 @@ export class Engine {
     }
     const { main, plan, client, checked } = routed;
     const proxied = plan?.kind === "proxy" ? plan : undefined;
+    // limit-connections: the tunnel holds its slot until the client's connection closes.
+    if (proxied?.release !== undefined) socket.once("close", proxied.release);
     const route = noteRoute(tally, main, proxied);
     const upgrade = req.headers.upgrade ?? "websocket";
     const headers = upstreamRequestHeaders(req.rawHeaders, client, checked.host, {

@@ -2,12 +2,11 @@
 // and Node's HTTP path: clients connect from different loopback addresses (127.0.0.0/8 is all
 // loopback on Linux); 127.0.0.9 is the trusted proxy, whose X-Forwarded-For names the client.
 import assert from "node:assert/strict";
-import { connect } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { startDataPlane, type DataPlane } from "../data-plane";
 import { DEFAULT_FRONT_DOOR } from "./request-rules";
 import { endpointSlice, ingress, view } from "../routing/testkit";
-import { ask, namedBackend, type AskOptions, type Backend } from "./testkit";
+import { ask, namedBackend, upgradeStatus, type AskOptions, type Backend } from "./testkit";
 
 const P = "nginx.ingress.kubernetes.io/";
 const PROXY = "127.0.0.9";
@@ -19,28 +18,6 @@ const PATHS: [string, Record<string, string>][] = [
 
 function echoedHeaders(body: string): Record<string, string> {
   return (JSON.parse(body) as { headers: Record<string, string> }).headers;
-}
-
-/** A WebSocket-style upgrade sent by hand; the status line of the answer. */
-function upgradeStatus(port: number, host: string, localAddress: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = connect({ port, host: "127.0.0.1", localAddress }, () => {
-      socket.write(
-        `GET /ws HTTP/1.1\r\nHost: ${host}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n` +
-          "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
-      );
-    });
-    let text = "";
-    socket.setEncoding("latin1");
-    socket.on("data", (chunk: string) => {
-      text += chunk;
-      if (text.includes("\r\n")) {
-        resolve(text.slice(0, text.indexOf("\r\n")));
-        socket.destroy();
-      }
-    });
-    socket.on("error", reject);
-  });
 }
 
 describe("data plane: source ranges and trusted proxies", () => {

@@ -9,7 +9,7 @@ import {
   type Server,
 } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
-import type { AddressInfo } from "node:net";
+import { connect, type AddressInfo } from "node:net";
 import type { TLSSocket } from "node:tls";
 import { endpointSlice } from "../routing/testkit";
 
@@ -166,3 +166,25 @@ export const loopback = (service: string, port: number) =>
     ports: [{ port }],
     endpoints: [{ address: "127.0.0.1" }],
   });
+
+/** A WebSocket-style upgrade sent by hand; the status line of the answer. */
+export function upgradeStatus(port: number, host: string, localAddress: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ port, host: "127.0.0.1", localAddress }, () => {
+      socket.write(
+        `GET /ws HTTP/1.1\r\nHost: ${host}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n` +
+          "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
+      );
+    });
+    let text = "";
+    socket.setEncoding("latin1");
+    socket.on("data", (chunk: string) => {
+      text += chunk;
+      if (text.includes("\r\n")) {
+        resolve(text.slice(0, text.indexOf("\r\n")));
+        socket.destroy();
+      }
+    });
+    socket.on("error", reject);
+  });
+}

@@ -10,6 +10,7 @@ import type {
 } from "../../core/annotations";
 import type { CanaryContext, CanaryGroup } from "../policy/canary";
 import type { ErrorPages } from "../policy/error-pages";
+import type { Limits } from "../policy/limits";
 import type { HeaderEdits, HeaderPair } from "../policy/head-edits";
 import type { LinearPattern } from "../../core/patterns/linear-regex";
 import type { UpstreamPolicy } from "./upstream";
@@ -127,6 +128,8 @@ export interface TrafficPolicy {
   readonly rewrite: { config: RewriteConfig; pattern: LinearPattern } | undefined;
   /** The main Ingress's allow/deny lists (its canaries' are ignored, as in ingress-nginx). */
   readonly sourceRange: SourceRangeConfig | undefined;
+  /** limit-rps, limit-rpm, limit-connections: the Ingress's counts per client address. */
+  readonly limits: Limits | undefined;
   /** app-root: where a request for exactly "/" is sent (302). */
   readonly appRoot: string | undefined;
   /** permanent-redirect or temporal-redirect: every request is sent there. */

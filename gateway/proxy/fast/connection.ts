@@ -125,6 +125,8 @@ export class ClientConnection implements UpstreamOwner {
   private hashKey = "";
   /** When the request went to an ewma route's endpoint (performance.now()); -1 otherwise. */
   private sentAt = -1;
+  /** limit-connections: the release of the slot the exchange in progress holds. */
+  private slot: (() => void) | undefined = undefined;
   private status = 0;
   private readonly https: boolean;
   private readonly tally: ExchangeTally | undefined;
@@ -233,6 +235,7 @@ export class ClientConnection implements UpstreamOwner {
   private readonly onClose = (): void => {
     // An exchange cut short: nginx's 499 when the client left before the answer.
     this.tally?.finish(this.responded ? this.status : 499);
+    this.releaseSlot();
     this.phase = Phase.Closed;
     this.dropUpstream();
     this.context.forget(this);
@@ -424,6 +427,7 @@ export class ClientConnection implements UpstreamOwner {
       return undefined;
     }
     this.tally?.routed(plan.route, plan.variant, plan.decision);
+    this.slot = plan.release;
     const lines = hasEdits(plan.request) ? editHeaderLines(head.lines, plan.request) : head.lines;
     this.upstreamHead = this.headFor(head, plan.target, lines, main);
     this.responseEdits = hasEdits(plan.response) ? plan.response : undefined;
@@ -681,8 +685,17 @@ export class ClientConnection implements UpstreamOwner {
     return -1;
   }
 
+  /** limit-connections: the client's slot is free once the exchange ends, however it ends. */
+  private releaseSlot(): void {
+    const release = this.slot;
+    if (release === undefined) return;
+    this.slot = undefined;
+    release();
+  }
+
   private finishExchange(upstreamSentExtra: boolean): void {
     this.tally?.finish(this.status);
+    this.releaseSlot();
     this.responded = false;
     const upstream = this.upstream;
     this.upstream = undefined;
@@ -772,6 +785,7 @@ export class ClientConnection implements UpstreamOwner {
   /** The gateway's own answer (`text`: a whole response, else a plain one); the exchange ends with it. */
   private answer(status: number, close: boolean, text?: string): void {
     this.tally?.finish(status);
+    this.releaseSlot();
     this.closeAfter ||= close;
     this.dropUpstream();
     this.route = undefined;

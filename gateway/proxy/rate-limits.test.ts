@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { connect } from "node:net";
 import { after, before, describe, it } from "node:test";
-import type { ServerResponse } from "node:http";
+import { Agent, type ServerResponse } from "node:http";
 import { startDataPlane, type DataPlane } from "../data-plane";
 import { endpointSlice, ingress, view } from "../routing/testkit";
 import { ask, startBackend, upgradeStatus, type AskOptions, type Backend } from "./testkit";
@@ -137,5 +137,58 @@ describe("data plane: rate and connection limits", () => {
       await upgradeStatus(plane.httpPort, "ws.test", "127.0.4.1"),
       "HTTP/1.1 503 Service Unavailable",
     );
+  });
+});
+
+describe("data plane: rate limits with 2 worker processes", () => {
+  let backend: Backend;
+  let plane: DataPlane;
+
+  before(async () => {
+    backend = await startBackend((req, res) => {
+      req.resume();
+      res.end("ok");
+    });
+    plane = await startDataPlane({
+      httpPort: 0,
+      host: "127.0.0.1",
+      workers: 2,
+      defaultCertificates: [],
+    });
+    const slice = endpointSlice({
+      service: "app",
+      ports: [{ port: backend.port }],
+      endpoints: [{ address: "127.0.0.1" }],
+    });
+    const annotations = { [`${P}limit-rpm`]: "20", [`${P}limit-burst-multiplier`]: "1" };
+    const rules = [{ host: "w.test", paths: [{ path: "/", service: "app" }] }];
+    await plane.apply(view(1, [ingress({ name: "w", annotations, rules })], [slice]));
+  });
+  after(async () => {
+    await plane.close({ drainMs: 200 });
+    await backend.close();
+  });
+
+  const served = async (from: string, agent: Agent | undefined) => {
+    let ok = 0;
+    for (let i = 0; i < 40; i++) {
+      const answer = await ask(plane.httpPort, "w.test", "/", { localAddress: from, agent });
+      if (answer.status === 200) ok++;
+    }
+    return ok;
+  };
+
+  it("each worker enforces half: one keep-alive connection gets 1 + 10 of nginx's 1 + 20", async () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      assert.equal(await served("127.0.5.1", agent), 11);
+    } finally {
+      agent.destroy();
+    }
+  });
+
+  it("a client spread over new connections gets at most the pod's whole burst", async () => {
+    const ok = await served("127.0.5.2", undefined);
+    assert.ok(ok > 11 && ok <= 22, `${ok} served`);
   });
 });

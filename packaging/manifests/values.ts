@@ -177,6 +177,13 @@ const gatewaySchema = z
       .describe(
         "Every connection starts with a PROXY protocol v1/v2 header from the load balancer (BULWARK_PROXY_PROTOCOL); its source address is the client's. Connections without one are closed.",
       ),
+    limitStatus: z
+      .int()
+      .min(400)
+      .max(599)
+      .describe(
+        "The status answering requests over limit-rps, limit-rpm or limit-connections (BULWARK_LIMIT_STATUS; ingress-nginx's limit-req-status-code).",
+      ),
     ingressClass: z
       .strictObject({
         create: z
@@ -502,6 +509,7 @@ export function defaultChartValues(image: string = DEFAULT_IMAGE): ChartValues {
       watchNamespaces: [],
       trustedProxies: [],
       proxyProtocol: false,
+      limitStatus: 503,
       ingressClass: { create: true, default: false },
       checksum: {
         ingress: "observe",

@@ -125,28 +125,35 @@ export function compileTraffic(
 ): TrafficPolicy | undefined {
   if (main.refusal !== undefined) return refusedPolicy(main.refusal, options);
   const { group, targets, ready } = compileCanaries(main, options.compare);
-  const urlRedirect = main.annotations?.urlRedirect;
   const policy: TrafficPolicy = {
     refusal: undefined,
     group,
     targets,
     // Built once per table, so a decision allocates no context of its own.
     canaryContext: { available: (id: string) => ready.has(id), random: Math.random },
-    cors: corsOf(main.annotations),
-    robots: robotsOf(main.annotations),
-    redirectHttp: needsSslRedirect(main.annotations?.redirect, hostHasTls, false),
+    ...annotationEffects(main, hostHasTls, options),
     redirectPort: options.redirectPort,
     rewrite: rewriteOf(main),
-    sourceRange: main.annotations?.sourceRange,
-    limits: limitsFor(main.ingress, main.annotations?.rateLimit, options.limits),
-    appRoot: urlRedirect?.appRoot,
-    redirect: urlRedirect?.redirect,
     errorPages: compileErrorPages(main, main.annotations?.errorPages?.codes ?? [], defaultBackend),
     defaultBackend,
     wwwRedirect: undefined,
     hashed: hashes(main) || main.canaries.some(hashes),
   };
   return hasEffect(policy) ? policy : undefined;
+}
+
+/** What the main Ingress's annotations make of the policy: answers, access and limits. */
+function annotationEffects(main: Route, hostHasTls: boolean, options: TrafficOptions) {
+  const annotations = main.annotations;
+  return {
+    cors: corsOf(annotations),
+    robots: robotsOf(annotations),
+    redirectHttp: needsSslRedirect(annotations?.redirect, hostHasTls, false),
+    sourceRange: annotations?.sourceRange,
+    limits: limitsFor(main.ingress, annotations?.rateLimit, options.limits),
+    appRoot: annotations?.urlRedirect?.appRoot,
+    redirect: annotations?.urlRedirect?.redirect,
+  };
 }
 
 /** Whether the route hashes requests onto endpoints (upstream-hash-by): its requests need facts. */
@@ -386,14 +393,24 @@ export function planRequest(
   const context = random === undefined ? policy.canaryContext : { ...policy.canaryContext, random };
   const decision =
     policy.group === undefined ? undefined : decideCanary(policy.group, context, facts);
+  const plan = routedPlan(main, policy, decision, facts);
+  if (admitted.release !== undefined && plan.kind === "proxy") plan.release = admitted.release;
+  return plan;
+}
+
+/** Main or the canary, main's requests to the default backend when it must, the hash key added. */
+function routedPlan(
+  main: Route,
+  policy: TrafficPolicy,
+  decision: CanaryDecision | undefined,
+  facts: RequestFacts,
+): Plan {
   const proxied = proxyPlan(main, policy, decision, facts);
   const chosen =
     proxied.kind === "proxy" && proxied.variant === "main" && policy.defaultBackend !== undefined
       ? (toDefaultBackend(proxied, policy.defaultBackend, facts) ?? proxied)
       : proxied;
-  const plan = policy.hashed ? withHashKey(chosen, facts) : chosen;
-  if (admitted.release !== undefined && plan.kind === "proxy") plan.release = admitted.release;
-  return plan;
+  return policy.hashed ? withHashKey(chosen, facts) : chosen;
 }
 
 /** The plan with upstream-hash-by's key of the route it chose. */

@@ -5,7 +5,7 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { waitUntil } from "../../harness/wait";
-import type { Answer } from "../../../gateway/proxy/testkit";
+import type { Answer, AskOptions } from "../../../gateway/proxy/testkit";
 import { ingress, type RunningGateway } from "../gateway/harness";
 import {
   canary,
@@ -31,6 +31,8 @@ interface Sent {
 }
 
 const BODY = "b".repeat(100);
+/** The User-Agent of the counted requests, which picks their access log lines out. */
+const PLAN_AGENT = "bulwark-metrics-plan";
 
 const PLAN: Sent[] = [
   {
@@ -135,11 +137,29 @@ describe("per-host metrics and access log end to end", () => {
         });
         const startedAt = Date.now() + 1;
         await waitUntil("the next millisecond", () => Date.now() >= startedAt);
-        const before = await scrape(gateway.adminPort);
+        // A warm-up request is counted when its exchange ends, which can be after its answer
+        // arrived: start from counts that two scrapes in a row agree on.
+        let lastCount: number | undefined;
+        const before = await waitUntil("the warm-up's counts to settle", async () => {
+          const samples = await scrape(gateway.adminPort);
+          const count = total(samples, REQUESTS, {});
+          const settled = count === lastCount;
+          lastCount = count;
+          return settled ? samples : undefined;
+        });
         let responseBytes = 0;
+        // The plan's requests say who they are: a warm-up request's line may still be written
+        // (and stamped) after the plan has started.
+        const planClient = {
+          send: (host: string, path: string, options: AskOptions = {}) =>
+            client.send(host, path, {
+              ...options,
+              headers: { ...options.headers, "user-agent": PLAN_AGENT },
+            }),
+        } as Client;
         for (const { count, send } of PLAN) {
           // Concurrent, so several keep-alive connections (spread over the workers) carry them.
-          const answers = await Promise.all(Array.from({ length: count }, () => send(client)));
+          const answers = await Promise.all(Array.from({ length: count }, () => send(planClient)));
           for (const a of answers)
             if (a.headers["x-backend"] !== undefined) responseBytes += Buffer.byteLength(a.body);
         }
@@ -186,7 +206,7 @@ describe("per-host metrics and access log end to end", () => {
           "an access log line per request",
           async () => {
             const found = accessLines(gateway.process.logFile, logFrom).filter(
-              l => Number(l.time) >= startedAt,
+              l => Number(l.time) >= startedAt && l.user_agent === PLAN_AGENT,
             );
             return found.length >= sent ? found : undefined;
           },

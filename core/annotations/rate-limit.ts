@@ -6,10 +6,10 @@
 // paths share one count per client. A bad value, which ingress-nginx would answer by serving the
 // location without limits, is refused here.
 import { z } from "zod";
-import { parseRanges, inRanges, type IpRanges } from "../net/ranges";
+import { inRanges, type IpRanges } from "../net/ranges";
 import type { Address } from "../net/ip";
 import { parseFamily, keyOf, type Family } from "./family";
-import { annotation, bad, good, parseIntIn, type Parsed } from "./validators";
+import { annotation, good, parseIntIn, parseIpRanges, type Parsed } from "./validators";
 import type { Result } from "../result";
 
 export const DEFAULT_BURST_MULTIPLIER = 5;
@@ -56,13 +56,8 @@ const fields = {
 
 type Field = keyof typeof fields;
 
-const EXPECTED_RANGES = "a comma-separated list of IP addresses or CIDRs";
-
 function parseRangeList(raw: string): Parsed<IpRanges | undefined> {
-  if (raw === "") return good(undefined);
-  const parsed = parseRanges(raw);
-  if (parsed.ok) return good(parsed.ranges);
-  return bad(EXPECTED_RANGES, raw, `${JSON.stringify(parsed.entry)} is neither`);
+  return raw === "" ? good(undefined) : parseIpRanges(raw);
 }
 
 const count = () => annotation(raw => parseIntIn(raw, 0, MAX_LIMIT)).optional();

@@ -5,10 +5,10 @@
 // it is refused. ingress-nginx reads the old name only when the new one is empty or absent; a bad
 // entry there makes ingress-nginx deny the whole location, so Bulwark refuses the Ingress instead.
 import { z } from "zod";
-import { parseRanges, inRanges, type IpRanges } from "../net/ranges";
+import { inRanges, type IpRanges } from "../net/ranges";
 import type { Address } from "../net/ip";
 import { parseFamily, keyOf, type Family } from "./family";
-import { annotation, bad, good, type Parsed } from "./validators";
+import { annotation, bad, IP_RANGES_EXPECTED, parseIpRanges, type Parsed } from "./validators";
 import type { Result } from "../result";
 
 const fields = {
@@ -34,13 +34,11 @@ const fields = {
 
 type Field = keyof typeof fields;
 
-const EXPECTED = "a comma-separated list of IP addresses or CIDRs";
-
 function parseRangeList(raw: string): Parsed<IpRanges> {
-  if (raw.trim() === "") return bad(EXPECTED, raw, "empty: ingress-nginx denies the location");
-  const parsed = parseRanges(raw);
-  if (parsed.ok) return good(parsed.ranges);
-  return bad(EXPECTED, raw, `${JSON.stringify(parsed.entry)} is neither`);
+  if (raw.trim() === "") {
+    return bad(IP_RANGES_EXPECTED, raw, "empty: ingress-nginx denies the location");
+  }
+  return parseIpRanges(raw);
 }
 
 const rangeList = () => annotation(parseRangeList).optional();

@@ -4,6 +4,7 @@
 import { z } from "zod";
 import { parseGoBool, parseGoInt } from "../go-strconv";
 import { NGINX_ANNOTATION_PREFIX } from "../names";
+import { parseRanges, type IpRanges } from "../net/ranges";
 
 /** A parsed value, or the full message of a denial. */
 export type Parsed<T> = { ok: true; value: T } | { ok: false; message: string };
@@ -136,3 +137,12 @@ export function annotation<T>(parse: (raw: string) => Parsed<T>) {
       return z.NEVER;
     });
 }
+
+/** A comma list of IP addresses or CIDRs, as ingress-nginx's ParseIPNets reads it (core/net/ranges.ts). */
+export function parseIpRanges(raw: string): Parsed<IpRanges> {
+  const parsed = parseRanges(raw);
+  if (parsed.ok) return good(parsed.ranges);
+  return bad(IP_RANGES_EXPECTED, raw, `${JSON.stringify(parsed.entry)} is neither`);
+}
+
+export const IP_RANGES_EXPECTED = "a comma-separated list of IP addresses or CIDRs";

@@ -36,8 +36,6 @@ describe("the annotation catalog", () => {
       "auth-type",
       "auth-tls-secret",
       "auth-tls-verify-client",
-      "limit-rate",
-      "limit-rate-after",
       "ssl-passthrough",
       "configuration-snippet",
     ]) {
@@ -63,6 +61,8 @@ describe("the annotation catalog", () => {
       "limit-connections",
       "limit-allowlist",
       "limit-whitelist",
+      "limit-rate",
+      "limit-rate-after",
     ]) {
       assert.equal(catalogEntry(annotationKey(name))?.support, "supported", name);
     }
@@ -78,18 +78,20 @@ describe("the annotation catalog", () => {
 
 describe("unsupportedSecurityAnnotations / securityControlProblem", () => {
   const annotations = {
-    [annotationKey("limit-rate")]: "10",
+    [annotationKey("ssl-passthrough")]: "true",
     [annotationKey("enable-cors")]: "true",
     [annotationKey("affinity")]: "cookie",
     "example.com/auth-url": "x",
   };
   it("returns the security controls only, by full key", () => {
-    assert.deepEqual(unsupportedSecurityAnnotations(annotations), [annotationKey("limit-rate")]);
+    assert.deepEqual(unsupportedSecurityAnnotations(annotations), [
+      annotationKey("ssl-passthrough"),
+    ]);
   });
   it("says why each one is refused", () => {
     assert.equal(
-      securityControlProblem(annotationKey("limit-rate")),
-      "is a security control Bulwark does not implement (bandwidth limits per response (limit-rps, limit-rpm and limit-connections are served); without them one client could exhaust the link)",
+      securityControlProblem(annotationKey("ssl-passthrough")),
+      "is a security control Bulwark does not implement (TLS passed through to the backend; served without it, TLS would be terminated by the wrong party)",
     );
   });
   it("returns nothing for no annotations", () => {

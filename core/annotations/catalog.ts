@@ -75,14 +75,6 @@ const UNSUPPORTED: readonly UnsupportedGroup[] = [
   },
   {
     support: "unsupported-security",
-    why: "bandwidth limits per response (limit-rps, limit-rpm and limit-connections are served); without them one client could exhaust the link",
-    keys: {
-      "limit-rate": "number",
-      "limit-rate-after": "number",
-    },
-  },
-  {
-    support: "unsupported-security",
     why: "raw nginx configuration, often deny rules or headers; Bulwark cannot run it and cannot know what it protected",
     keys: {
       "configuration-snippet": "string",

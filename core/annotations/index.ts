@@ -154,6 +154,7 @@ export {
   parseRateLimit,
   rateLimitFamily,
   rateLimitSchema,
+  type Bandwidth,
   type RateLimitConfig,
 } from "./rate-limit";
 export {

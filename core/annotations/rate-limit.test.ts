@@ -24,7 +24,14 @@ describe("rate-limit annotations", () => {
     const { value } = parsed({ [key("limit-rps")]: "5", [key("limit-connections")]: "10" });
     assert.deepEqual(
       { ...value, allow: value.allow?.text },
-      { rps: 5, rpm: 0, burstMultiplier: 5, connections: 10, allow: undefined },
+      {
+        rps: 5,
+        rpm: 0,
+        burstMultiplier: 5,
+        connections: 10,
+        allow: undefined,
+        bandwidth: undefined,
+      },
     );
   });
 
@@ -64,6 +71,44 @@ describe("rate-limit annotations", () => {
   it("warns when nothing is limited", () => {
     const { warnings } = parsed({ [key("limit-burst-multiplier")]: "3" });
     assert.match(warnings.join("\n"), /have no effect/);
+  });
+
+  it("reads limit-rate and limit-rate-after in kilobytes, as nginx's `k` (1024 bytes)", () => {
+    const { value, warnings } = parsed({
+      [key("limit-rate")]: "100",
+      [key("limit-rate-after")]: "1024",
+    });
+    assert.deepEqual(value.bandwidth, { bytesPerSecond: 102_400, after: 1_048_576 });
+    assert.deepEqual(warnings, []);
+    assert.deepEqual(parsed({ [key("limit-rate")]: "1" }).value.bandwidth, {
+      bytesPerSecond: 1024,
+      after: 0,
+    });
+  });
+
+  it("limit-rate 0 paces nothing (ingress-nginx renders no limit_rate), and says so", () => {
+    const { value, warnings } = parsed({ [key("limit-rate")]: "0" });
+    assert.equal(value.bandwidth, undefined);
+    assert.match(warnings.join("\n"), /have no effect/);
+  });
+
+  it("warns that limit-rate-after alone does nothing", () => {
+    const { warnings } = parsed({ [key("limit-rps")]: "1", [key("limit-rate-after")]: "10" });
+    assert.match(warnings.join("\n"), /limit-rate-after" has no effect without/);
+  });
+
+  it("refuses a bad limit-rate or limit-rate-after naming the key", () => {
+    for (const [name, raw] of [
+      ["limit-rate", "10k"],
+      ["limit-rate", "-1"],
+      ["limit-rate-after", "1.5"],
+      ["limit-rate-after", String(1024 ** 3 + 1)],
+    ] as const) {
+      const result = parseIngressAnnotations({ [key(name)]: raw });
+      assert.ok(!result.ok, `${name}: ${raw}`);
+      assert.equal(result.errors[0]!.field, `metadata.annotations["${key(name)}"]`);
+      assert.match(result.errors[0]!.message, /expected an integer between 0 and/);
+    }
   });
 
   it("refuses bad values naming the key and what was expected", () => {

@@ -3,8 +3,10 @@
 // multiplier> nodelay;` (multiplier 5 by default), `limit-connections` `limit_conn … <n>;`, and
 // clients in `limit-allowlist` (older name `limit-whitelist`, read when the new one is absent) are
 // not limited. 0 is no limit, as in ingress-nginx; the zones belong to the Ingress, so all of its
-// paths share one count per client. A bad value, which ingress-nginx would answer by serving the
-// location without limits, is refused here.
+// paths share one count per client. `limit-rate` and `limit-rate-after` (kilobytes, rendered
+// `limit_rate <n>k; limit_rate_after <n>k;`) pace each response to the client instead, allowlist
+// or not. A bad value, which ingress-nginx would answer by serving the location without limits,
+// is refused here.
 import { z } from "zod";
 import { inRanges, type IpRanges } from "../net/ranges";
 import type { Address } from "../net/ip";
@@ -14,6 +16,10 @@ import type { Result } from "../result";
 
 export const DEFAULT_BURST_MULTIPLIER = 5;
 const MAX_LIMIT = 1_000_000;
+/** nginx's `k` suffix. */
+const KILOBYTE = 1024;
+/** 1 TiB a second or after: a bigger value is a typo, not a limit. */
+const MAX_KILOBYTES = 1024 ** 3;
 
 const fields = {
   rps: {
@@ -40,6 +46,18 @@ const fields = {
     default: "0 (no limit)",
     doc: "Requests in progress at once per client address (nginx limit_conn); over it, BULWARK_LIMIT_STATUS.",
   },
+  rate: {
+    annotation: "limit-rate",
+    type: "integer (kilobytes a second)",
+    default: "0 (no limit)",
+    doc: "Pace each response body to the client at this many KiB a second (nginx limit_rate, per request); the backend is read no faster, so memory stays bounded. Applies to allowlisted clients too.",
+  },
+  rateAfter: {
+    annotation: "limit-rate-after",
+    type: "integer (kilobytes)",
+    default: "0",
+    doc: "The first KiB of each response that go out unpaced before limit-rate applies (nginx limit_rate_after).",
+  },
   allowlist: {
     annotation: "limit-allowlist",
     type: "CIDR list",
@@ -61,6 +79,7 @@ function parseRangeList(raw: string): Parsed<IpRanges | undefined> {
 }
 
 const count = () => annotation(raw => parseIntIn(raw, 0, MAX_LIMIT)).optional();
+const kilobytes = () => annotation(raw => parseIntIn(raw, 0, MAX_KILOBYTES)).optional();
 const rangeList = () => annotation(parseRangeList).optional();
 
 export const rateLimitSchema = z
@@ -69,6 +88,8 @@ export const rateLimitSchema = z
     rpm: count(),
     burstMultiplier: count(),
     connections: count(),
+    rate: kilobytes(),
+    rateAfter: kilobytes(),
     allowlist: rangeList(),
     whitelist: rangeList(),
   } satisfies Record<Field, z.ZodType>)
@@ -78,7 +99,19 @@ export const rateLimitSchema = z
     burstMultiplier: v.burstMultiplier ?? DEFAULT_BURST_MULTIPLIER,
     connections: v.connections ?? 0,
     allow: v.allowlist ?? v.whitelist,
+    bandwidth: bandwidthOf(v.rate ?? 0, v.rateAfter ?? 0),
   }));
+
+/** How each response is paced (limit-rate), in bytes; undefined when it is not. */
+export interface Bandwidth {
+  readonly bytesPerSecond: number;
+  /** Bytes of each response sent before the pace applies. */
+  readonly after: number;
+}
+
+function bandwidthOf(rate: number, after: number): Bandwidth | undefined {
+  return rate > 0 ? { bytesPerSecond: rate * KILOBYTE, after: after * KILOBYTE } : undefined;
+}
 
 export type RateLimitConfig = z.output<typeof rateLimitSchema>;
 
@@ -98,9 +131,13 @@ export const rateLimitFamily: Family<RateLimitConfig, Field> = {
         `annotation "${keyOf(rateLimitFamily, "whitelist")}" is ignored: "${keyOf(rateLimitFamily, "allowlist")}" is set and takes precedence`,
       );
     }
-    if (!limitsAnything(value)) {
+    if (!limitsAnything(value) && value.bandwidth === undefined) {
       out.push(
-        `the rate-limit annotations have no effect: "${keyOf(rateLimitFamily, "rps")}", "${keyOf(rateLimitFamily, "rpm")}" and "${keyOf(rateLimitFamily, "connections")}" are all absent or 0`,
+        `the rate-limit annotations have no effect: "${keyOf(rateLimitFamily, "rps")}", "${keyOf(rateLimitFamily, "rpm")}", "${keyOf(rateLimitFamily, "connections")}" and "${keyOf(rateLimitFamily, "rate")}" are all absent or 0`,
+      );
+    } else if (present.has("rateAfter") && value.bandwidth === undefined) {
+      out.push(
+        `annotation "${keyOf(rateLimitFamily, "rateAfter")}" has no effect without "${keyOf(rateLimitFamily, "rate")}"`,
       );
     }
     return out;

@@ -339,6 +339,8 @@ export class Engine {
       counters: this.counters,
       tally,
       tls: upstreamTlsFor(upstream, proto === "https"),
+      // limit-rate is the location's, as in ingress-nginx: a canary's own is not read.
+      bandwidth: main.policy.bandwidth,
     };
     new Exchange(req, res, route, withPlan(context, plan, target)).start();
   }

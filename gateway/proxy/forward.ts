@@ -4,6 +4,7 @@
 import { request, type ClientRequest, type IncomingMessage, type ServerResponse } from "node:http";
 import { request as requestTls } from "node:https";
 import type { Socket } from "node:net";
+import type { Bandwidth } from "../../core/annotations";
 import type { ExchangeTally } from "../observability/tally";
 import { BODY_HEADERS, errorHeaders, errorTarget, type ErrorPages } from "../policy/error-pages";
 import { editFlatHeaders, withoutFlatHeaders, type HeaderEdits } from "../policy/head-edits";
@@ -11,6 +12,7 @@ import type { Endpoint, Route } from "../routing/table";
 import { EWMA_STATS } from "../routing/balance";
 import { reportTlsFailure, type UpstreamTls } from "../routing/upstream";
 import { downstreamResponseHeaders } from "./headers";
+import { PacedBody } from "./paced-body";
 import type { UpstreamPools } from "./pools";
 import { reply } from "./replies";
 import { isConnectFailure, isIdempotent, isUpstreamTimeout, UpstreamTimeout } from "./retry-rules";
@@ -40,6 +42,8 @@ export interface ExchangeContext {
   tls: UpstreamTls | undefined;
   /** upstream-hash-by's key for this request; absent when the route does not hash. */
   hashKey?: string;
+  /** limit-rate: the response body's pace; absent when it is not paced. */
+  bandwidth?: Bandwidth | undefined;
 }
 
 export class Exchange {
@@ -193,7 +197,14 @@ export class Exchange {
       edits === undefined ? headers : editFlatHeaders(headers, edits),
     );
     upstreamRes.on("error", () => res.destroy());
-    upstreamRes.pipe(res);
+    const bandwidth = this.context.bandwidth;
+    if (bandwidth === undefined) {
+      upstreamRes.pipe(res);
+      return;
+    }
+    const paced = new PacedBody(bandwidth);
+    res.once("close", () => paced.destroy());
+    upstreamRes.pipe(paced).pipe(res);
   };
 
   /**

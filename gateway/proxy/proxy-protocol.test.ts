@@ -6,10 +6,9 @@ import { connect, type Socket } from "node:net";
 import { connect as connectTls } from "node:tls";
 import { after, before, describe, it } from "node:test";
 import { startDataPlane, type DataPlane } from "../data-plane";
-import { endpointSlice, ingress, view } from "../routing/testkit";
 import { DEFAULT_FRONT_DOOR } from "./request-rules";
 import { readProxyHeader } from "./proxy-protocol";
-import { namedBackend, type Backend } from "./testkit";
+import { hostsView, namedBackend, type Backend } from "./testkit";
 
 const SIGNATURE = Buffer.from("0d0a0d0a000d0a515549540a", "hex");
 
@@ -128,28 +127,11 @@ describe("listeners with BULWARK_PROXY_PROTOCOL", () => {
       host: "127.0.0.1",
       frontDoor: { ...DEFAULT_FRONT_DOOR, proxyProtocol: true, headTimeoutMs: 2000 },
     });
-    const slice = endpointSlice({
-      service: "main",
-      ports: [{ port: backend.port }],
-      endpoints: [{ address: "127.0.0.1" }],
-    });
-    const route = (name: string, annotations: Record<string, string>) =>
-      ingress({
-        name,
-        annotations,
-        rules: [{ host: `${name}.test`, paths: [{ path: "/", service: "main" }] }],
-      });
     await plane.apply(
-      view(
-        1,
-        [
-          route("open", {}),
-          route("office", {
-            "nginx.ingress.kubernetes.io/allowlist-source-range": "203.0.113.0/24",
-          }),
-        ],
-        [slice],
-      ),
+      hostsView("main", backend.port, {
+        open: {},
+        office: { "nginx.ingress.kubernetes.io/allowlist-source-range": "203.0.113.0/24" },
+      }),
     );
   });
   after(async () => {

@@ -11,7 +11,8 @@ import {
 import { createServer as createHttpsServer } from "node:https";
 import { connect, type AddressInfo } from "node:net";
 import type { TLSSocket } from "node:tls";
-import { endpointSlice } from "../routing/testkit";
+import { endpointSlice, ingress, view } from "../routing/testkit";
+import type { GatewayView } from "../view";
 
 export interface Backend {
   port: number;
@@ -187,4 +188,63 @@ export function upgradeStatus(port: number, host: string, localAddress: string):
     });
     socket.on("error", reject);
   });
+}
+
+export interface Received {
+  body: Buffer;
+  /** Bytes received by each moment (ms since the request was sent). */
+  progress: { ms: number; bytes: number }[];
+}
+
+/** A GET whose body is timed as it arrives. */
+export function fetchWithProgress(
+  port: number,
+  host: string,
+  agent: Agent | false,
+  headers: Record<string, string> = {},
+): Promise<Received> {
+  const sentAt = performance.now();
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { host: "127.0.0.1", port, path: "/", headers: { host, ...headers }, agent },
+      res => {
+        const chunks: Buffer[] = [];
+        const progress: Received["progress"] = [];
+        let bytes = 0;
+        res.on("data", (chunk: Buffer) => {
+          bytes += chunk.length;
+          chunks.push(chunk);
+          progress.push({ ms: performance.now() - sentAt, bytes });
+        });
+        res.on("end", () => resolve({ body: Buffer.concat(chunks), progress }));
+        res.on("error", reject);
+      },
+    );
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+/**
+ * A view of one Ingress per name, each routing host `<name>.test` (path "/") to Service `service`,
+ * whose one endpoint is 127.0.0.1:`port`; the value is the Ingress's annotations.
+ */
+export function hostsView(
+  service: string,
+  port: number,
+  annotationsByName: Record<string, Record<string, string>>,
+): GatewayView {
+  const slice = endpointSlice({
+    service,
+    ports: [{ port }],
+    endpoints: [{ address: "127.0.0.1" }],
+  });
+  const ingresses = Object.entries(annotationsByName).map(([name, annotations]) =>
+    ingress({
+      name,
+      annotations,
+      rules: [{ host: `${name}.test`, paths: [{ path: "/", service }] }],
+    }),
+  );
+  return view(1, ingresses, [slice]);
 }

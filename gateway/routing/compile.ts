@@ -391,6 +391,8 @@ class Compiler {
       context.policy = policyOf(parsed.value.proxy);
       const balance = balanceOf(parsed.value.balancing);
       if (balance !== undefined) context.policy = { ...context.policy, balance };
+      const bandwidth = parsed.value.rateLimit?.bandwidth;
+      if (bandwidth !== undefined) context.policy = { ...context.policy, bandwidth };
       this.addUpstream(context, parsed.value);
       return context;
     }

@@ -1,6 +1,7 @@
 // The compiled, immutable routing table and the lookups the request path makes. Built once per
 // view by compile.ts; a request only does Map lookups and a short scan of one host's prefixes.
 import type {
+  Bandwidth,
   CorsConfig,
   IngressAnnotations,
   RewriteConfig,
@@ -160,6 +161,11 @@ export interface RoutePolicy {
   readonly upstream: UpstreamPolicy | undefined;
   /** load-balance ewma or upstream-hash-by; undefined: round-robin, nothing per request. */
   readonly balance?: Balance | undefined;
+  /**
+   * limit-rate: each response body paced to the client. Its requests take Node's path (the fast
+   * path hands the connection over), where the body passes through a pacing stream.
+   */
+  readonly bandwidth?: Bandwidth | undefined;
 }
 
 export interface Route {

@@ -279,13 +279,21 @@ export class ClientConnection implements UpstreamOwner {
       this.handOver();
       return;
     }
-    if (isRefusal(head)) {
-      this.refuse(head);
+    if (isRefusal(head)) this.refuse(head);
+    else this.headParsed(head, data, end);
+  }
+
+  /** A whole head in `data` up to `end`: its exchange starts, or Node's path takes it. */
+  private headParsed(head: RequestHead, data: Buffer, end: number): void {
+    const main = findRoute(this.context.table(), head.host, head.target);
+    this.headDone();
+    if (main?.policy.bandwidth !== undefined) {
+      // limit-rate paces the body on Node's path; the head goes with the connection, unread.
+      this.handOver();
       return;
     }
     this.buffered = end + 4 < data.length ? data.subarray(end + 4) : undefined;
-    this.headDone();
-    this.startExchange(head);
+    this.startExchange(head, main);
   }
 
   /** A head still coming: it must be whole within the head timeout from its first byte. */
@@ -335,7 +343,7 @@ export class ClientConnection implements UpstreamOwner {
     this.context.fallback(socket);
   }
 
-  private startExchange(head: RequestHead): void {
+  private startExchange(head: RequestHead, main: Route | undefined): void {
     this.context.counters.requests++;
     this.request = head;
     this.closeAfter ||= head.close || this.context.isClosing();
@@ -343,7 +351,6 @@ export class ClientConnection implements UpstreamOwner {
     this.requestId = requestIdOf(head.requestId);
     const tally = this.tally;
     if (tally !== undefined) this.beginTally(tally, head);
-    const main = findRoute(this.context.table(), head.host, head.target);
     if (main === undefined) {
       this.answer(404, head.contentLength !== 0);
       return;

@@ -1,10 +1,12 @@
 // Rate and connection limits end to end: the real API server admits (or refuses) the annotations
 // through the Pepr module, a real gateway process counts requests per client address (clients
-// connect from different loopback addresses) and answers BULWARK_LIMIT_STATUS over the limit.
+// connect from different loopback addresses) and answers BULWARK_LIMIT_STATUS over the limit;
+// limit-rate paces a response to the client.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { KubernetesObjectApi } from "@kubernetes/client-node";
 import { ingress } from "../gateway/harness";
+import { fetchWithProgress } from "../../../gateway/proxy/testkit";
 import { rejection, testCluster } from "../../harness/cluster";
 import {
   echoOf,
@@ -32,6 +34,7 @@ describe("rate limits end to end", () => {
         "limit-burst-multiplier": "2",
         "limit-whitelist": "127.0.0.5",
       }),
+      route("paced", { "limit-rate": "1" }),
     ]);
     served = await openGateway(
       ns,
@@ -63,12 +66,30 @@ describe("rate limits end to end", () => {
     assert.deepEqual(await statuses("127.0.0.5", 5), [200, 200, 200, 200, 200]);
   });
 
+  it("paces a response at limit-rate (1 KiB/s), and it arrives whole", async () => {
+    // The echo backend answers the request's headers: a padded header makes a 3 KiB body.
+    const pad = "x".repeat(3000);
+    const port = served.gateway.httpPort;
+    const { body, progress } = await fetchWithProgress(port, "paced.test", false, { "x-pad": pad });
+    const echo = JSON.parse(body.toString()) as { name: string; headers: Record<string, string> };
+    assert.equal(echo.name, "web");
+    assert.equal(echo.headers["x-pad"], pad);
+    // The schedule's bound, plus the one slice (a tenth of a second's worth) it lets go when due.
+    for (const { ms, bytes } of progress) {
+      assert.ok(bytes <= (1024 * ms) / 1000 + 103, `${bytes} bytes by ${ms.toFixed(0)} ms`);
+    }
+  });
+
   it("refuses bad values at admission, naming the annotation and what was expected", async () => {
     const objects = KubernetesObjectApi.makeApiClient(testCluster().kc);
     const bad = ingress(space.ns, "bad-limit", {
       host: "bad.test",
       service: "web",
-      annotations: nginx({ "limit-rps": "10r/s", "limit-allowlist": "office" }),
+      annotations: nginx({
+        "limit-rps": "10r/s",
+        "limit-allowlist": "office",
+        "limit-rate": "100k",
+      }),
     });
     const message = await rejection(() => objects.create(bad));
     assert.match(message, /denied the request/);
@@ -80,5 +101,6 @@ describe("rate limits end to end", () => {
       message,
       /limit-allowlist"\]: expected a comma-separated list of IP addresses or CIDRs/,
     );
+    assert.match(message, /limit-rate"\]: expected an integer between 0 and \d+, got \\?"100k/);
   });
 });

@@ -111,7 +111,14 @@ describe("the gateway's own answers", () => {
   });
 
   it("label the policy's and the error pages' decisions as they are, and no canary reason", () => {
-    const decisions = ["source-range-denied", "ssl-redirect", "custom-error", "default-backend"];
+    const decisions = [
+      "source-range-denied",
+      "rate-limited",
+      "connection-limited",
+      "ssl-redirect",
+      "custom-error",
+      "default-backend",
+    ];
     assert.deepEqual(decisions.map(answerLabel), decisions);
     for (const canary of ["", "no canary", "weight", "cookie canary=always (never)"]) {
       assert.equal(answerLabel(canary), undefined, canary);
@@ -160,7 +167,7 @@ describe("TrafficMetrics' Prometheus text", () => {
     for (const reason of refusals) refused.inc({ reason });
     const answers = new Counter({
       name: "bulwark_gateway_answers_total",
-      help: "Requests the gateway answered itself (source-range-denied, refused, redirects, robots, cors-preflight, custom-error) or sent to the default backend, by host and decision",
+      help: "Requests the gateway answered itself (source-range-denied, rate-limited, connection-limited, refused, redirects, robots, cors-preflight, custom-error) or sent to the default backend, by host and decision",
       labelNames: ["host", "decision"],
       registers,
     });

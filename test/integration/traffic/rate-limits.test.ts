@@ -8,11 +8,14 @@ import { KubernetesObjectApi } from "@kubernetes/client-node";
 import { ingress } from "../gateway/harness";
 import { fetchWithProgress } from "../../../gateway/proxy/testkit";
 import { rejection, testCluster } from "../../harness/cluster";
+import { waitUntil } from "../../harness/wait";
 import {
   echoOf,
   nginx,
   openGateway,
   openNamespace,
+  scrape,
+  total,
   type TrafficGateway,
   type TrafficNamespace,
 } from "./helpers";
@@ -60,6 +63,11 @@ describe("rate limits end to end", () => {
     assert.deepEqual(await statuses("127.0.0.2", 4), [200, 200, 200, 429]);
     const other = await served.client.send("limited.test", "/", { localAddress: "127.0.0.3" });
     assert.equal(echoOf(other)?.name, "web", "another client has its own count");
+    const labels = { host: "limited.test", decision: "rate-limited" };
+    await waitUntil("the refusal counted by decision", async () => {
+      const samples = await scrape(served.gateway.adminPort);
+      return total(samples, "bulwark_gateway_answers_total", labels) === 1;
+    });
   });
 
   it("does not limit the allowlist (limit-whitelist, the older name)", async () => {

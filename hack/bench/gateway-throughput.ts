@@ -3,30 +3,31 @@
 //   npx tsx hack/bench/gateway-throughput.ts [--workers 1] [--duration 10] [--connections 64]
 //                                            [--rounds 3] [--memory-only] [--skip-memory]
 //
-// One nginx process (1 worker) serves a tiny static answer as the backend. In front of it, in
-// turn: nginx as a reverse proxy (worker_processes = --workers, upstream keepalive), the gateway
-// (--workers processes) four ways, and @fastify/http-proxy (one process). The gateway runs:
-// a plain route with metrics and access log off; the same with per-host metrics on; the route
-// with traffic policy (3 canary ingresses, by header, cookie and query, none matching, so every
-// rule is evaluated, plus CORS echoing the Origin) with metrics on; and that with the JSON access
-// log on (written to /dev/null). wrk on loopback drives each with the same Host, path, Origin and
-// connections. Then RSS of a gateway process after compiling 10k and 100k hosts. Numbers are
-// printed; nothing is asserted.
+// One nginx process (1 worker) serves a tiny static answer as the backend. Each row puts the
+// gateway (--workers processes) and an nginx configured to do the same work (worker_processes =
+// --workers, upstream keepalive, ingress-nginx's proxy headers) in front of it, in turn
+// (gateway-throughput-rows.ts): a plain route; with per-host metrics; with traffic policy (3
+// canary ingresses by header, cookie and query, none matching, so every rule is evaluated, plus
+// CORS echoing the Origin; nginx: maps and add_header); with the JSON access log to a file
+// (nginx: a log_format of the same fields, buffered); with access control (a source allowlist
+// and a rate limit not reached; nginx: allow/deny and limit_req). For every run, req/s and the
+// proxy's CPU time per request (from /proc over the run), the figure that moves least with the
+// machine's load. Then @fastify/http-proxy and RSS of a gateway process after compiling 10k and
+// 100k hosts. Numbers are printed; nothing is asserted.
 import { execFile, execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { get } from "node:http";
 import { loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
-import type { V1EndpointSlice, V1Ingress } from "@kubernetes/client-node";
 import { startDataPlane } from "../../gateway/data-plane";
-import type { ObserveOptions } from "../../gateway/observability/observer";
 import { freePort } from "../control-plane/ports";
 import { NGINX, nginxConfig, startNginx, stopNginx } from "../nginx";
 import { imageNode } from "../node-runtime/runtime";
+import { benchView, HOST, ORIGIN, peerConfig, ROWS, type Row } from "./gateway-throughput-rows";
+import { cpuMs, withChildren } from "./proc-cpu";
 
 const run = promisify(execFile);
-const HOST = "bench.test";
-const ORIGIN = "https://app.bench.test";
 const WRK = "/usr/bin/wrk";
 
 interface Options {
@@ -68,6 +69,9 @@ interface WrkResult {
   p50ms: number;
   p99ms: number;
   errors: number;
+  requests: number;
+  /** CPU of the proxy under test over the run, per request, in µs. */
+  cpuUsPerRequest: number;
 }
 
 function toMs(text: string): number {
@@ -77,7 +81,9 @@ function toMs(text: string): number {
   return match[2] === "us" ? n / 1000 : match[2] === "s" ? n * 1000 : n;
 }
 
-async function wrk(port: number, options: Options): Promise<WrkResult> {
+/** wrk against `port`; `pids` are the proxy's processes, whose CPU over the run is measured. */
+async function wrk(port: number, options: Options, pids: () => number[]): Promise<WrkResult> {
+  const before = cpuMs(pids());
   const { stdout } = await run(WRK, [
     "-t1",
     `-c${options.connections}`,
@@ -89,6 +95,12 @@ async function wrk(port: number, options: Options): Promise<WrkResult> {
     `Origin: ${ORIGIN}`,
     `http://127.0.0.1:${port}/hello`,
   ]);
+  const spent = cpuMs(pids()) - before;
+  const requests = Number(/(\d+) requests in/.exec(stdout)?.[1] ?? NaN);
+  return { ...parseWrk(stdout), requests, cpuUsPerRequest: (spent * 1000) / requests };
+}
+
+function parseWrk(stdout: string): Omit<WrkResult, "requests" | "cpuUsPerRequest"> {
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1] ?? NaN);
   const p50ms = toMs(/\s50%\s+(\S+)/.exec(stdout)?.[1] ?? "");
   const p99ms = toMs(/\s99%\s+(\S+)/.exec(stdout)?.[1] ?? "");
@@ -97,88 +109,6 @@ async function wrk(port: number, options: Options): Promise<WrkResult> {
   if (socketErrors !== undefined) console.log(`    wrk: ${socketErrors}`);
   return { rps, p50ms, p99ms, errors: Number(errorMatch?.[1] ?? 0) };
 }
-
-const NGINX_PREFIX = "nginx.ingress.kubernetes.io/";
-
-/** The traffic policy of the "policy" runs: CORS on the main ingress, three canaries. */
-const POLICY: { main: Record<string, string>; canaries: Record<string, string>[] } = {
-  main: { "enable-cors": "true", "cors-allow-origin": `${ORIGIN}, https://other.bench.test` },
-  canaries: [
-    { "canary-by-header": "X-Canary" },
-    { "canary-by-cookie": "canary" },
-    { "canary-by-query": "canary" },
-  ],
-};
-
-function prefixed(annotations: Record<string, string>): Record<string, string> {
-  return Object.fromEntries(Object.entries(annotations).map(([k, v]) => [NGINX_PREFIX + k, v]));
-}
-
-function benchIngress(name: string, annotations: Record<string, string>): V1Ingress {
-  return {
-    metadata: {
-      namespace: "bench",
-      name,
-      creationTimestamp: new Date(0),
-      annotations: prefixed(annotations),
-    },
-    spec: {
-      rules: [
-        {
-          host: HOST,
-          http: {
-            paths: [
-              {
-                path: "/",
-                pathType: "Prefix",
-                backend: { service: { name: "web", port: { number: 80 } } },
-              },
-            ],
-          },
-        },
-      ],
-    },
-  };
-}
-
-function benchView(backendPort: number, policy: boolean) {
-  const ingresses = policy
-    ? [
-        benchIngress("bench", POLICY.main),
-        ...POLICY.canaries.map((rule, i) =>
-          benchIngress(`canary-${i}`, { canary: "true", ...rule }),
-        ),
-      ]
-    : [benchIngress("bench", {})];
-  const slice: V1EndpointSlice = {
-    metadata: {
-      namespace: "bench",
-      name: "web-1",
-      labels: { "kubernetes.io/service-name": "web" },
-    },
-    addressType: "IPv4",
-    ports: [{ port: backendPort, protocol: "TCP" }],
-    endpoints: [{ addresses: ["127.0.0.1"], conditions: { ready: true } }],
-  };
-  return { version: 1, ingresses, endpointSlices: [slice], tlsPairs: [] };
-}
-
-interface GatewayVariant {
-  name: string;
-  policy: boolean;
-  observe: ObserveOptions;
-}
-
-const GATEWAY_VARIANTS: GatewayVariant[] = [
-  { name: "plain route", policy: false, observe: { metrics: false, accessLog: false } },
-  { name: "plain + metrics", policy: false, observe: { metrics: true, accessLog: false } },
-  { name: "policy + metrics", policy: true, observe: { metrics: true, accessLog: false } },
-  {
-    name: "policy + metrics + log",
-    policy: true,
-    observe: { metrics: true, accessLog: true, accessLogPath: "/dev/null" },
-  },
-];
 
 type StartDataPlane = typeof startDataPlane;
 
@@ -191,46 +121,76 @@ function baselineStart(dir: string): StartDataPlane {
   return loaded.startDataPlane;
 }
 
-async function benchGateway(
-  backendPort: number,
-  options: Options,
-  variant: GatewayVariant,
-  start: StartDataPlane = startDataPlane,
-): Promise<WrkResult> {
+/** Where the gateway runs: the backend, its access log's file, and which checkout's data plane. */
+interface GatewaySetup {
+  backendPort: number;
+  logPath: string;
+  start: StartDataPlane;
+  /** The row's nginx, whose answer the gateway's must match (status and CORS headers). */
+  peerPort: number;
+}
+
+/** The status and CORS headers (Access-Control-*, Vary) of an answer to the bench's request. */
+function answerShape(port: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const headers = { Origin: ORIGIN, Host: HOST };
+    get({ host: "127.0.0.1", port, path: "/hello", headers }, res => {
+      res.resume();
+      const cors = Object.entries(res.headers).filter(([name]) =>
+        name.startsWith("access-control-"),
+      );
+      res.on("end", () => resolve(JSON.stringify([res.statusCode, cors.sort()])));
+    }).on("error", reject);
+  });
+}
+
+/** Fails the run when the gateway and its peer do not answer alike: the row would compare nothing. */
+async function checkSameWork(row: Row, gatewayPort: number, peerPort: number): Promise<void> {
+  const [gateway, peer] = await Promise.all([answerShape(gatewayPort), answerShape(peerPort)]);
+  if (gateway !== peer) throw new Error(`${row.name}: gateway answers ${gateway}, nginx ${peer}`);
+}
+
+async function benchGateway(setup: GatewaySetup, options: Options, row: Row): Promise<WrkResult> {
+  const { backendPort, logPath, start } = setup;
   const port = await freePort();
+  const observe = row.log ? { ...row.observe, accessLogPath: logPath } : row.observe;
   const plane = await start({
     httpPort: port,
     host: "127.0.0.1",
     workers: options.workers,
     defaultCertificates: [],
-    observe: variant.observe,
+    observe,
   });
+  // One worker serves in this process; with more, the primary and its workers.
+  const pids = () => [process.pid, ...plane.status().workers.map(w => w.pid)];
   try {
-    const applied = await plane.apply(benchView(backendPort, variant.policy));
+    const applied = await plane.apply(benchView(backendPort, row.work));
     if (applied.problems.length > 0) throw new Error(applied.problems.join("\n"));
-    await wrk(port, { ...options, duration: 2 }); // warm-up (JIT, pools)
-    return await wrk(port, options);
+    await checkSameWork(row, port, setup.peerPort);
+    await wrk(port, { ...options, duration: 2 }, pids); // warm-up (JIT, pools)
+    return await wrk(port, options, pids);
   } finally {
     await plane.close({ drainMs: 500 });
   }
 }
 
-/** Every gateway variant once, each followed by the baseline checkout's when there is one. */
-async function gatewayRound(
-  backendPort: number,
-  options: Options,
-  baseline: StartDataPlane | undefined,
-  add: (name: string, result: WrkResult) => void,
-): Promise<void> {
-  for (const variant of GATEWAY_VARIANTS) {
-    const name = `gateway ${variant.name} (${options.workers}w)`;
-    add(name, await benchGateway(backendPort, options, variant));
-    if (baseline === undefined) continue;
-    add(`baseline: ${name}`, await benchGateway(backendPort, options, variant, baseline));
-  }
+/** nginx doing the row's work, on a port of its own. */
+interface Peer {
+  port: number;
+  pids: () => number[];
+  stop(): Promise<void>;
 }
 
-/** The run with the median req/s (its latencies with it). */
+async function startPeer(dir: string, row: Row, backendPort: number, options: Options) {
+  const port = await freePort();
+  const name = `peer-${ROWS.indexOf(row)}`;
+  const config = peerConfig(row, port, backendPort, join(dir, `${name}-access.log`));
+  const child = await startNginx(dir, name, nginxConfig(dir, options.workers, config));
+  const peer: Peer = { port, pids: () => withChildren(child.pid!), stop: () => stopNginx(child) };
+  return peer;
+}
+
+/** The run with the median req/s (its latencies and CPU with it). */
 function median(runs: WrkResult[]): WrkResult {
   const sorted = [...runs].sort((a, b) => a.rps - b.rps);
   return sorted[Math.floor(sorted.length / 2)]!;
@@ -252,18 +212,50 @@ async function benchFastify(backendPort: number, options: Options): Promise<WrkR
     child.stdout?.once("data", () => resolve());
     child.once("exit", code => reject(new Error(`fastify proxy exited with ${code}`)));
   });
+  const pids = () => [child.pid!];
   try {
-    await wrk(port, { ...options, duration: 2 });
-    return await wrk(port, options);
+    await wrk(port, { ...options, duration: 2 }, pids);
+    return await wrk(port, options, pids);
   } finally {
     child.kill("SIGTERM");
   }
 }
 
+/** Every row once: its nginx peer, its gateway, and the baseline checkout's gateway if any. */
+async function round(
+  context: { dir: string; backendPort: number; peers: Peer[]; baseline?: StartDataPlane },
+  options: Options,
+  add: (name: string, result: WrkResult) => void,
+): Promise<void> {
+  for (const [i, row] of ROWS.entries()) {
+    const peer = context.peers[i]!;
+    add(`nginx: ${row.name}`, await wrk(peer.port, options, peer.pids));
+    const setup = {
+      backendPort: context.backendPort,
+      logPath: join(context.dir, `gateway-${i}-access.log`),
+      start: startDataPlane,
+      peerPort: peer.port,
+    };
+    add(`gateway: ${row.name}`, await benchGateway(setup, options, row));
+    const baseline = context.baseline;
+    if (baseline === undefined) continue;
+    add(`baseline: ${row.name}`, await benchGateway({ ...setup, start: baseline }, options, row));
+  }
+}
+
+function printRow(name: string, r: WrkResult, peer: WrkResult | undefined): void {
+  const vs =
+    peer === undefined
+      ? ""
+      : `  req/s ratio ${(r.rps / peer.rps).toFixed(2)}  CPU/req ratio ${(r.cpuUsPerRequest / peer.cpuUsPerRequest).toFixed(2)}`;
+  console.log(
+    `  ${name.padEnd(40)} ${r.rps.toFixed(0).padStart(8)} req/s  p50 ${r.p50ms.toFixed(2)} ms  p99 ${r.p99ms.toFixed(2)} ms  CPU ${r.cpuUsPerRequest.toFixed(1).padStart(5)} µs/req${vs}${r.errors > 0 ? `  non-2xx ${r.errors}` : ""}`,
+  );
+}
+
 async function throughput(options: Options): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "bulwark-bench-gw-"));
   const backendPort = await freePort();
-  const nginxPort = await freePort();
   const backend = await startNginx(
     dir,
     "backend",
@@ -273,64 +265,48 @@ async function throughput(options: Options): Promise<void> {
       `server { listen 127.0.0.1:${backendPort}; keepalive_requests 1000000; location / { return 200 "hello from the backend\\n"; } }`,
     ),
   );
-  const proxy = await startNginx(
-    dir,
-    "proxy",
-    nginxConfig(
-      dir,
-      options.workers,
-      `upstream web { server 127.0.0.1:${backendPort}; keepalive 320; keepalive_requests 1000000; }
-  server {
-    listen 127.0.0.1:${nginxPort};
-    server_name ${HOST};
-    keepalive_requests 1000000;
-    location / {
-      proxy_pass http://web;
-      proxy_http_version 1.1;
-      proxy_set_header Connection "";
-      proxy_set_header Host $host;
-      proxy_set_header X-Real-IP $remote_addr;
-      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
-      proxy_set_header X-Forwarded-Proto $scheme;
-      proxy_set_header X-Forwarded-Host $host;
-      proxy_set_header X-Forwarded-Port $server_port;
-    }
-  }`,
-    ),
-  );
+  const peers: Peer[] = [];
   try {
+    for (const row of ROWS) peers.push(await startPeer(dir, row, backendPort, options));
     console.log(
       `throughput: wrk -t1 -c${options.connections} -d${options.duration}s, ${options.workers} worker(s), loopback; load average ${loadavg()
         .map(l => l.toFixed(2))
         .join(" ")}`,
     );
-    await wrk(nginxPort, { ...options, duration: 2 });
-    // Interleaved rounds, so load from elsewhere on a shared machine hits every variant alike.
+    for (const peer of peers) await wrk(peer.port, { ...options, duration: 2 }, peer.pids);
+    // Interleaved rounds, so load from elsewhere on a shared machine hits every row alike.
     const rounds = new Map<string, WrkResult[]>();
     const baseline = options.baseline === undefined ? undefined : baselineStart(options.baseline);
     const add = (name: string, result: WrkResult) =>
       rounds.set(name, [...(rounds.get(name) ?? []), result]);
-    for (let round = 0; round < options.rounds; round++) {
-      add("nginx (reverse proxy)", await wrk(nginxPort, options));
-      await gatewayRound(backendPort, options, baseline, add);
+    for (let i = 0; i < options.rounds; i++) {
+      await round({ dir, backendPort, peers, baseline }, options, add);
     }
-    const results: [string, WrkResult][] = [...rounds].map(([name, runs]) => [name, median(runs)]);
-    results.push(["@fastify/http-proxy (1 process)", await benchFastify(backendPort, options)]);
-    results.push(["backend direct (nginx static)", await wrk(backendPort, options)]);
-    const base = results[0]![1].rps;
-    const plain = results[1]![1].rps;
-    for (const [name, r] of results) {
-      console.log(
-        `  ${name.padEnd(38)} ${r.rps.toFixed(0).padStart(8)} req/s  p50 ${r.p50ms.toFixed(2)} ms  p99 ${r.p99ms.toFixed(2)} ms  ratio/nginx ${(r.rps / base).toFixed(2)}  ratio/plain gateway ${(r.rps / plain).toFixed(2)}${r.errors > 0 ? `  non-2xx ${r.errors}` : ""}`,
-      );
+    const result = (name: string) => median(rounds.get(name)!);
+    console.log("  each gateway row against nginx doing the same work (ratios: gateway / nginx)");
+    for (const row of ROWS) {
+      const peer = result(`nginx: ${row.name}`);
+      printRow(`nginx: ${row.name}`, peer, undefined);
+      printRow(`gateway: ${row.name}`, result(`gateway: ${row.name}`), peer);
+      if (baseline !== undefined)
+        printRow(`baseline: ${row.name}`, result(`baseline: ${row.name}`), peer);
+      if (row.note !== undefined) console.log(`    (${row.note})`);
     }
+    const plainPeer = result(`nginx: ${ROWS[0]!.name}`);
+    printRow(
+      "@fastify/http-proxy (1 process)",
+      await benchFastify(backendPort, options),
+      plainPeer,
+    );
+    const pids = () => withChildren(backend.pid!);
+    printRow("backend direct (nginx static)", await wrk(backendPort, options, pids), plainPeer);
     console.log(
       `  load average after the runs: ${loadavg()
         .map(l => l.toFixed(2))
         .join(" ")}`,
     );
   } finally {
-    await stopNginx(proxy);
+    for (const peer of peers) await peer.stop();
     await stopNginx(backend);
     rmSync(dir, { recursive: true, force: true });
   }

@@ -22,7 +22,7 @@ import { issueLoopbackServingCertificate } from "./pki";
 import { applyWebhookPolicy } from "../../packaging/webhook-policy";
 import { PERMISSION_GROUP_ANNOTATION } from "../../core/names";
 import { freePort } from "./ports";
-import { startProcess, type ManagedProcess } from "./processes";
+import { beforeStopEverything, startProcess, type ManagedProcess } from "./processes";
 
 export const PEPR_UUID = "bulwark";
 export const PEPR_NAMESPACE = "pepr-system";
@@ -244,6 +244,9 @@ function superviseWatcher(options: {
   log: (message: string) => void;
 }): Supervised {
   let stopped = false;
+  // A caller that stops every process at once (a benchmark's exit) stops this supervisor first:
+  // otherwise it would restart the watcher into a folder that is being removed.
+  const forget = beforeStopEverything(() => (stopped = true));
   let current = options.start();
   const watch = (child: ManagedProcess): void => {
     writeFileSync(options.pidFile, String(child.pid));
@@ -264,6 +267,7 @@ function superviseWatcher(options: {
     current: () => current,
     stop: async () => {
       stopped = true;
+      forget();
       await current.stop();
     },
   };

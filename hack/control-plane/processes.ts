@@ -72,8 +72,19 @@ export function startProcess(
   return managed;
 }
 
+/** Told when stopEverything begins, so a supervisor does not restart what it stops. */
+const onStopEverything = new Set<() => void>();
+
+/** Calls `hook` when stopEverything begins; the returned function unregisters it. */
+export function beforeStopEverything(hook: () => void): () => void {
+  onStopEverything.add(hook);
+  return () => onStopEverything.delete(hook);
+}
+
 /** Stops every process this Node process started that is still running. */
 export function stopEverything(graceMs?: number): Promise<void> {
+  for (const hook of [...onStopEverything]) hook();
+  onStopEverything.clear();
   return stopAll([...live], graceMs);
 }
 

@@ -92,9 +92,12 @@ export class ExchangeTally {
     this.decision = decision;
   }
 
-  /** The request head goes to this endpoint ("address:port") now. */
+  /**
+   * The request head goes to this endpoint ("address:port") now. A retry adds to the list, as
+   * nginx's $upstream_addr does ("10.0.0.1:80, 10.0.0.2:80"); the status is the last attempt's.
+   */
   sent(endpoint: string): void {
-    this.upstream = endpoint;
+    this.upstream = this.upstream === "" ? endpoint : `${this.upstream}, ${endpoint}`;
     this.upstreamAt = performance.now();
   }
 

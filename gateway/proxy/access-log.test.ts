@@ -44,6 +44,10 @@ describe("data plane: access log fields and X-Request-ID", () => {
             rules: [{ host: "log.test", paths: [{ path: "/", service: "main" }] }],
           }),
           ingress({
+            name: "retry",
+            rules: [{ host: "retry.test", paths: [{ path: "/", service: "flaky" }] }],
+          }),
+          ingress({
             name: "moved",
             annotations: { [`${P}temporal-redirect`]: "https://new.example/" },
             rules: [{ host: "moved.test", paths: [{ path: "/", service: "main" }] }],
@@ -54,6 +58,12 @@ describe("data plane: access log fields and X-Request-ID", () => {
             service: "main",
             ports: [{ port: main.port }],
             endpoints: [{ address: "127.0.0.1" }],
+          }),
+          // 127.0.0.2 refuses: the backend listens on 127.0.0.1 only.
+          endpointSlice({
+            service: "flaky",
+            ports: [{ port: main.port }],
+            endpoints: [{ address: "127.0.0.2" }, { address: "127.0.0.1" }],
           }),
         ],
       ),
@@ -109,6 +119,25 @@ describe("data plane: access log fields and X-Request-ID", () => {
         );
         assert.equal(typeof entry.upstream_response_time, "number");
         assert.ok((entry.upstream_response_time as number) >= 0);
+      });
+
+      it("lists every endpoint tried in upstream_addr, as nginx's $upstream_addr", async () => {
+        // Round-robin over two endpoints: of two requests, at least one starts on the refusing
+        // one (a retry moves the count on too) and is retried on the other.
+        const paths = [`/${slug}/retry-1`, `/${slug}/retry-2`];
+        for (const path of paths) assert.equal((await send("retry.test", path)).status, 200);
+        const entries = await Promise.all(paths.map(entryFor));
+        const [live, retried] = [
+          `127.0.0.1:${main.port}`,
+          `127.0.0.2:${main.port}, 127.0.0.1:${main.port}`,
+        ];
+        for (const entry of entries)
+          assert.ok([live, retried].includes(String(entry.upstream_addr)));
+        assert.ok(entries.some(entry => entry.upstream_addr === retried));
+        assert.deepEqual(
+          entries.map(e => e.upstream_status),
+          [200, 200],
+        );
       });
 
       it("logs the forwarded client as remote_addr and the trusted peer as peer_addr", async () => {

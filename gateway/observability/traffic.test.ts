@@ -5,6 +5,7 @@ import { Counter, Histogram, Registry } from "prom-client";
 import { sumMetrics, sumProcessMetrics } from "./scrape";
 import {
   accessLogLine,
+  refusalLogLine,
   answerLabel,
   DURATION_BUCKETS,
   statusClass,
@@ -300,5 +301,29 @@ describe("statusClass and accessLogLine", () => {
     const hostile = 'a"b\\c\n{"x":1}\u0000\u2028é';
     const entry = parsed({ ...base, authority: hostile, path: `/${hostile}`, method: hostile });
     assert.deepEqual([entry.host, entry.path, entry.method], [hostile, `/${hostile}`, hostile]);
+  });
+});
+
+describe("refusalLogLine", () => {
+  it("names the peer as remote_addr, as the access log does, with the status and reason", () => {
+    const line = refusalLogLine(
+      { status: 400, reason: "bare-lf" },
+      "203.0.113.9",
+      42,
+      1_796_000_000_000,
+    );
+    assert.ok(line.endsWith("}\n"));
+    assert.deepEqual(JSON.parse(line), {
+      level: 40,
+      time: 1_796_000_000_000,
+      pid: 42,
+      hostname: hostname(),
+      msg: "request refused",
+      component: "bulwark-gateway",
+      log: "access",
+      remote_addr: "203.0.113.9",
+      status: 400,
+      reason: "bare-lf",
+    });
   });
 });

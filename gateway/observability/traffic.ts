@@ -305,7 +305,7 @@ export function refusalLogLine(
 ): string {
   return (
     `${head(PINO_LEVELS.warn ?? 40, time, pid)},"msg":"request refused","component":"bulwark-gateway"` +
-    `,"log":"access","client":${quoted(client)},"status":${refusal.status}` +
+    `,"log":"access","remote_addr":${quoted(client)},"status":${refusal.status}` +
     `,"reason":${quoted(refusal.reason)}}\n`
   );
 }

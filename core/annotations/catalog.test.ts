@@ -116,10 +116,10 @@ describe("ignoredAnnotationWarnings", () => {
     ],
     [
       "a harmless key Bulwark does not implement",
-      { [annotationKey("affinity")]: "cookie" },
+      { [annotationKey("service-upstream")]: "true" },
       "Ingress",
       [
-        `annotation "${annotationKey("affinity")}" is not implemented by Bulwark, ignored: session affinity and load-balancing choice; Bulwark balances round-robin over ready endpoints`,
+        `annotation "${annotationKey("service-upstream")}" is not implemented by Bulwark, ignored: balancing over the Service's cluster IP instead of its endpoints; Bulwark balances over the ready endpoints`,
       ],
     ],
     [

@@ -27,6 +27,7 @@ const NONE: IngressAnnotations = {
   errorPages: undefined,
   buffering: undefined,
   balancing: undefined,
+  affinity: undefined,
 };
 
 describe("parseIngressAnnotations", () => {

@@ -19,6 +19,7 @@ import { parseHostNames, type HostNamesConfig } from "./host-names";
 import { parseErrorPages, type ErrorPagesConfig } from "./error-pages";
 import { parseBuffering, type BufferingConfig } from "./buffering";
 import { parseLoadBalancing, type LoadBalancingConfig } from "./load-balancing";
+import { affinityErrors, affinityWarnings, parseAffinity, type AffinityConfig } from "./affinity";
 
 /** An Ingress's annotations, one entry per family; undefined when none of its keys is set. */
 export interface IngressAnnotations {
@@ -42,6 +43,8 @@ export interface IngressAnnotations {
   buffering: BufferingConfig | undefined;
   /** load-balance, upstream-hash-by (+subset, subset-size). */
   balancing: LoadBalancingConfig | undefined;
+  /** affinity (cookie), affinity-mode, affinity-canary-behavior, session-cookie-*. */
+  affinity: AffinityConfig | undefined;
 }
 
 /** A Secret's annotations: its batched rollout and its checksum version. */
@@ -89,7 +92,10 @@ export function parseIngressAnnotations(annotations: Annotations): Result<Ingres
     errorPages: all.take(parseErrorPages(annotations)),
     buffering: all.take(parseBuffering(annotations)),
     balancing: all.take(parseLoadBalancing(annotations)),
+    affinity: all.take(parseAffinity(annotations)),
   };
+  all.errors.push(...affinityErrors(value.affinity, value.rewrite?.regexPaths === true));
+  all.warnings.push(...affinityWarnings(value.affinity, annotations));
   all.warnings.push(...ignoredAnnotationWarnings(annotations, "Ingress"));
   return all.result(value);
 }
@@ -212,3 +218,12 @@ export {
   type LoadBalance,
   type LoadBalancingConfig,
 } from "./load-balancing";
+export {
+  affinityFamily,
+  DEFAULT_AFFINITY_COOKIE,
+  parseAffinity,
+  type AffinityConfig,
+  type AffinityMode,
+  type CookieAffinity,
+  type SameSite,
+} from "./affinity";

@@ -38,6 +38,7 @@ import {
   rewriteTarget,
   SSL_REDIRECT_STATUS,
 } from "./host-rules";
+import { stickyCanaryDecision, stickyChoice, type StickyChoice } from "./affinity";
 import { hashKey } from "./hash-key";
 import { limitsFor, type LimitOptions } from "./limits";
 import type { RequestFacts } from "./request-values";
@@ -106,11 +107,16 @@ function hasEffect(policy: TrafficPolicy): boolean {
   return Boolean(
     answers ||
       edits ||
+      choosesEndpoint(policy) ||
       policy.errorPages ||
       policy.defaultBackend ||
-      policy.hashed ||
       policy.limits,
   );
+}
+
+/** Whether requests need their facts read to choose an endpoint (upstream-hash-by, affinity). */
+function choosesEndpoint(policy: TrafficPolicy): boolean {
+  return policy.hashed || policy.sticky === true;
 }
 
 /**
@@ -138,6 +144,7 @@ export function compileTraffic(
     defaultBackend,
     wwwRedirect: undefined,
     hashed: hashes(main) || main.canaries.some(hashes),
+    sticky: sticks(main) || main.canaries.some(sticks),
   };
   return hasEffect(policy) ? policy : undefined;
 }
@@ -159,6 +166,11 @@ function annotationEffects(main: Route, hostHasTls: boolean, options: TrafficOpt
 /** Whether the route hashes requests onto endpoints (upstream-hash-by): its requests need facts. */
 function hashes(route: Route): boolean {
   return route.policy.balance?.kind === "hash";
+}
+
+/** Whether the route has cookie affinity: its requests need their cookie read. */
+function sticks(route: Route): boolean {
+  return route.policy.affinity !== undefined;
 }
 
 const NO_CANARY_CONTEXT: CanaryContext = { available: () => false, random: Math.random };
@@ -222,6 +234,8 @@ export type Plan =
       hashKey: string;
       /** limit-connections: frees the client's slot; the request path calls it when the exchange ends. */
       release?: () => void;
+      /** affinity: chooses the endpoint (for each try) and the cookie to set; absent without. */
+      sticky?: StickyChoice;
     };
 
 function pathOf(target: string): string {
@@ -392,10 +406,22 @@ export function planRequest(
   }
   const context = random === undefined ? policy.canaryContext : { ...policy.canaryContext, random };
   const decision =
-    policy.group === undefined ? undefined : decideCanary(policy.group, context, facts);
+    policy.group === undefined ? undefined : canaryDecision(main, policy, context, facts);
   const plan = routedPlan(main, policy, decision, facts);
   if (admitted.release !== undefined && plan.kind === "proxy") plan.release = admitted.release;
   return plan;
+}
+
+/** A sticky client's backend (affinity), else the canary rules' decision. */
+function canaryDecision(
+  main: Route,
+  policy: TrafficPolicy,
+  context: CanaryContext,
+  facts: RequestFacts,
+): CanaryDecision {
+  const sticky =
+    policy.sticky === true ? stickyCanaryDecision(main, facts, context.available) : undefined;
+  return sticky ?? decideCanary(policy.group!, context, facts);
 }
 
 /** Main or the canary, main's requests to the default backend when it must, the hash key added. */
@@ -410,7 +436,15 @@ function routedPlan(
     proxied.kind === "proxy" && proxied.variant === "main" && policy.defaultBackend !== undefined
       ? (toDefaultBackend(proxied, policy.defaultBackend, facts) ?? proxied)
       : proxied;
-  return policy.hashed ? withHashKey(chosen, facts) : chosen;
+  const keyed = policy.hashed ? withHashKey(chosen, facts) : chosen;
+  return policy.sticky === true ? withSticky(keyed, main, policy, facts) : keyed;
+}
+
+/** The plan with the sticky choice of the route it chose (not the default backend's: no affinity there). */
+function withSticky(plan: Plan, main: Route, policy: TrafficPolicy, facts: RequestFacts): Plan {
+  if (plan.kind !== "proxy" || plan.route === policy.defaultBackend) return plan;
+  const sticky = stickyChoice(plan.route, main.path, facts);
+  return sticky === undefined ? plan : { ...plan, sticky };
 }
 
 /** The plan with upstream-hash-by's key of the route it chose. */

@@ -370,7 +370,7 @@ export class Engine {
       head,
       headers: withUpstreamEdits(headers, route.policy.upstream),
       tls: upstreamTlsFor(route.policy.upstream, proto === "https"),
-      hashKey: proxied?.hashKey ?? "",
+      ...endpointChoice(proxied),
       tally,
       track: tracked => {
         this.upgraded.add(tracked);
@@ -479,6 +479,11 @@ function noteRoute(tally: ExchangeTally | undefined, main: Route, plan: Plan | u
   return plan.route;
 }
 
+/** How the plan has the endpoint chosen: upstream-hash-by's key, affinity's sticky choice. */
+function endpointChoice(plan: Extract<Plan, { kind: "proxy" }> | undefined) {
+  return { hashKey: plan?.hashKey ?? "", sticky: plan?.sticky };
+}
+
 /** The headers with the route's upstream-vhost and x-forwarded-prefix applied. */
 function withUpstreamEdits(headers: string[], upstream: UpstreamPolicy | undefined): string[] {
   const edits = upstream?.requestEdits;
@@ -499,5 +504,6 @@ function withPlan(
     response: hasEdits(plan.response) ? plan.response : undefined,
     errorPages: plan.errorPages,
     hashKey: plan.hashKey,
+    sticky: plan.sticky,
   };
 }

@@ -10,6 +10,7 @@ import { BODY_HEADERS, errorHeaders, errorTarget, type ErrorPages } from "../pol
 import { editFlatHeaders, withoutFlatHeaders, type HeaderEdits } from "../policy/head-edits";
 import type { Endpoint, Route } from "../routing/table";
 import { EWMA_STATS } from "../routing/balance";
+import { withStickyCookie, type StickyChoice } from "../policy/affinity";
 import { reportTlsFailure, type UpstreamTls } from "../routing/upstream";
 import { downstreamResponseHeaders } from "./headers";
 import { PacedBody } from "./paced-body";
@@ -44,6 +45,8 @@ export interface ExchangeContext {
   hashKey?: string;
   /** limit-rate: the response body's pace; absent when it is not paced. */
   bandwidth?: Bandwidth | undefined;
+  /** affinity: chooses the endpoint of each try and the cookie to set; absent without. */
+  sticky?: StickyChoice;
 }
 
 export class Exchange {
@@ -112,7 +115,11 @@ export class Exchange {
 
   private send(): void {
     const balance = this.route.policy.balance;
-    const endpoint = this.route.backend.pickBy(balance, this.context.hashKey ?? "", this.endpoint);
+    const sticky = this.context.sticky;
+    const endpoint =
+      sticky === undefined
+        ? this.route.backend.pickBy(balance, this.context.hashKey ?? "", this.endpoint)
+        : sticky.pick(this.endpoint);
     if (endpoint === undefined) {
       reply(this.res, 502);
       return;
@@ -190,7 +197,10 @@ export class Exchange {
     if (tally !== undefined) {
       upstreamRes.on("data", (chunk: Buffer) => (tally.responseBytes += chunk.length));
     }
-    const headers = downstreamResponseHeaders(upstreamRes.rawHeaders);
+    const headers = withStickyCookie(
+      downstreamResponseHeaders(upstreamRes.rawHeaders),
+      this.context.sticky,
+    );
     const edits = this.context.response;
     res.writeHead(
       upstreamRes.statusCode ?? 502,
@@ -233,6 +243,7 @@ export class Exchange {
       target: errorTarget(this.context.target),
       response: undefined,
       errorPages: undefined,
+      sticky: undefined,
     };
     this.route = backend;
     this.bodyless = true;

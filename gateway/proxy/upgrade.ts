@@ -11,6 +11,7 @@ import type { Route } from "../routing/table";
 import { reportTlsFailure, type UpstreamTls } from "../routing/upstream";
 import { downstreamResponseHeaders } from "./headers";
 import { replyOnSocket } from "./replies";
+import { withStickyCookie, type StickyChoice } from "../policy/affinity";
 
 function headBlock(status: number, message: string, raw: readonly string[]): string {
   let head = `HTTP/1.1 ${status} ${message}\r\n`;
@@ -34,13 +35,19 @@ export function forwardUpgrade(
     tls: UpstreamTls | undefined;
     /** upstream-hash-by's key ("" when the route does not hash). */
     hashKey?: string;
+    /** affinity: the endpoint from the cookie, or a new one and its cookie (on the 101). */
+    sticky?: StickyChoice | undefined;
   },
 ): void {
   const { head, tally } = options;
   // The status to record: 499 when the client leaves before any answer.
   let status = 499;
   client.once("close", () => tally?.finish(status));
-  const endpoint = route.backend.pickBy(route.policy.balance, options.hashKey ?? "");
+  const sticky = options.sticky;
+  const endpoint =
+    sticky === undefined
+      ? route.backend.pickBy(route.policy.balance, options.hashKey ?? "")
+      : sticky.pick();
   if (endpoint === undefined) {
     status = 502;
     replyOnSocket(client, 502);
@@ -85,7 +92,7 @@ export function forwardUpgrade(
       socket.on("data", (chunk: Buffer) => (tally.responseBytes += chunk.length));
       client.on("data", (chunk: Buffer) => (tally.requestBytes += chunk.length));
     }
-    const raw = [...res.rawHeaders];
+    const raw = withStickyCookie([...res.rawHeaders], sticky);
     client.write(headBlock(101, res.statusMessage ?? "Switching Protocols", raw));
     if (upstreamHead.length > 0) client.write(upstreamHead);
     if (head.length > 0) socket.write(head);

@@ -21,6 +21,7 @@ import { securityErrors } from "../../core/ingress/review-ingress";
 import { hostProblem } from "../../core/ingress/hostname";
 import { NGINX_ANNOTATION_PREFIX } from "../../core/names";
 import { formatErrors } from "../../core/result";
+import { canaryAffinity, routeAffinity } from "../policy/affinity";
 import { pathRegex, ROBOTS_PATH } from "../policy/host-rules";
 import {
   compileTraffic,
@@ -329,7 +330,9 @@ class Compiler {
     // ingress-nginx: a canary's other annotations are ignored, its main's apply (timeouts,
     // body size, retries); where it sends the request and how it balances (load-balance,
     // upstream-hash-by) are its own.
-    const policy = { ...main.policy, balance: canary.policy.balance };
+    // Its affinity is its main's unless it asks for the legacy behaviour (canaryAffinity).
+    const affinity = canaryAffinity(main, canary);
+    const policy = { ...main.policy, balance: canary.policy.balance, affinity };
     (main.canaries as Route[]).push({ ...canary, policy });
   }
 
@@ -393,6 +396,8 @@ class Compiler {
       if (balance !== undefined) context.policy = { ...context.policy, balance };
       const bandwidth = parsed.value.rateLimit?.bandwidth;
       if (bandwidth !== undefined) context.policy = { ...context.policy, bandwidth };
+      const affinity = routeAffinity(parsed.value.affinity, ingress);
+      if (affinity !== undefined) context.policy = { ...context.policy, affinity };
       this.addUpstream(context, parsed.value);
       return context;
     }

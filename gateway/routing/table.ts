@@ -9,6 +9,7 @@ import type {
   SourceRangeConfig,
   UrlRedirect,
 } from "../../core/annotations";
+import type { RouteAffinity } from "../policy/affinity";
 import type { CanaryContext, CanaryGroup } from "../policy/canary";
 import type { ErrorPages } from "../policy/error-pages";
 import type { Limits } from "../policy/limits";
@@ -143,6 +144,8 @@ export interface TrafficPolicy {
   readonly wwwRedirect: string | undefined;
   /** The route or one of its canaries hashes requests (upstream-hash-by): plans carry its key. */
   readonly hashed: boolean;
+  /** The route or one of its canaries has cookie affinity: plans carry the sticky choice. */
+  readonly sticky?: boolean;
 }
 
 /** Per-route proxy settings, from the ingress's annotations with ingress-nginx's defaults. */
@@ -166,6 +169,8 @@ export interface RoutePolicy {
    * path hands the connection over), where the body passes through a pacing stream.
    */
   readonly bandwidth?: Bandwidth | undefined;
+  /** affinity: cookie; it chooses the endpoint, before `balance` (balancer.lua). */
+  readonly affinity?: RouteAffinity | undefined;
 }
 
 export interface Route {

@@ -21,6 +21,7 @@ import type { ClientAddresses, Peer } from "../../policy/client-address";
 import { peerAddressOf } from "../proxy-protocol";
 import { BODY_HEADERS, errorHeaders, errorTarget, type ErrorPages } from "../../policy/error-pages";
 import { HeadLinesFacts, headerInLines } from "../../policy/request-values";
+import type { StickyChoice } from "../../policy/affinity";
 import { planRequest } from "../../policy/route-traffic";
 import type { Endpoint, Route, RouteTable } from "../../routing/table";
 import { findRoute } from "../../routing/table";
@@ -123,6 +124,8 @@ export class ClientConnection implements UpstreamOwner {
   private errorPages: ErrorPages | undefined = undefined;
   /** upstream-hash-by's key for the request ("" when its route does not hash). */
   private hashKey = "";
+  /** affinity: the request's sticky choice of endpoint and cookie; undefined without. */
+  private sticky: StickyChoice | undefined = undefined;
   /** When the request went to an ewma route's endpoint (performance.now()); -1 otherwise. */
   private sentAt = -1;
   /** limit-connections: the release of the slot the exchange in progress holds. */
@@ -367,6 +370,7 @@ export class ClientConnection implements UpstreamOwner {
       this.responseEdits = undefined;
       this.errorPages = undefined;
       this.hashKey = "";
+      this.sticky = undefined;
       this.upstreamHead = this.headFor(head, head.target, head.lines, main);
     }
     this.beginExchange(route, head);
@@ -440,13 +444,17 @@ export class ClientConnection implements UpstreamOwner {
     this.responseEdits = hasEdits(plan.response) ? plan.response : undefined;
     this.errorPages = plan.errorPages;
     this.hashKey = plan.hashKey;
+    this.sticky = plan.sticky;
     return plan.route;
   }
 
   private connectUpstream(): void {
     const route = this.route!;
     const balance = route.policy.balance;
-    const endpoint = route.backend.pickBy(balance, this.hashKey, this.endpoint);
+    const endpoint =
+      this.sticky === undefined
+        ? route.backend.pickBy(balance, this.hashKey, this.endpoint)
+        : this.sticky.pick(this.endpoint);
     if (endpoint === undefined) {
       this.answer(502, this.bodyDue());
       return;
@@ -602,6 +610,7 @@ export class ClientConnection implements UpstreamOwner {
     const head = this.request!;
     this.errorPages = undefined;
     this.responseEdits = undefined;
+    this.sticky = undefined;
     this.dropUpstream();
     const backend = pages.backend;
     this.tally?.routed(backend ?? this.route!, "main", "custom-error");
@@ -655,7 +664,9 @@ export class ClientConnection implements UpstreamOwner {
   private clientHead(head: string): string {
     const edits = this.responseEdits;
     const edited = edits === undefined ? head : editResponseHead(head, edits);
-    return `${edited}${this.closeAfter ? "\r\nConnection: close" : ""}\r\n\r\n`;
+    const cookie = this.sticky?.setCookie;
+    const sticky = cookie === undefined ? "" : `\r\nSet-Cookie: ${cookie}`;
+    return `${edited}${sticky}${this.closeAfter ? "\r\nConnection: close" : ""}\r\n\r\n`;
   }
 
   private forwardBody(data: Buffer, start: number): void {

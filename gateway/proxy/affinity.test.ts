@@ -67,6 +67,8 @@ describe("data plane: cookie session affinity", () => {
   let canary: Server;
   let flaky: Server[];
   let plane: DataPlane;
+  let routes: ReturnType<typeof ingress>[];
+  let slices: ReturnType<typeof endpointSlice>[];
   // Cookies naming the endpoint that goes down, for each change-on-failure route.
   const downCookies = new Map<string, string>();
 
@@ -75,7 +77,7 @@ describe("data plane: cookie session affinity", () => {
     canary = await listen(CANARY, 0);
     flaky = await listenAll(FLAKY);
     plane = await startDataPlane({ httpPort: 0, host: "127.0.0.1", defaultCertificates: [] });
-    const slices = [
+    slices = [
       endpointSlice({
         service: "pool",
         ports: [{ port: portOf(pool[0]!) }],
@@ -101,45 +103,40 @@ describe("data plane: cookie session affinity", () => {
           rules: [{ host: `${name}.test`, paths: [{ path: "/app", service }] }],
         }),
       );
-    await plane.apply(
-      view(
-        1,
-        [
-          route("balanced", {}),
-          route("persistent", { [`${P}affinity-mode`]: "persistent" }),
-          route("attributes", {
-            [`${P}session-cookie-name`]: "route",
-            [`${P}session-cookie-max-age`]: "172800",
-            [`${P}session-cookie-domain`]: "attributes.test",
-            [`${P}session-cookie-path`]: "/app/x",
-            [`${P}session-cookie-samesite`]: "None",
-            [`${P}session-cookie-conditional-samesite-none`]: "true",
-            [`${P}session-cookie-secure`]: "true",
-          }),
-          route("hashed", { [`${P}upstream-hash-by`]: "$request_uri" }),
-          route(
-            "failover",
-            {
-              [`${P}affinity-mode`]: "persistent",
-              [`${P}session-cookie-change-on-failure`]: "true",
-            },
-            "flaky",
-          ),
-          route("stubborn", { [`${P}affinity-mode`]: "persistent" }, "flaky"),
-          route("shop", {}),
-          withUid(
-            "uid-beta",
-            ingress({
-              name: "beta",
-              created: "2025-01-02T00:00:00Z",
-              annotations: { [`${P}canary`]: "true", [`${P}canary-weight`]: "50" },
-              rules: [{ host: "shop.test", paths: [{ path: "/app", service: "beta" }] }],
-            }),
-          ),
-        ],
-        slices,
+    routes = [
+      route("balanced", {}),
+      route("persistent", { [`${P}affinity-mode`]: "persistent" }),
+      route("attributes", {
+        [`${P}session-cookie-name`]: "route",
+        [`${P}session-cookie-max-age`]: "172800",
+        [`${P}session-cookie-domain`]: "attributes.test",
+        [`${P}session-cookie-path`]: "/app/x",
+        [`${P}session-cookie-samesite`]: "None",
+        [`${P}session-cookie-conditional-samesite-none`]: "true",
+        [`${P}session-cookie-secure`]: "true",
+      }),
+      route("hashed", { [`${P}upstream-hash-by`]: "$request_uri" }),
+      route(
+        "failover",
+        {
+          [`${P}affinity-mode`]: "persistent",
+          [`${P}session-cookie-change-on-failure`]: "true",
+        },
+        "flaky",
       ),
-    );
+      route("stubborn", { [`${P}affinity-mode`]: "persistent" }, "flaky"),
+      route("shop", {}),
+      withUid(
+        "uid-beta",
+        ingress({
+          name: "beta",
+          created: "2025-01-02T00:00:00Z",
+          annotations: { [`${P}canary`]: "true", [`${P}canary-weight`]: "50" },
+          rules: [{ host: "shop.test", paths: [{ path: "/app", service: "beta" }] }],
+        }),
+      ),
+    ];
+    await plane.apply(view(1, routes, slices));
     for (const host of ["failover.test", "stubborn.test"]) {
       for (let tries = 0; tries < 64 && !downCookies.has(host); tries++) {
         const answer = await ask(plane.httpPort, host, "/app");
@@ -267,6 +264,29 @@ describe("data plane: cookie session affinity", () => {
       });
     });
   }
+
+  it("an endpoint no longer ready: its persistent clients get another endpoint and a new cookie", async () => {
+    let cookie: string | undefined;
+    for (let tries = 0; tries < 64 && cookie === undefined; tries++) {
+      const answer = await ask(plane.httpPort, "persistent.test", "/app");
+      if (answer.body === POOL[0]) cookie = cookieOf(answer);
+    }
+    assert.ok(cookie !== undefined, `a session on ${POOL[0]}`);
+    const notReady = endpointSlice({
+      service: "pool",
+      ports: [{ port: portOf(pool[0]!) }],
+      endpoints: POOL.map(address => ({ address, ready: address !== POOL[0] })),
+    });
+    await plane.apply(view(2, routes, [notReady, ...slices.slice(1)]));
+    const moved = await ask(plane.httpPort, "persistent.test", "/app", { headers: { cookie } });
+    assert.ok(POOL.slice(1).includes(moved.body), moved.body);
+    const renewed = cookieOf(moved);
+    assert.ok(renewed !== undefined && renewed !== cookie, "a new cookie");
+    const again = await ask(plane.httpPort, "persistent.test", "/app", {
+      headers: { cookie: renewed },
+    });
+    assert.equal(again.body, moved.body);
+  });
 
   it("curl with a cookie jar sticks to one endpoint (a real client keeping the cookie)", async () => {
     const dir = await mkdtemp(join(tmpdir(), "affinity-"));

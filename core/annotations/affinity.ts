@@ -111,6 +111,20 @@ export interface CookieAffinity {
 /** ingress-nginx's default session-cookie-name. */
 export const DEFAULT_AFFINITY_COOKIE = "INGRESSCOOKIE";
 
+/** `affinity: cookie` alone: ingress-nginx's defaults. */
+export const COOKIE_AFFINITY_DEFAULTS: Readonly<CookieAffinity> = Object.freeze({
+  mode: "balanced",
+  name: DEFAULT_AFFINITY_COOKIE,
+  path: undefined,
+  domain: undefined,
+  sameSite: undefined,
+  conditionalSameSiteNone: false,
+  secure: false,
+  maxAge: undefined,
+  expires: undefined,
+  changeOnFailure: false,
+});
+
 /** An option list as ingress-nginx's ValidateOptions(options, caseSensitive, trimSpace=true). */
 function option<T extends string>(options: readonly T[], caseSensitive: boolean) {
   const expected = options.map(o => `"${o}"`).join(" or ");
@@ -173,16 +187,17 @@ export const affinitySchema = z
       v.type === undefined
         ? undefined
         : ({
-            mode: v.mode ?? "balanced",
-            name: v.cookieName ?? DEFAULT_AFFINITY_COOKIE,
+            mode: v.mode ?? COOKIE_AFFINITY_DEFAULTS.mode,
+            name: v.cookieName ?? COOKIE_AFFINITY_DEFAULTS.name,
             path: v.cookiePath,
             domain: v.cookieDomain,
             sameSite: v.sameSite,
-            conditionalSameSiteNone: v.conditionalSameSiteNone ?? false,
-            secure: v.secure ?? false,
+            conditionalSameSiteNone:
+              v.conditionalSameSiteNone ?? COOKIE_AFFINITY_DEFAULTS.conditionalSameSiteNone,
+            secure: v.secure ?? COOKIE_AFFINITY_DEFAULTS.secure,
             maxAge: v.maxAge,
             expires: v.expires,
-            changeOnFailure: v.changeOnFailure ?? false,
+            changeOnFailure: v.changeOnFailure ?? COOKIE_AFFINITY_DEFAULTS.changeOnFailure,
           } satisfies CookieAffinity),
     canaryBehavior: v.canaryBehavior ?? ("sticky" as const),
   }));

@@ -220,6 +220,7 @@ export {
 } from "./load-balancing";
 export {
   affinityFamily,
+  COOKIE_AFFINITY_DEFAULTS,
   DEFAULT_AFFINITY_COOKIE,
   parseAffinity,
   type AffinityConfig,

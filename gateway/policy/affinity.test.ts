@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { CookieAffinity } from "../../core/annotations";
+import { COOKIE_AFFINITY_DEFAULTS, type CookieAffinity } from "../../core/annotations";
 import { compileRoutes } from "../routing/compile";
 import { Backend, findRoute, type Endpoint } from "../routing/table";
 import { endpointSlice, ingress, view } from "../routing/testkit";
@@ -13,15 +13,8 @@ const P = "nginx.ingress.kubernetes.io/";
 const SECRET = "6f1c7c52-2b0e-4b55-9d0c-0d4b1e6d1f3a";
 
 const cookieOf = (mode: CookieAffinity["mode"], changeOnFailure = false): CookieAffinity => ({
+  ...COOKIE_AFFINITY_DEFAULTS,
   mode,
-  name: "INGRESSCOOKIE",
-  path: undefined,
-  domain: undefined,
-  sameSite: undefined,
-  conditionalSameSiteNone: false,
-  secure: false,
-  maxAge: undefined,
-  expires: undefined,
   changeOnFailure,
 });
 

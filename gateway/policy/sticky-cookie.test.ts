@@ -1,6 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import type { CookieAffinity } from "../../core/annotations";
+import { COOKIE_AFFINITY_DEFAULTS, type CookieAffinity } from "../../core/annotations";
 import {
   cookieTime,
   parseStickyValue,
@@ -8,18 +8,7 @@ import {
   setCookieHeader,
 } from "./sticky-cookie";
 
-const COOKIE: CookieAffinity = {
-  mode: "balanced",
-  name: "INGRESSCOOKIE",
-  path: undefined,
-  domain: undefined,
-  sameSite: undefined,
-  conditionalSameSiteNone: false,
-  secure: false,
-  maxAge: undefined,
-  expires: undefined,
-  changeOnFailure: false,
-};
+const COOKIE: CookieAffinity = COOKIE_AFFINITY_DEFAULTS;
 const VALUE = { token: "0123456789abcdef.fedcba9876543210", tag: "00112233aabbccdd" };
 const HTTP = { routePath: "/", https: false, userAgent: undefined };
 // 2017-02-10 14:11:12 UTC: the moment of ingress-nginx's example answer.

@@ -4,8 +4,8 @@
 // canary decision.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { KubernetesObjectApi, type KubernetesObject } from "@kubernetes/client-node";
-import { endpointSlice, ingress } from "../gateway/harness";
+import { KubernetesObjectApi } from "@kubernetes/client-node";
+import { ingress } from "../gateway/harness";
 import { rejection, testCluster } from "../../harness/cluster";
 import { waitUntil } from "../../harness/wait";
 import type { Answer } from "../../../gateway/proxy/testkit";
@@ -15,6 +15,7 @@ import {
   nginx,
   openGateway,
   openNamespace,
+  poolSlice,
   type TrafficGateway,
   type TrafficNamespace,
 } from "./helpers";
@@ -22,12 +23,6 @@ import {
 const FIRST = ["pool-a", "pool-b", "pool-c"];
 const GROWN = ["pool-d", "pool-e"];
 const CLIENTS = 24;
-
-/** Backend `name`'s endpoint as one more slice of Service "pool". */
-function poolSlice(ns: string, name: string, port: number): KubernetesObject {
-  const slice = endpointSlice(ns, "pool", port);
-  return { ...slice, metadata: { ...slice.metadata, name: `pool-${name}` } };
-}
 
 function cookieOf(answer: Answer): string | undefined {
   const header = answer.headers["set-cookie"]?.find(v => v.startsWith("INGRESSCOOKIE="));

@@ -3,8 +3,8 @@
 // echo backends on this machine, one EndpointSlice each, as a Service with several slices has).
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { KubernetesObjectApi, type KubernetesObject } from "@kubernetes/client-node";
-import { endpointSlice, ingress } from "../gateway/harness";
+import { KubernetesObjectApi } from "@kubernetes/client-node";
+import { ingress } from "../gateway/harness";
 import { rejection, testCluster } from "../../harness/cluster";
 import { waitUntil } from "../../harness/wait";
 import {
@@ -12,17 +12,12 @@ import {
   nginx,
   openGateway,
   openNamespace,
+  poolSlice,
   type TrafficGateway,
   type TrafficNamespace,
 } from "./helpers";
 
 const POOL = ["pool-a", "pool-b", "pool-c"];
-
-/** Backend `name`'s endpoint as one more slice of Service "pool". */
-function poolSlice(ns: string, name: string, port: number): KubernetesObject {
-  const slice = endpointSlice(ns, "pool", port);
-  return { ...slice, metadata: { ...slice.metadata, name: `pool-${name}` } };
-}
 
 describe("load balancing end to end", () => {
   let space: TrafficNamespace;

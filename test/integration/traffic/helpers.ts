@@ -27,6 +27,12 @@ export function nginx(annotations: Record<string, string>): Record<string, strin
   return Object.fromEntries(Object.entries(annotations).map(([k, v]) => [NGINX + k, v]));
 }
 
+/** Backend `name`'s endpoint as one more slice of Service "pool" (a Service of several slices). */
+export function poolSlice(ns: string, name: string, port: number): KubernetesObject {
+  const slice = endpointSlice(ns, "pool", port);
+  return { ...slice, metadata: { ...slice.metadata, name: `pool-${name}` } };
+}
+
 /** A canary Ingress of `host` "/" to `service`; `annotations` without prefix, canary: "true" added. */
 export function canary(
   namespace: string,

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { connect, type AddressInfo, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -25,11 +25,16 @@ const PATHS: [string, Record<string, string>][] = [
   ["Node's path", { connection: "keep-alive, x-via", "x-via": "node" }],
 ];
 
-/** A server answering with its own address. */
+/** A server answering with its own address; an upgrade is accepted, then the address sent. */
 function listen(address: string, port: number): Promise<Server> {
   const server = createServer((req, res) => {
     req.resume();
     req.on("end", () => res.end(address));
+  });
+  server.on("upgrade", (_req, socket: Socket) => {
+    socket.end(
+      `HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n${address}`,
+    );
   });
   return new Promise((resolve, reject) => {
     server.once("error", reject);
@@ -55,6 +60,24 @@ function close(server: Server): Promise<void> {
 function cookieOf(answer: Answer, name = "INGRESSCOOKIE"): string | undefined {
   const header = answer.headers["set-cookie"]?.find(value => value.startsWith(`${name}=`));
   return header?.slice(0, header.indexOf(";"));
+}
+
+/** A WebSocket-style upgrade sent by hand: everything the gateway sent back until it closed. */
+function upgrade(port: number, host: string, cookie?: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ port, host: "127.0.0.1" }, () => {
+      const cookieLine = cookie === undefined ? "" : `Cookie: ${cookie}\r\n`;
+      socket.write(
+        `GET /app/ws HTTP/1.1\r\nHost: ${host}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n${cookieLine}` +
+          "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
+      );
+    });
+    let text = "";
+    socket.setEncoding("latin1");
+    socket.on("data", (chunk: string) => (text += chunk));
+    socket.on("close", () => resolve(text));
+    socket.on("error", reject);
+  });
 }
 
 const withUid = (uid: string, made: ReturnType<typeof ingress>) => {
@@ -286,6 +309,26 @@ describe("data plane: cookie session affinity", () => {
       headers: { cookie: renewed },
     });
     assert.equal(again.body, moved.body);
+  });
+
+  it("an upgrade (WebSocket) goes to the cookie's endpoint; a new client gets its cookie on the 101", async () => {
+    for (const mode of ["balanced", "persistent"]) {
+      const first = await upgrade(plane.httpPort, `${mode}.test`);
+      assert.match(first, /^HTTP\/1\.1 101 /);
+      const cookie = /\r\nSet-Cookie: (INGRESSCOOKIE=[^;]+);/i.exec(first)?.[1];
+      assert.ok(cookie !== undefined, first);
+      const address = first.slice(first.indexOf("\r\n\r\n") + 4);
+      assert.ok(POOL.includes(address), address);
+      for (let again = 0; again < 4; again++) {
+        const next = await upgrade(plane.httpPort, `${mode}.test`, cookie);
+        assert.doesNotMatch(next, /Set-Cookie/i);
+        assert.equal(next.slice(next.indexOf("\r\n\r\n") + 4), address);
+        assert.equal(
+          (await ask(plane.httpPort, `${mode}.test`, "/app", { headers: { cookie } })).body,
+          address,
+        );
+      }
+    }
   });
 
   it("curl with a cookie jar sticks to one endpoint (a real client keeping the cookie)", async () => {

@@ -103,6 +103,21 @@ export function balanceOf(config: LoadBalancingConfig | undefined): Balance | un
   return config?.loadBalance === "ewma" ? { kind: "ewma" } : undefined;
 }
 
+/** The route policy an Ingress's annotations make: proxy settings, balance, limit-rate, affinity. */
+function annotatedPolicy(annotations: IngressAnnotations, ingress: V1Ingress): RoutePolicy {
+  const base = policyOf(annotations.proxy);
+  const optional: Partial<RoutePolicy> = {
+    balance: balanceOf(annotations.balancing),
+    bandwidth: annotations.rateLimit?.bandwidth,
+    affinity: routeAffinity(annotations.affinity, ingress),
+  };
+  const set = Object.entries(optional).filter(([, value]) => value !== undefined);
+  // Most routes set none: they keep sharing policyOf's object.
+  return set.length === 0
+    ? base
+    : { ...base, ...(Object.fromEntries(set) as Partial<RoutePolicy>) };
+}
+
 function creationMs(ingress: V1Ingress): number {
   const stamp = ingress.metadata?.creationTimestamp as Date | string | undefined;
   if (stamp === undefined) return Number.POSITIVE_INFINITY;
@@ -391,13 +406,7 @@ class Compiler {
     const parsed = parseIngressAnnotations(annotations);
     if (parsed.ok) {
       context.annotations = parsed.value;
-      context.policy = policyOf(parsed.value.proxy);
-      const balance = balanceOf(parsed.value.balancing);
-      if (balance !== undefined) context.policy = { ...context.policy, balance };
-      const bandwidth = parsed.value.rateLimit?.bandwidth;
-      if (bandwidth !== undefined) context.policy = { ...context.policy, bandwidth };
-      const affinity = routeAffinity(parsed.value.affinity, ingress);
-      if (affinity !== undefined) context.policy = { ...context.policy, affinity };
+      context.policy = annotatedPolicy(parsed.value, ingress);
       this.addUpstream(context, parsed.value);
       return context;
     }

@@ -13,6 +13,8 @@ command -v iptables >/dev/null || missing+=(iptables)
 # The gateway benchmark (hack/bench/gateway-throughput.ts) compares against Debian's nginx, with wrk.
 [[ -x /usr/sbin/nginx ]] || missing+=(nginx-light)
 command -v wrk >/dev/null || missing+=(wrk)
+# Basic auth tests check htpasswd files made by Apache's htpasswd (bcrypt, apr1, SHA).
+command -v htpasswd >/dev/null || missing+=(apache2-utils)
 if ((${#missing[@]} > 0)); then
   echo "[system-packages] installing ${missing[*]}" >&2
   if [[ $(id -u) -ne 0 ]]; then SUDO=sudo; else SUDO=; fi

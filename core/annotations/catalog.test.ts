@@ -33,7 +33,6 @@ describe("the annotation catalog", () => {
   it("names the security controls the issue found failing open", () => {
     for (const name of [
       "auth-url",
-      "auth-type",
       "auth-tls-secret",
       "auth-tls-verify-client",
       "ssl-passthrough",
@@ -49,6 +48,12 @@ describe("the annotation catalog", () => {
       "whitelist-source-range",
       "denylist-source-range",
     ]) {
+      assert.equal(catalogEntry(annotationKey(name))?.support, "supported", name);
+    }
+  });
+
+  it("reads basic authentication, which it once refused", () => {
+    for (const name of ["auth-type", "auth-secret", "auth-secret-type", "auth-realm"]) {
       assert.equal(catalogEntry(annotationKey(name))?.support, "supported", name);
     }
   });

@@ -36,12 +36,8 @@ interface UnsupportedGroup {
 const UNSUPPORTED: readonly UnsupportedGroup[] = [
   {
     support: "unsupported-security",
-    why: "authentication (basic, digest or an external auth service); served without it, the route would be open to anyone",
+    why: "external authentication (an auth service); served without it, the route would be open to anyone",
     keys: {
-      "auth-type": '"basic" or "digest"',
-      "auth-secret": "string",
-      "auth-secret-type": "string",
-      "auth-realm": "string",
       "auth-url": "string",
       "auth-method": "string",
       "auth-signin": "string",

@@ -24,7 +24,8 @@ export type FamilyName =
   | "error-pages"
   | "buffering"
   | "load-balancing"
-  | "affinity";
+  | "affinity"
+  | "basic-auth";
 
 /** One annotation of a family: its name under the prefix, what it takes, and a one-line doc. */
 export interface AnnotationField {

@@ -28,6 +28,7 @@ const NONE: IngressAnnotations = {
   buffering: undefined,
   balancing: undefined,
   affinity: undefined,
+  basicAuth: undefined,
 };
 
 describe("parseIngressAnnotations", () => {

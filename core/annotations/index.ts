@@ -20,6 +20,7 @@ import { parseErrorPages, type ErrorPagesConfig } from "./error-pages";
 import { parseBuffering, type BufferingConfig } from "./buffering";
 import { parseLoadBalancing, type LoadBalancingConfig } from "./load-balancing";
 import { affinityErrors, affinityWarnings, parseAffinity, type AffinityConfig } from "./affinity";
+import { parseBasicAuth, type BasicAuthConfig } from "./basic-auth";
 
 /** An Ingress's annotations, one entry per family; undefined when none of its keys is set. */
 export interface IngressAnnotations {
@@ -45,6 +46,8 @@ export interface IngressAnnotations {
   balancing: LoadBalancingConfig | undefined;
   /** affinity (cookie), affinity-mode, affinity-canary-behavior, session-cookie-*. */
   affinity: AffinityConfig | undefined;
+  /** auth-type: basic, auth-secret, auth-secret-type, auth-realm. */
+  basicAuth: BasicAuthConfig | undefined;
 }
 
 /** A Secret's annotations: its batched rollout and its checksum version. */
@@ -93,6 +96,7 @@ export function parseIngressAnnotations(annotations: Annotations): Result<Ingres
     buffering: all.take(parseBuffering(annotations)),
     balancing: all.take(parseLoadBalancing(annotations)),
     affinity: all.take(parseAffinity(annotations)),
+    basicAuth: all.take(parseBasicAuth(annotations)),
   };
   all.errors.push(...affinityErrors(value.affinity, value.rewrite?.regexPaths === true));
   all.warnings.push(...affinityWarnings(value.affinity, annotations));
@@ -228,3 +232,10 @@ export {
   type CookieAffinity,
   type SameSite,
 } from "./affinity";
+  authSecretKey,
+  basicAuthFamily,
+  basicAuthNamespaceErrors,
+  parseBasicAuth,
+  type AuthSecretType,
+  type BasicAuthConfig,
+} from "./basic-auth";

@@ -21,6 +21,7 @@ import { errorPagesFamily } from "./error-pages";
 import { bufferingFamily } from "./buffering";
 import { loadBalancingFamily } from "./load-balancing";
 import { affinityFamily } from "./affinity";
+import { basicAuthFamily } from "./basic-auth";
 
 export type AnnotatedKind = "Ingress" | "Secret";
 
@@ -56,6 +57,7 @@ export const INGRESS_FAMILIES: readonly FamilyTable[] = [
   bufferingFamily,
   loadBalancingFamily,
   affinityFamily,
+  basicAuthFamily,
 ];
 
 export const SECRET_FAMILIES: readonly FamilyTable[] = [secretRolloutFamily, versionFamily];

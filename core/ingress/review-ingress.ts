@@ -1,7 +1,12 @@
 // Admission of an Ingress of Bulwark's class: its annotations (the same parse the gateway uses),
 // its spec, the certificates of the Secrets it names, and the security controls it asks for that
 // Bulwark does not implement. The gateway runs the same review before it serves an Ingress.
-import { annotationPath, isCanaryIngress, parseIngressAnnotations } from "../annotations";
+import {
+  annotationPath,
+  basicAuthNamespaceErrors,
+  isCanaryIngress,
+  parseIngressAnnotations,
+} from "../annotations";
 import { securityControlProblem, unsupportedSecurityAnnotations } from "../annotations/catalog";
 import type { IngressAnnotations } from "../annotations";
 import { formatErrors, type FieldError } from "../result";
@@ -22,7 +27,15 @@ export interface IngressReview {
 
 // The families a canary does not read: ingress-nginx ignores them on a canary and applies the
 // main Ingress's instead (its annotations doc, "Canary").
-const INHERITED_FAMILIES = ["cors", "robots", "redirect", "proxy", "rewrite", "upstream"] as const;
+const INHERITED_FAMILIES = [
+  "cors",
+  "robots",
+  "redirect",
+  "proxy",
+  "rewrite",
+  "upstream",
+  "basicAuth",
+] as const;
 
 function canaryWarnings(ingress: Ingress, annotations: IngressAnnotations | undefined): string[] {
   if (!isCanaryIngress(ingress.metadata?.annotations) || annotations === undefined) return [];
@@ -66,6 +79,7 @@ export function reviewIngress(
   return {
     errors: [
       ...(annotations.ok ? [] : annotations.errors),
+      ...basicAuthNamespaceErrors(parsed?.basicAuth, ingress.metadata?.namespace ?? ""),
       ...security.errors,
       ...spec.errors,
       ...tls.errors,

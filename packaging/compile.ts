@@ -14,10 +14,11 @@ import { join, relative, resolve } from "node:path";
 const ROOT = resolve(__dirname, "..");
 export const BUILD_DIR = join(ROOT, "build");
 
-/** Each program bin/bulwark.js runs, and the gateway's data-plane worker. */
+/** Each program bin/bulwark.js runs, the gateway's data-plane worker and its password-check thread. */
 export const ENTRIES = [
   "gateway/main.ts",
   "gateway/data-plane-worker.ts",
+  "gateway/policy/password-worker.ts",
   "permission-server/main.ts",
   "init/main.ts",
   "edge-health-daemon/main.ts",

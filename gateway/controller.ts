@@ -328,6 +328,9 @@ export class GatewayController {
       ordinal: this.#options.ordinal,
       ingresses: cache.map("ingress").values() as Iterable<V1Ingress>,
       secrets: cache.map("secret") as ReadonlyMap<string, V1Secret>,
+      authSecrets: source.kindSynced("authSecret")
+        ? (cache.map("authSecret") as ReadonlyMap<string, V1Secret>)
+        : undefined,
       endpointSlices: source.kindSynced("endpointSlice")
         ? (cache.map("endpointSlice").values() as Iterable<V1EndpointSlice>)
         : undefined,

@@ -56,7 +56,14 @@ function logger(level: Settings["logLevel"]): LogFn {
 }
 
 function watchedKinds(settings: Settings): ResourceKind[] {
-  const kinds: ResourceKind[] = ["ingress", "secret", "endpointSlice", "service", "ingressClass"];
+  const kinds: ResourceKind[] = [
+    "ingress",
+    "secret",
+    "authSecret",
+    "endpointSlice",
+    "service",
+    "ingressClass",
+  ];
   if (settings.checksum.ingress !== "off") kinds.push("ingressChecksum");
   if (settings.checksum.secret !== "off") kinds.push("secretChecksum");
   const guarded = settings.checksum.ingress !== "off" || settings.checksum.secret !== "off";

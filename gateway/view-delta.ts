@@ -10,7 +10,7 @@
 // by reference only, so they are re-sent rather than wrongly reused. A delta names the version it
 // applies to; a worker whose replica is at another version asks for the whole view (resync).
 import type { V1EndpointSlice, V1Ingress, V1Service } from "@kubernetes/client-node";
-import type { GatewayView, TlsPair } from "./view";
+import type { AuthSecret, GatewayView, TlsPair } from "./view";
 
 export interface CollectionDelta<T> {
   /** Objects new or changed since the base; in a whole view, every object in order. */
@@ -30,6 +30,8 @@ export interface ViewDelta {
   services: CollectionDelta<V1Service> | undefined;
   /** The view's refusals, whole: few, and a changed one must reach every worker. */
   refused: Record<string, string> | undefined;
+  /** The auth-secret Secrets, whole: few and small. */
+  authSecrets?: AuthSecret[] | undefined;
 }
 
 interface Named {
@@ -88,6 +90,7 @@ export function wholeView(view: GatewayView): ViewDelta {
     endpointSlices: { put: view.endpointSlices },
     services: view.services === undefined ? undefined : { put: view.services },
     refused: view.refused,
+    authSecrets: view.authSecrets,
   };
 }
 
@@ -114,6 +117,7 @@ export function diffView(before: GatewayView | undefined, after: GatewayView): V
     endpointSlices: slices,
     services,
     refused: after.refused,
+    authSecrets: after.authSecrets,
   };
 }
 
@@ -181,6 +185,7 @@ export class ViewReplica {
 
   #take(next: GatewayView, delta: ViewDelta): GatewayView {
     if (delta.refused !== undefined) next.refused = delta.refused;
+    if (delta.authSecrets !== undefined) next.authSecrets = delta.authSecrets;
     this.view = next;
     return next;
   }

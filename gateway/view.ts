@@ -17,6 +17,16 @@ export interface TlsPair {
   ca?: string;
 }
 
+/**
+ * A Secret that auth-secret names (an Opaque Secret of the Ingress's namespace): its data as the
+ * API gives it, base64 per key.
+ */
+export interface AuthSecret {
+  namespace: string;
+  name: string;
+  data: Record<string, string>;
+}
+
 export interface GatewayView {
   /** Chosen by the control side, increases with every view; what /healthz and workers report. */
   version: number;
@@ -29,6 +39,8 @@ export interface GatewayView {
   refused?: Record<string, string>;
   /** The Secrets those Ingresses name in `spec.tls` or proxy-ssl-secret, keyed by namespace/name inside. */
   tlsPairs: TlsPair[];
+  /** The Secrets those Ingresses name in auth-secret. Absent: none (older saved views). */
+  authSecrets?: AuthSecret[];
   /** EndpointSlices of the Services those Ingresses name (label kubernetes.io/service-name). */
   endpointSlices: V1EndpointSlice[];
   /**

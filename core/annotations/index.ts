@@ -232,6 +232,7 @@ export {
   type CookieAffinity,
   type SameSite,
 } from "./affinity";
+export {
   authSecretKey,
   basicAuthFamily,
   basicAuthNamespaceErrors,

@@ -128,6 +128,8 @@ const ANSWER_DECISIONS = new Set([
   "source-range-denied",
   "rate-limited",
   "connection-limited",
+  "unauthorized",
+  "auth-unavailable",
   "from-to-www-redirect",
   "app-root",
   "permanent-redirect",
@@ -260,7 +262,7 @@ export class TrafficMetrics {
       ),
       counter(
         NAMES.answers,
-        "Requests the gateway answered itself (source-range-denied, rate-limited, connection-limited, refused, redirects, robots, cors-preflight, custom-error) or sent to the default backend, by host and decision",
+        "Requests the gateway answered itself (source-range-denied, rate-limited, connection-limited, unauthorized, auth-unavailable, refused, redirects, robots, cors-preflight, custom-error) or sent to the default backend, by host and decision",
         [...this.answers.values()].map(({ labels, value }) => ({ value, labels })),
       ),
     ];

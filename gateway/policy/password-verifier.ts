@@ -53,8 +53,6 @@ class Thread {
 
   constructor(onFree: (thread: Thread) => void, onGone: (thread: Thread) => void) {
     this.worker = startWorker();
-    // Threads never keep the process alive (tests, shutdown).
-    this.worker.unref();
     this.worker.on("message", (reply: VerifyReply) => {
       const job = this.job;
       this.job = undefined;
@@ -69,6 +67,8 @@ class Thread {
     };
     this.worker.on("error", gone);
     this.worker.on("exit", gone);
+    // Threads never keep the process alive (tests, shutdown); after the listeners, which ref it.
+    this.worker.unref();
   }
 }
 

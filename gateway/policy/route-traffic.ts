@@ -40,6 +40,7 @@ import {
 } from "./host-rules";
 import { stickyCanaryDecision, stickyChoice, type StickyChoice } from "./affinity";
 import { hashKey } from "./hash-key";
+import { checkBasicAuth, type AuthVerdict } from "./basic-auth";
 import { limitsFor, type LimitOptions } from "./limits";
 import type { RequestFacts } from "./request-values";
 
@@ -104,14 +105,12 @@ function hasEffect(policy: TrafficPolicy): boolean {
   const answers =
     policy.redirectHttp || policy.appRoot || policy.redirect || policy.robots || policy.sourceRange;
   const edits = policy.cors || policy.rewrite || policy.group;
-  return Boolean(
-    answers ||
-      edits ||
-      choosesEndpoint(policy) ||
-      policy.errorPages ||
-      policy.defaultBackend ||
-      policy.limits,
-  );
+  return Boolean(answers || edits || guards(policy) || choosesEndpoint(policy) || policy.errorPages);
+}
+
+/** What stands between a client and the backend: limits, authentication, the default backend. */
+function guards(policy: TrafficPolicy): boolean {
+  return Boolean(policy.defaultBackend || policy.limits || policy.basicAuth);
 }
 
 /** Whether requests need their facts read to choose an endpoint (upstream-hash-by, affinity). */
@@ -157,6 +156,7 @@ function annotationEffects(main: Route, hostHasTls: boolean, options: TrafficOpt
     robots: robotsOf(annotations),
     redirectHttp: needsSslRedirect(annotations?.redirect, hostHasTls, false),
     sourceRange: annotations?.sourceRange,
+    basicAuth: main.policy.basicAuth,
     limits: limitsFor(main.ingress, annotations?.rateLimit, options.limits),
     appRoot: annotations?.urlRedirect?.appRoot,
     redirect: annotations?.urlRedirect?.redirect,
@@ -216,9 +216,25 @@ export const FORBIDDEN_ANSWER: OwnAnswer = Object.freeze({
   body: "403 Forbidden\n",
 });
 
+/** The answer when the verifier cannot take another password check (its queue is full). */
+export const AUTH_UNAVAILABLE_ANSWER: OwnAnswer = Object.freeze({
+  status: 503,
+  headers: [["Content-Type", "text/plain; charset=utf-8"] as const],
+  body: "503 Service Unavailable: authentication is busy, try again\n",
+});
+
 /** What to do with one request on a route that has a policy. */
 export type Plan =
   | { kind: "answer"; answer: OwnAnswer; decision: string }
+  | {
+      /**
+       * A password is being checked off the event loop: the plan is `resume(verdict)` once
+       * `pending` settles (it never rejects). Nothing of the request is sent before.
+       */
+      kind: "verify";
+      pending: Promise<AuthVerdict>;
+      resume: (verdict: AuthVerdict) => Plan;
+    }
   | {
       kind: "proxy";
       route: Route;
@@ -236,6 +252,8 @@ export type Plan =
       release?: () => void;
       /** affinity: chooses the endpoint (for each try) and the cookie to set; absent without. */
       sticky?: StickyChoice;
+      /** Basic auth passed: Authorization is not sent upstream (ingress-nginx sets it to ""). */
+      dropAuthorization?: boolean;
     };
 
 function pathOf(target: string): string {
@@ -398,17 +416,44 @@ export function planRequest(
   const admitted = { release: undefined as (() => void) | undefined };
   const refused = refusal(policy, facts, admitted);
   if (refused !== undefined) return refused;
+  const auth = policy.basicAuth;
+  const rest = { release: admitted.release, random };
+  if (auth === undefined) return admittedPlan(main, policy, facts, rest);
+  // nginx's access phase: auth_basic after allow/deny and the limits (preaccess).
+  const verdict = checkBasicAuth(auth, facts.header("authorization"));
+  const next = (v: AuthVerdict): Plan => {
+    if (v === "pass") return authenticated(admittedPlan(main, policy, facts, rest));
+    admitted.release?.();
+    return v === "deny"
+      ? { kind: "answer", answer: auth.answer, decision: "unauthorized" }
+      : { kind: "answer", answer: AUTH_UNAVAILABLE_ANSWER, decision: "auth-unavailable" };
+  };
+  if (typeof verdict === "string") return next(verdict);
+  return { kind: "verify", pending: verdict, resume: next };
+}
+
+function authenticated(plan: Plan): Plan {
+  return plan.kind === "proxy" ? { ...plan, dropAuthorization: true } : plan;
+}
+
+/** The plan of a request the refusals let through: the policy's own answers, else the backend. */
+function admittedPlan(
+  main: Route,
+  policy: TrafficPolicy,
+  facts: RequestFacts,
+  { release, random }: { release: (() => void) | undefined; random: (() => number) | undefined },
+): Plan {
   const answered = ownAnswer(main, policy, facts);
   if (answered !== undefined) {
     // The gateway's own answers end at once: no connection slot held.
-    admitted.release?.();
+    release?.();
     return answered;
   }
   const context = random === undefined ? policy.canaryContext : { ...policy.canaryContext, random };
   const decision =
     policy.group === undefined ? undefined : canaryDecision(main, policy, context, facts);
   const plan = routedPlan(main, policy, decision, facts);
-  if (admitted.release !== undefined && plan.kind === "proxy") plan.release = admitted.release;
+  if (release !== undefined && plan.kind === "proxy") plan.release = release;
   return plan;
 }
 

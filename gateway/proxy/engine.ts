@@ -7,7 +7,14 @@ import type { Duplex } from "node:stream";
 import { DEFAULT_OBSERVE, TrafficObservers, type ObserveOptions } from "../observability/observer";
 import { requestIdOf } from "../observability/request-id";
 import { ExchangeTally } from "../observability/tally";
-import { editFlatHeaders, hasEdits, ownAnswerHeaders, type OwnAnswer } from "../policy/head-edits";
+import {
+  editFlatHeaders,
+  hasEdits,
+  ownAnswerHeaders,
+  ownResponseText,
+  withoutFlatHeaders,
+  type OwnAnswer,
+} from "../policy/head-edits";
 import { NodeHeadersFacts } from "../policy/request-values";
 import { formatIp, type Address } from "../../core/net/ip";
 import { ClientAddresses } from "../policy/client-address";
@@ -322,13 +329,35 @@ export class Engine {
       return;
     }
     const plan = planFor(main, req, client, checked);
+    if (plan?.kind === "verify") {
+      // The body stays unread (paused) while the password is checked off the event loop.
+      void plan.pending.then(verdict => {
+        const next = plan.resume(verdict);
+        if (res.destroyed || req.destroyed) {
+          if (next.kind === "proxy") next.release?.();
+          return;
+        }
+        this.serve({ req, res, proto, tally, client, checked }, main, next);
+      });
+      return;
+    }
+    this.serve({ req, res, proto, tally, client, checked }, main, plan);
+  }
+
+  /** Answers the plan's own answer, or proxies the request as the plan says. */
+  private serve(exchange: NodeExchange, main: Route, plan: Plan | undefined): void {
+    const { req, res, proto, tally, client, checked } = exchange;
+    const { host, target } = checked;
     const route = noteRoute(tally, main, plan);
     if (plan?.kind === "proxy" && plan.release !== undefined) res.once("close", plan.release);
     if (plan?.kind === "answer") {
       answer(res, plan.answer, req.method === "HEAD");
       return;
     }
-    const headers = upstreamRequestHeaders(req.rawHeaders, client, host, {
+    const raw = dropsAuthorization(plan)
+      ? withoutFlatHeaders(req.rawHeaders, AUTHORIZATION)
+      : req.rawHeaders;
+    const headers = upstreamRequestHeaders(raw, client, host, {
       chunked: checked.chunked,
       underscores: this.limits.underscoresInHeaders,
     });
@@ -355,13 +384,35 @@ export class Engine {
       tally?.finish(routed);
       return;
     }
-    const { main, plan, client, checked } = routed;
+    const verify = routed.plan?.kind === "verify" ? routed.plan : undefined;
+    if (verify === undefined) {
+      this.tunnel(req, socket, { ...routed, head, proto, tally });
+      return;
+    }
+    void verify.pending.then(verdict => {
+      const plan = verify.resume(verdict);
+      if (socket.destroyed) {
+        if (plan.kind === "proxy") plan.release?.();
+        tally?.finish(499);
+        return;
+      }
+      this.tunnel(req, socket, { ...routed, plan, head, proto, tally });
+    });
+  }
+
+  /** Answers an upgrade the plan refuses (401 with its challenge), or forwards it. */
+  private tunnel(req: IncomingMessage, socket: Duplex, routed: RoutedUpgrade): void {
+    const { main, plan, client, checked, head, proto, tally } = routed;
+    if (refuseUpgrade(socket, routed)) return;
     const proxied = plan?.kind === "proxy" ? plan : undefined;
     // limit-connections: the tunnel holds its slot until the client's connection closes.
     if (proxied?.release !== undefined) socket.once("close", proxied.release);
     const route = noteRoute(tally, main, proxied);
     const upgrade = req.headers.upgrade ?? "websocket";
-    const headers = upstreamRequestHeaders(req.rawHeaders, client, checked.host, {
+    const raw = dropsAuthorization(proxied)
+      ? withoutFlatHeaders(req.rawHeaders, AUTHORIZATION)
+      : req.rawHeaders;
+    const headers = upstreamRequestHeaders(raw, client, checked.host, {
       upgrade,
       underscores: this.limits.underscoresInHeaders,
     });
@@ -395,12 +446,53 @@ export class Engine {
     const main = this.closing ? undefined : findRoute(this.table, checked.host, checked.target);
     if (main === undefined) return this.closing ? 503 : 404;
     const plan = planFor(main, req, client, checked);
-    if (plan?.kind === "answer" && plan.answer.status >= 400) return plan.answer.status;
+    // A 401 is answered whole (its WWW-Authenticate challenge), the other refusals by status.
+    const challenge = plan?.kind === "answer" && plan.decision === "unauthorized";
+    if (plan?.kind === "answer" && plan.answer.status >= 400 && !challenge) {
+      return plan.answer.status;
+    }
     return { main, plan, client, checked };
   }
 }
 
 const PROXY_HEADER_REFUSAL = refusal("invalid-proxy-header");
+
+const AUTHORIZATION: ReadonlySet<string> = new Set(["authorization"]);
+
+/** Basic auth passed on the route: the credentials stay here (ingress-nginx sends Authorization ""). */
+function dropsAuthorization(plan: Plan | undefined): boolean {
+  return plan?.kind === "proxy" && plan.dropAuthorization === true;
+}
+
+/** Answers an upgrade its plan refuses (a 401 with its challenge); false when it goes on. */
+function refuseUpgrade(socket: Duplex, { main, plan, tally }: RoutedUpgrade): boolean {
+  if (plan?.kind !== "answer" || plan.answer.status < 400) return false;
+  noteRoute(tally, main, plan);
+  socket.end(ownResponseText(plan.answer, true), "latin1");
+  tally?.finish(plan.answer.status);
+  return true;
+}
+
+/** A request on Node's path, while its plan is decided. */
+interface NodeExchange {
+  req: IncomingMessage;
+  res: ServerResponse;
+  proto: string;
+  tally: ExchangeTally | undefined;
+  client: RequestClient;
+  checked: CheckedRequest;
+}
+
+/** An upgrade routed, with its plan. */
+interface RoutedUpgrade {
+  main: Route;
+  plan: Plan | undefined;
+  client: RequestClient;
+  checked: CheckedRequest;
+  head: Buffer;
+  proto: string;
+  tally: ExchangeTally | undefined;
+}
 
 /** The client as the headers and the policy see it. */
 interface RequestClient extends ClientInfo {
@@ -467,7 +559,7 @@ function nodeRefusal(code: string | undefined): Refusal {
 
 /** Tells the tally which backend serves and why; returns that route. */
 function noteRoute(tally: ExchangeTally | undefined, main: Route, plan: Plan | undefined): Route {
-  if (plan === undefined) {
+  if (plan === undefined || plan.kind === "verify") {
     tally?.routed(main, "main", "");
     return main;
   }

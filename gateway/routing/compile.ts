@@ -28,8 +28,9 @@ import {
   DEFAULT_TRAFFIC_OPTIONS,
   type TrafficOptions,
 } from "../policy/route-traffic";
-import type { GatewayView, TlsPair } from "../view";
+import type { AuthSecret, GatewayView, TlsPair } from "../view";
 import { compileUpstream } from "./upstream";
+import { compileBasicAuth } from "../policy/basic-auth";
 import type { Balance } from "./balance";
 import { EndpointIndex } from "./endpoints";
 import { ExtraNames } from "./extra-names";
@@ -188,6 +189,8 @@ class Compiler {
   private readonly certified = new Set<string>();
   private readonly canaryReferrers: ReadonlySet<string>;
   readonly names = new ExtraNames();
+  /** The view's auth-secret Secrets by namespace/name. */
+  authSecrets: ReadonlyMap<string, AuthSecret> = new Map();
 
   constructor(
     private readonly endpoints: EndpointIndex,
@@ -408,6 +411,7 @@ class Compiler {
       context.annotations = parsed.value;
       context.policy = annotatedPolicy(parsed.value, ingress);
       this.addUpstream(context, parsed.value);
+      this.addBasicAuth(context, parsed.value);
       return context;
     }
     context.refusal ??= `metadata.annotations: ${formatErrors(parsed.errors)}`;
@@ -424,6 +428,14 @@ class Compiler {
       pairs: this.pairs,
     });
     if (outcome.ok) context.policy = { ...context.policy, upstream: outcome.upstream };
+    else context.refusal ??= outcome.refusal;
+  }
+
+  /** auth-type: basic with its Secret's users; a Secret that cannot be used refuses the Ingress (503). */
+  private addBasicAuth(context: IngressContext, annotations: IngressAnnotations): void {
+    if (annotations.basicAuth === undefined) return;
+    const outcome = compileBasicAuth(annotations.basicAuth, context.namespace, this.authSecrets);
+    if (outcome.ok) context.policy = { ...context.policy, basicAuth: outcome.policy };
     else context.refusal ??= outcome.refusal;
   }
 
@@ -611,6 +623,9 @@ export function compileRoutes(
   const endpoints = new EndpointIndex(view.endpointSlices, view.services);
   const pairs = new Map(view.tlsPairs.map(pair => [`${pair.namespace}/${pair.name}`, pair]));
   const compiler = new Compiler(endpoints, options, view.refused, pairs);
+  compiler.authSecrets = new Map(
+    (view.authSecrets ?? []).map(s => [`${s.namespace}/${s.name}`, s]),
+  );
   for (const ingress of sortIngresses(view.ingresses)) compiler.addIngress(ingress);
   compiler.attachCanaries();
   compiler.compileTraffic();

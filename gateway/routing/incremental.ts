@@ -13,6 +13,7 @@ import type { V1EndpointSlice, V1Ingress, V1Service } from "@kubernetes/client-n
 import { wwwCounterpart } from "../../core/annotations";
 import { annotationKey } from "../../core/annotations/validators";
 import { referencedServices, upstreamSecretOf } from "../selection/compose";
+import { authSecretOf } from "../policy/basic-auth";
 import type { GatewayView } from "../view";
 import { compileRoutes, type CompiledRoutes } from "./compile";
 import { SERVICE_NAME_LABEL } from "./endpoints";
@@ -69,8 +70,8 @@ export function indexIngress(ingress: V1Ingress, seen = 0): IndexedIngress {
 }
 
 function upstreamSecrets(ingress: V1Ingress): string[] {
-  const secret = upstreamSecretOf(ingress);
-  return secret === undefined ? [] : [secret];
+  const secrets = [upstreamSecretOf(ingress), authSecretOf(ingress)];
+  return secrets.filter(secret => secret !== undefined);
 }
 
 /**
@@ -187,11 +188,24 @@ export class Index {
       const key = `${pair.namespace}/${pair.name}`;
       if (this.bySecret.has(key)) secrets.set(key, `${pair.cert}\0${pair.key}\0${pair.ca ?? ""}`);
     }
-    for (const secret of changedKeys(this.secrets, secrets)) {
-      for (const id of this.bySecret.get(secret) ?? [])
-        for (const host of this.ingresses.get(id)?.hosts ?? []) hosts.add(host);
-    }
+    this.#authSignatures(view, secrets);
+    for (const changed of changedKeys(this.secrets, secrets)) this.#touchSecret(changed, hosts);
     this.secrets = secrets;
+  }
+
+  /** The hosts of the Ingresses that name the Secret (a TLS pair's key, or "auth:" and its key). */
+  #touchSecret(changed: string, hosts: Set<string>): void {
+    const secret = changed.startsWith("auth:") ? changed.slice(5) : changed;
+    for (const id of this.bySecret.get(secret) ?? [])
+      for (const host of this.ingresses.get(id)?.hosts ?? []) hosts.add(host);
+  }
+
+  /** auth-secret Secrets' content, under "auth:" keys beside the TLS pairs'. */
+  #authSignatures(view: GatewayView, secrets: Map<string, string>): void {
+    for (const auth of view.authSecrets ?? []) {
+      const key = `${auth.namespace}/${auth.name}`;
+      if (this.bySecret.has(key)) secrets.set(`auth:${key}`, JSON.stringify(auth.data));
+    }
   }
 
   #updateRefusals(view: GatewayView, hosts: Set<string>): void {
@@ -283,6 +297,7 @@ export function subView(view: GatewayView, index: Index, ids: ReadonlySet<string
     ingresses,
     refused: view.refused,
     tlsPairs: view.tlsPairs,
+    authSecrets: view.authSecrets,
     endpointSlices: view.endpointSlices.filter(s =>
       named(s.metadata?.namespace, s.metadata?.labels?.[SERVICE_NAME_LABEL]),
     ),

@@ -1,5 +1,6 @@
 // The compiled, immutable routing table and the lookups the request path makes. Built once per
 // view by compile.ts; a request only does Map lookups and a short scan of one host's prefixes.
+import type { BasicAuthPolicy } from "../policy/basic-auth";
 import type {
   Bandwidth,
   CorsConfig,
@@ -146,6 +147,8 @@ export interface TrafficPolicy {
   readonly hashed: boolean;
   /** The route or one of its canaries has cookie affinity: plans carry the sticky choice. */
   readonly sticky?: boolean;
+  /** auth-type: basic: the main Ingress's users (its canaries' are ignored, as in ingress-nginx). */
+  readonly basicAuth?: BasicAuthPolicy | undefined;
 }
 
 /** Per-route proxy settings, from the ingress's annotations with ingress-nginx's defaults. */
@@ -171,6 +174,8 @@ export interface RoutePolicy {
   readonly bandwidth?: Bandwidth | undefined;
   /** affinity: cookie; it chooses the endpoint, before `balance` (balancer.lua). */
   readonly affinity?: RouteAffinity | undefined;
+  /** auth-type: basic with its Secret's users; undefined: no authentication. */
+  readonly basicAuth?: BasicAuthPolicy | undefined;
 }
 
 export interface Route {

@@ -9,6 +9,7 @@ import type { Ingress } from "../../core/ingress/types";
 import type { GatewayView, TlsPair } from "../view";
 import { rolloutChoice, type RolloutWord } from "./rollout";
 import { ServingVerdicts } from "./verdicts";
+import { sameAuthSecrets, selectAuthSecrets } from "./auth-secrets";
 
 export type GuardedKind = "ingress" | "secret";
 export const GUARDED_KINDS: readonly GuardedKind[] = ["ingress", "secret"];
@@ -29,6 +30,8 @@ export interface ComposeInput {
   ingresses: Iterable<V1Ingress>;
   /** Every cached TLS Secret, by namespace/name. */
   secrets: ReadonlyMap<string, V1Secret>;
+  /** Every cached Opaque Secret (auth-secret), by namespace/name; undefined while not listed. */
+  authSecrets?: ReadonlyMap<string, V1Secret> | undefined;
   /** Every cached EndpointSlice; undefined while they have not been listed yet. */
   endpointSlices: Iterable<V1EndpointSlice> | undefined;
   /** Every cached Service; undefined while they have not been listed yet. */
@@ -347,6 +350,12 @@ export function composeView(input: ComposeInput): Composition {
     ingresses,
     refused: ingress.refused ?? {},
     tlsPairs: secret.pairs,
+    authSecrets: selectAuthSecrets(
+      input.authSecrets,
+      ingresses,
+      input.previous?.view.authSecrets,
+      problems,
+    ),
     endpointSlices: selectSlices(input, services),
     services: selectServices(input, services),
   };
@@ -376,6 +385,7 @@ export function sameServed(a: ServedState, b: ServedState): boolean {
     same(a.view.endpointSlices, b.view.endpointSlices) &&
     same(a.view.services ?? [], b.view.services ?? []) &&
     same(pairs(a), pairs(b)) &&
+    sameAuthSecrets(a.view.authSecrets, b.view.authSecrets) &&
     sameRefusals(a.view.refused ?? {}, b.view.refused ?? {})
   );
 }

@@ -8,6 +8,8 @@ import type { KubeObject, ReflectorSink } from "./reflector";
 export type ResourceKind =
   | "ingress"
   | "secret"
+  /** Opaque Secrets: the users files auth-secret names. */
+  | "authSecret"
   | "endpointSlice"
   | "service"
   | "ingressClass"
@@ -19,6 +21,7 @@ export type ResourceKind =
 export const RESOURCE_KINDS: ResourceKind[] = [
   "ingress",
   "secret",
+  "authSecret",
   "endpointSlice",
   "service",
   "ingressClass",

@@ -21,6 +21,14 @@ const PATHS: Record<ResourceKind, KindPath> = {
     namespaced: true,
     query: { fieldSelector: `type=${TLS_SECRET_TYPE}` },
   },
+  // Basic auth's users files (kubectl create secret generic); only those an auth-secret names
+  // enter the view.
+  authSecret: {
+    prefix: "/api/v1",
+    plural: "secrets",
+    namespaced: true,
+    query: { fieldSelector: "type=Opaque" },
+  },
   endpointSlice: {
     prefix: "/apis/discovery.k8s.io/v1",
     plural: "endpointslices",

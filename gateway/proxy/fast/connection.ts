@@ -22,7 +22,7 @@ import { peerAddressOf } from "../proxy-protocol";
 import { BODY_HEADERS, errorHeaders, errorTarget, type ErrorPages } from "../../policy/error-pages";
 import { HeadLinesFacts, headerInLines } from "../../policy/request-values";
 import type { StickyChoice } from "../../policy/affinity";
-import { planRequest } from "../../policy/route-traffic";
+import { planRequest, type Plan } from "../../policy/route-traffic";
 import type { Endpoint, Route, RouteTable } from "../../routing/table";
 import { findRoute } from "../../routing/table";
 import { EWMA_STATS } from "../../routing/balance";
@@ -68,6 +68,7 @@ const HEAD_TOO_LARGE = refusal("head-too-large");
 const BARE_LF = refusal("bare-line-feed");
 const BAD_CHUNKS = refusal("invalid-chunked-body");
 const BODY_TOO_LARGE = refusal("body-too-large");
+const AUTHORIZATION: ReadonlySet<string> = new Set(["authorization"]);
 /** Response body bytes up to this, arrived with the head, are copied behind it into one write. */
 const INLINE_BODY = 16 * 1024;
 
@@ -430,6 +431,35 @@ export class ClientConnection implements UpstreamOwner {
     const facts = new HeadLinesFacts(head, this.https);
     facts.client = this.client;
     const plan = planRequest(main, main.traffic!, facts);
+    if (plan.kind === "verify") {
+      this.awaitVerdict(main, head, plan);
+      return undefined;
+    }
+    return this.followPlan(main, head, plan);
+  }
+
+  /**
+   * A password is checked off the event loop: the connection holds what the client sends (as
+   * while a response is on its way) until the verdict, then answers or starts the exchange.
+   */
+  private awaitVerdict(main: Route, head: RequestHead, plan: Extract<Plan, { kind: "verify" }>) {
+    this.phase = Phase.Response;
+    void plan.pending.then(verdict => {
+      const next = plan.resume(verdict);
+      if (this.phase === Phase.Closed) {
+        if (next.kind === "proxy") next.release?.();
+        return;
+      }
+      const route = this.followPlan(main, head, next);
+      if (route === undefined) return;
+      this.beginExchange(route, head);
+      if (this.phase === Phase.Body) this.socket.resume();
+    });
+  }
+
+  /** Answers the plan's own answer (undefined returned), or readies the exchange it proxies. */
+  private followPlan(main: Route, head: RequestHead, plan: Plan): Route | undefined {
+    if (plan.kind === "verify") return undefined;
     if (plan.kind === "answer") {
       this.tally?.routed(main, "main", plan.decision);
       const close = this.closeAfter || head.contentLength !== 0;
@@ -439,7 +469,10 @@ export class ClientConnection implements UpstreamOwner {
     }
     this.tally?.routed(plan.route, plan.variant, plan.decision);
     this.slot = plan.release;
-    const lines = hasEdits(plan.request) ? editHeaderLines(head.lines, plan.request) : head.lines;
+    const sent = plan.dropAuthorization
+      ? withoutHeaderLines(head.lines, AUTHORIZATION)
+      : head.lines;
+    const lines = hasEdits(plan.request) ? editHeaderLines(sent, plan.request) : sent;
     this.upstreamHead = this.headFor(head, plan.target, lines, main);
     this.responseEdits = hasEdits(plan.response) ? plan.response : undefined;
     this.errorPages = plan.errorPages;

@@ -56,6 +56,7 @@ class Thread {
     this.worker.on("message", (reply: VerifyReply) => {
       const job = this.job;
       this.job = undefined;
+      this.worker.unref();
       if (job?.request.id === reply.id) job.resolve(reply.match ? "match" : "mismatch");
       onFree(this);
     });
@@ -67,8 +68,15 @@ class Thread {
     };
     this.worker.on("error", gone);
     this.worker.on("exit", gone);
-    // Threads never keep the process alive (tests, shutdown); after the listeners, which ref it.
+    // An idle thread never keeps the process alive (tests, shutdown); a busy one does, so a
+    // check in progress is answered. After the listeners, which ref it.
     this.worker.unref();
+  }
+
+  run(job: Job): void {
+    this.job = job;
+    this.worker.ref();
+    this.worker.postMessage(job.request);
   }
 }
 
@@ -149,10 +157,8 @@ export class PasswordVerifier {
     while (this.#queue.length > 0) {
       const thread = this.#idleThread();
       if (thread === undefined) return;
-      const job = this.#queue.shift()!;
-      thread.job = job;
       this.checks++;
-      thread.worker.postMessage(job.request);
+      thread.run(this.#queue.shift()!);
     }
   }
 

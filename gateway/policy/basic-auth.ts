@@ -102,7 +102,7 @@ export function checkBasicAuth(
   const key = verifier.keyOf(credentials.user, credentials.password, stored);
   if (verifier.remembered(key)) return "pass";
   return verifier
-    .verify(key, credentials.password, stored)
+    .verify(key, credentials.password, stored, policy.secret)
     .then(verdict => (verdict === "match" ? "pass" : verdict === "mismatch" ? "deny" : "busy"));
 }
 

@@ -52,6 +52,27 @@ describe("password verifier (worker threads)", () => {
     assert.deepEqual(await Promise.all(waiting), ["mismatch", "mismatch"]);
   });
 
+  it("runs one owner's checks one at a time, so its costly hashes leave a thread to others", async () => {
+    const two = new PasswordVerifier({ threads: 2 });
+    try {
+      const slow = bcrypt("slow", 12);
+      const order: string[] = [];
+      const costly = [1, 2].map(i =>
+        two
+          .verify(`a${i}`, Buffer.from("slow"), slow, "tenant-a")
+          .then(v => order.push(`a${i} ${v}`)),
+      );
+      // Submitted after both of tenant A's: it takes the thread A's second check may not.
+      const cheap = two
+        .verify("b", Buffer.from("s3cret"), hash, "tenant-b")
+        .then(v => order.push(`b ${v}`));
+      await Promise.all([...costly, cheap]);
+      assert.deepEqual(order, ["b match", "a1 match", "a2 match"]);
+    } finally {
+      await two.close();
+    }
+  });
+
   it("a remembered password cannot be used against another entry with the same key material", async () => {
     const other = bcrypt("other", 4);
     const key = verifier.keyOf("u", Buffer.from("s3cret"), other);

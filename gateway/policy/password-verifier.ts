@@ -19,6 +19,8 @@ export interface VerifierOptions {
   cacheTtlMs?: number;
   /** How many verified passwords are remembered, the oldest dropped first (default 10,000). */
   cacheEntries?: number;
+  /** Checks one owner (a route's Secret) may have waiting or running (default 32). */
+  maxPerOwner?: number;
 }
 
 const DEFAULTS: Required<VerifierOptions> = {
@@ -26,9 +28,12 @@ const DEFAULTS: Required<VerifierOptions> = {
   maxQueue: 256,
   cacheTtlMs: 60_000,
   cacheEntries: 10_000,
+  maxPerOwner: 32,
 };
 
 interface Job {
+  /** Whose check it is (a route's Secret): one owner runs on one thread at a time. */
+  owner: string;
   request: VerifyRequest;
   resolve: (verdict: Verdict) => void;
 }
@@ -87,6 +92,10 @@ export class PasswordVerifier {
   /** key → when it stops counting; Map order is insertion order, so the first is the oldest. */
   readonly #verified = new Map<string, number>();
   readonly #secret = randomBytes(32);
+  /** Owners with a check on a thread now. */
+  readonly #running = new Set<string>();
+  /** Checks waiting or running, per owner. */
+  readonly #owned = new Map<string, number>();
   #ids = 0;
   /** Checks made on a thread (not answered from the cache), for tests and metrics. */
   checks = 0;
@@ -111,9 +120,17 @@ export class PasswordVerifier {
     return false;
   }
 
-  /** Checks the password on a thread; a match is remembered under `key`. */
-  verify(key: string, password: Buffer, stored: string): Promise<Verdict> {
-    if (this.#queue.length >= this.#options.maxQueue) return Promise.resolve("busy");
+  /**
+   * Checks the password on a thread; a match is remembered under `key`. An owner's checks run one
+   * at a time, so one Secret's costly hashes hold at most one thread and the others serve the
+   * rest; "busy" past the queue's bound or the owner's.
+   */
+  verify(key: string, password: Buffer, stored: string, owner = ""): Promise<Verdict> {
+    const owned = this.#owned.get(owner) ?? 0;
+    if (this.#queue.length >= this.#options.maxQueue || owned >= this.#options.maxPerOwner) {
+      return Promise.resolve("busy");
+    }
+    this.#owned.set(owner, owned + 1);
     return new Promise<Verdict>(resolve => {
       const request: VerifyRequest = {
         id: ++this.#ids,
@@ -121,8 +138,10 @@ export class PasswordVerifier {
         stored,
       };
       const job: Job = {
+        owner,
         request,
         resolve: verdict => {
+          this.#release(owner);
           if (verdict === "match") this.#remember(key);
           resolve(verdict);
         },
@@ -154,12 +173,23 @@ export class PasswordVerifier {
   }
 
   #dispatch(): void {
-    while (this.#queue.length > 0) {
+    for (;;) {
+      const at = this.#queue.findIndex(job => !this.#running.has(job.owner));
+      if (at < 0) return;
       const thread = this.#idleThread();
       if (thread === undefined) return;
+      const job = this.#queue.splice(at, 1)[0]!;
+      this.#running.add(job.owner);
       this.checks++;
-      thread.run(this.#queue.shift()!);
+      thread.run(job);
     }
+  }
+
+  #release(owner: string): void {
+    this.#running.delete(owner);
+    const left = (this.#owned.get(owner) ?? 1) - 1;
+    if (left > 0) this.#owned.set(owner, left);
+    else this.#owned.delete(owner);
   }
 
   #idleThread(): Thread | undefined {

@@ -27,6 +27,22 @@ function errorsOf(annotations: Record<string, string>): string[] {
   return parsed.ok ? [] : parsed.errors.map(e => `${e.field}: ${e.message}`);
 }
 
+/** The whole admission review of an Ingress in namespace "shop" with these annotations. */
+function reviewOf(annotations: Record<string, string>) {
+  const path = {
+    path: "/",
+    pathType: "Prefix",
+    backend: { service: { name: "s", port: { number: 80 } } },
+  };
+  return reviewIngress(
+    {
+      metadata: { name: "web", namespace: "shop", annotations },
+      spec: { rules: [{ host: "a.test", http: { paths: [path] } }] },
+    },
+    () => undefined,
+  );
+}
+
 describe("basic-auth annotations", () => {
   it("reads nothing when none is set", () => {
     assert.deepEqual(parseBasicAuth({}), { ok: true, value: undefined, warnings: [] });
@@ -135,67 +151,17 @@ describe("basic-auth annotations", () => {
     assert.deepEqual(basicAuthNamespaceErrors(c, "other"), []);
     const [error] = basicAuthNamespaceErrors(c, "shop");
     assert.match(error!.message, /namespace "other": only the Ingress's own namespace \("shop"\)/);
-    const review = reviewIngress(
-      {
-        metadata: {
-          name: "web",
-          namespace: "shop",
-          annotations: { [TYPE]: "basic", [SECRET]: "other/users" },
-        },
-        spec: {
-          rules: [
-            {
-              host: "a.test",
-              http: {
-                paths: [
-                  {
-                    path: "/",
-                    pathType: "Prefix",
-                    backend: { service: { name: "s", port: { number: 80 } } },
-                  },
-                ],
-              },
-            },
-          ],
-        },
-      },
-      () => undefined,
-    );
+    const review = reviewOf({ [TYPE]: "basic", [SECRET]: "other/users" });
     assert.equal(review.errors.length, 1, JSON.stringify(review.errors));
     assert.match(review.errors[0]!.field, /auth-secret/);
   });
 
   it("admits the documented example through the whole review (no longer an unsupported control)", () => {
-    const review = reviewIngress(
-      {
-        metadata: {
-          name: "web",
-          namespace: "shop",
-          annotations: {
-            [TYPE]: "basic",
-            [SECRET]: "basic-auth",
-            [REALM]: "Authentication Required - foo",
-          },
-        },
-        spec: {
-          rules: [
-            {
-              host: "a.test",
-              http: {
-                paths: [
-                  {
-                    path: "/",
-                    pathType: "Prefix",
-                    backend: { service: { name: "s", port: { number: 80 } } },
-                  },
-                ],
-              },
-            },
-          ],
-        },
-      },
-      () => undefined,
-    );
+    const review = reviewOf({
+      [TYPE]: "basic",
+      [SECRET]: "basic-auth",
+      [REALM]: "Authentication Required - foo",
+    });
     assert.deepEqual(review.errors, []);
   });
 });

@@ -21,7 +21,7 @@ const fields = {
     annotation: "auth-secret",
     type: 'Secret "name" (or "namespace/name" of the same namespace)',
     default: "",
-    doc: "The Secret of the Ingress's namespace that holds the users and password hashes (htpasswd: bcrypt, apr1, {SHA}, {SSHA}, {PLAIN}, $1$/$5$/$6$ crypt). Another namespace is refused. Missing or unreadable, the route answers 503.",
+    doc: "The Opaque Secret of the Ingress's namespace that holds the users and password hashes (htpasswd: bcrypt, apr1, {SHA}, {SSHA}, {PLAIN}, $1$/$5$/$6$ crypt). Another namespace is refused. Missing or unreadable, the route answers 503.",
   },
   secretType: {
     annotation: "auth-secret-type",

@@ -5,12 +5,11 @@
 // to other hosts: they complete while it is still being checked.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { connect } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { startDataPlane, type DataPlane } from "../data-plane";
 import { endpointSlice, ingress, view } from "../routing/testkit";
 import type { AuthSecret } from "../view";
-import { ask, namedBackend, type AskOptions, type Backend } from "./testkit";
+import { ask, namedBackend, upgradeHead, type AskOptions, type Backend } from "./testkit";
 
 const P = "nginx.ingress.kubernetes.io/";
 
@@ -30,28 +29,10 @@ function secret(name: string, data: Record<string, string>): AuthSecret {
   return { namespace: "default", name, data: encoded };
 }
 
-/** An upgrade request's status line and the head of the answer. */
+/** An upgrade request, with these credentials; the head of the answer. */
 function upgrade(port: number, host: string, authorization?: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = connect({ port, host: "127.0.0.1" }, () => {
-      const auth = authorization === undefined ? "" : `Authorization: ${authorization}\r\n`;
-      socket.write(
-        `GET /ws HTTP/1.1\r\nHost: ${host}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n${auth}` +
-          "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
-      );
-    });
-    let text = "";
-    socket.setEncoding("latin1");
-    socket.on("data", (chunk: string) => {
-      text += chunk;
-      if (text.includes("\r\n\r\n")) {
-        resolve(text.slice(0, text.indexOf("\r\n\r\n")));
-        socket.destroy();
-      }
-    });
-    socket.on("end", () => resolve(text));
-    socket.on("error", reject);
-  });
+  const lines = authorization === undefined ? "" : `Authorization: ${authorization}\r\n`;
+  return upgradeHead(port, host, { lines });
 }
 
 describe("data plane: basic authentication", () => {

@@ -169,23 +169,41 @@ export const loopback = (service: string, port: number) =>
   });
 
 /** A WebSocket-style upgrade sent by hand; the status line of the answer. */
-export function upgradeStatus(port: number, host: string, localAddress: string): Promise<string> {
+export async function upgradeStatus(
+  port: number,
+  host: string,
+  localAddress: string,
+): Promise<string> {
+  const head = await upgradeHead(port, host, { localAddress });
+  return head.slice(0, head.indexOf("\r\n"));
+}
+
+/** A WebSocket-style upgrade sent by hand, with extra header lines; the head of the answer. */
+export function upgradeHead(
+  port: number,
+  host: string,
+  options: { localAddress?: string; lines?: string } = {},
+): Promise<string> {
   return new Promise((resolve, reject) => {
-    const socket = connect({ port, host: "127.0.0.1", localAddress }, () => {
+    const socket = connect({ port, host: "127.0.0.1", localAddress: options.localAddress }, () => {
       socket.write(
         `GET /ws HTTP/1.1\r\nHost: ${host}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n` +
-          "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
+          `${options.lines ?? ""}Sec-WebSocket-Version: 13\r\n` +
+          "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
       );
     });
     let text = "";
     socket.setEncoding("latin1");
+    const done = () => {
+      const end = text.indexOf("\r\n\r\n");
+      resolve(end < 0 ? text : text.slice(0, end));
+      socket.destroy();
+    };
     socket.on("data", (chunk: string) => {
       text += chunk;
-      if (text.includes("\r\n")) {
-        resolve(text.slice(0, text.indexOf("\r\n")));
-        socket.destroy();
-      }
+      if (text.includes("\r\n\r\n")) done();
     });
+    socket.on("end", done);
     socket.on("error", reject);
   });
 }

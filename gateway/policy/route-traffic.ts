@@ -105,7 +105,9 @@ function hasEffect(policy: TrafficPolicy): boolean {
   const answers =
     policy.redirectHttp || policy.appRoot || policy.redirect || policy.robots || policy.sourceRange;
   const edits = policy.cors || policy.rewrite || policy.group;
-  return Boolean(answers || edits || guards(policy) || choosesEndpoint(policy) || policy.errorPages);
+  return Boolean(
+    answers || edits || guards(policy) || choosesEndpoint(policy) || policy.errorPages,
+  );
 }
 
 /** What stands between a client and the backend: limits, authentication, the default backend. */

@@ -27,6 +27,7 @@ const NONE: IngressAnnotations = {
   errorPages: undefined,
   buffering: undefined,
   balancing: undefined,
+  externalAuth: undefined,
 };
 
 describe("parseIngressAnnotations", () => {

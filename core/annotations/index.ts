@@ -19,6 +19,7 @@ import { parseHostNames, type HostNamesConfig } from "./host-names";
 import { parseErrorPages, type ErrorPagesConfig } from "./error-pages";
 import { parseBuffering, type BufferingConfig } from "./buffering";
 import { parseLoadBalancing, type LoadBalancingConfig } from "./load-balancing";
+import { parseExternalAuth, type ExternalAuthConfig } from "./external-auth";
 
 /** An Ingress's annotations, one entry per family; undefined when none of its keys is set. */
 export interface IngressAnnotations {
@@ -42,6 +43,8 @@ export interface IngressAnnotations {
   buffering: BufferingConfig | undefined;
   /** load-balance, upstream-hash-by (+subset, subset-size). */
   balancing: LoadBalancingConfig | undefined;
+  /** auth-url and the rest of the external-auth family. */
+  externalAuth: ExternalAuthConfig | undefined;
 }
 
 /** A Secret's annotations: its batched rollout and its checksum version. */
@@ -89,6 +92,7 @@ export function parseIngressAnnotations(annotations: Annotations): Result<Ingres
     errorPages: all.take(parseErrorPages(annotations)),
     buffering: all.take(parseBuffering(annotations)),
     balancing: all.take(parseLoadBalancing(annotations)),
+    externalAuth: all.take(parseExternalAuth(annotations)),
   };
   all.warnings.push(...ignoredAnnotationWarnings(annotations, "Ingress"));
   return all.result(value);
@@ -211,3 +215,12 @@ export {
   type LoadBalance,
   type LoadBalancingConfig,
 } from "./load-balancing";
+export {
+  cacheSeconds,
+  externalAuthFamily,
+  parseExternalAuth,
+  type CacheRule,
+  type ExternalAuthConfig,
+  type UrlPart,
+  type UrlTemplate,
+} from "./external-auth";

@@ -6,6 +6,7 @@ import {
   DEFAULT_REDIRECT_PARAM,
   parseCacheDuration,
   parseExternalAuth,
+  type CacheRule,
   type ExternalAuthConfig,
 } from "./external-auth";
 import { annotationKey } from "./validators";
@@ -238,6 +239,12 @@ describe("external-auth annotations", () => {
   });
 });
 
+function rulesOf(raw: string): CacheRule[] {
+  const parsed = parseCacheDuration(raw);
+  assert.ok(parsed.ok);
+  return parsed.value;
+}
+
 describe("auth-cache-duration", () => {
   // main_test.go TestCacheDurationAnnotations and TestParseStringToCacheDurations.
   it("reads ingress-nginx's default: 200, 202 and 401 for five minutes", () => {
@@ -285,9 +292,9 @@ describe("auth-cache-duration", () => {
   }
 
   it("takes the first rule that is any or names the status, as nginx", () => {
-    const rules = (parseCacheDuration("401 1m, any 10s, 200 1h") as { value: never }).value;
+    const rules = rulesOf("401 1m, any 10s, 200 1h");
     assert.equal(cacheSeconds(rules, 401), 60);
     assert.equal(cacheSeconds(rules, 200), 10);
-    assert.equal(cacheSeconds((parseCacheDuration("200 1m") as { value: never }).value, 403), 0);
+    assert.equal(cacheSeconds(rulesOf("200 1m"), 403), 0);
   });
 });

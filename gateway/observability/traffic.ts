@@ -126,6 +126,9 @@ const NAMES = {
  */
 const ANSWER_DECISIONS = new Set([
   "source-range-denied",
+  "auth-denied",
+  "auth-signin",
+  "auth-error",
   "from-to-www-redirect",
   "app-root",
   "permanent-redirect",
@@ -258,7 +261,7 @@ export class TrafficMetrics {
       ),
       counter(
         NAMES.answers,
-        "Requests the gateway answered itself (source-range-denied, refused, redirects, robots, cors-preflight, custom-error) or sent to the default backend, by host and decision",
+        "Requests the gateway answered itself (source-range-denied, auth-denied, auth-signin, auth-error, refused, redirects, robots, cors-preflight, custom-error) or sent to the default backend, by host and decision",
         [...this.answers.values()].map(({ labels, value }) => ({ value, labels })),
       ),
     ];

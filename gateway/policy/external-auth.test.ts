@@ -34,7 +34,7 @@ function compile(
   cache = new AuthCache(),
   host = "app.test",
 ): ExternalAuth {
-  const auth = compileExternalAuth(configOf(annotations), host, OPTIONS, cache);
+  const auth = compileExternalAuth(configOf(annotations), { host, path: "/" }, OPTIONS, cache);
   assert.ok(auth instanceof ExternalAuth, String(auth));
   return auth;
 }
@@ -340,16 +340,22 @@ describe("external auth cache", () => {
     assert.equal(cache.get("big"), undefined, "an answer over the entry size is not kept");
   });
 
-  it("keeps routes apart: another auth-url is asked even for the same key", async () => {
+  it("keeps routes apart: another auth-url or host is asked even for the same key", async () => {
     const cache = new AuthCache(100, clock);
     const one = compile({ "auth-url": authUrl, "auth-cache-key": "$http_authorization" }, cache);
+    const other = compile(
+      { "auth-url": authUrl, "auth-cache-key": "$http_authorization" },
+      cache,
+      "other.test",
+    );
     const two = compile(
       { "auth-url": `${authUrl}?x=1`, "auth-cache-key": "$http_authorization" },
       cache,
     );
     await one.authorize(bearer("alice-token"));
     await two.authorize(bearer("alice-token"));
-    assert.equal(server.seen.length, 2);
+    await other.authorize(bearer("alice-token"));
+    assert.equal(server.seen.length, 3);
   });
 });
 
@@ -362,7 +368,7 @@ describe("external auth: compile and signin", () => {
   it("refuses $host in auth-url on a wildcard or host-less rule: the client would pick its judge", () => {
     const config = configOf({ "auth-url": "https://$host/oauth2/auth" });
     for (const host of ["", "*.shop.test"]) {
-      const compiled = compileExternalAuth(config, host, OPTIONS, new AuthCache());
+      const compiled = compileExternalAuth(config, { host, path: "/" }, OPTIONS, new AuthCache());
       assert.equal(typeof compiled, "string");
       assert.match(compiled as string, /\$host on a rule without an exact host/);
     }

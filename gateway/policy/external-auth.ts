@@ -14,6 +14,7 @@ import { hashKey } from "./hash-key";
 import {
   withoutFlatHeaders,
   withoutHeaderLines,
+  type HeaderEdits,
   type HeaderPair,
   type OwnAnswer,
 } from "./head-edits";
@@ -26,6 +27,9 @@ export interface AuthOptions {
   /** Waiting for auth-url's answer head once connected (BULWARK_AUTH_READ_TIMEOUT_SECONDS). */
   readonly readTimeoutMs: number;
 }
+
+/** The worker's auth answers, shared by its routes (each keyed apart by its auth-url). */
+export const SHARED_AUTH_CACHE = new AuthCache();
 
 export const DEFAULT_AUTH_OPTIONS: AuthOptions = { connectTimeoutMs: 5_000, readTimeoutMs: 15_000 };
 
@@ -50,8 +54,10 @@ export type AuthVerdict =
       set: readonly HeaderPair[];
       /** Lower-case names removed from the client's request whether or not the answer had them. */
       remove: ReadonlySet<string>;
-      /** The auth answer's Set-Cookie lines, for the client's answer (setCookieApplies). */
+      /** The auth answer's Set-Cookie lines, for the client's answer (responseCookies). */
       cookies: readonly string[];
+      /** auth-always-set-cookie: the cookies go on every answer. */
+      always: boolean;
     };
 
 const TEXT = [["Content-Type", "text/plain; charset=utf-8"] as const];
@@ -94,10 +100,11 @@ const SET_BY_GATEWAY = new Set([
  */
 export function compileExternalAuth(
   config: ExternalAuthConfig,
-  routeHost: string,
+  route: { readonly host: string; readonly path: string },
   options: AuthOptions,
   cache: AuthCache,
 ): ExternalAuth | string {
+  const routeHost = route.host;
   const usesHost = config.url.parts.some(part => part.kind === "host");
   if (usesHost && (routeHost === "" || routeHost.startsWith("*"))) {
     return `auth-url ${JSON.stringify(config.url.raw)} uses $host on a rule without an exact host`;
@@ -109,10 +116,13 @@ export function compileExternalAuth(
   } catch {
     return `auth-url ${JSON.stringify(text)} is not a URL`;
   }
-  return new ExternalAuth(config, url, options, cache);
+  // nginx's cache key starts with the server name and the auth location (one per path).
+  const scope = `${routeHost}\u0000${route.path}\u0000${url.href}\u0000${config.method ?? "GET"}\u0000`;
+  return new ExternalAuth(config, url, options, { cache, scope });
 }
 
 export class ExternalAuth {
+  private readonly cache: AuthCache;
   /** Where the cache keeps this route's answers apart from other routes'. */
   private readonly cacheScope: string;
 
@@ -120,10 +130,10 @@ export class ExternalAuth {
     readonly config: ExternalAuthConfig,
     readonly url: URL,
     readonly options: AuthOptions,
-    private readonly cache: AuthCache,
-    private readonly ask: typeof askAuthServer = askAuthServer,
+    cache: { cache: AuthCache; scope: string },
   ) {
-    this.cacheScope = `${url.href}\u0000${config.method ?? "GET"}\u0000`;
+    this.cache = cache.cache;
+    this.cacheScope = cache.scope;
   }
 
   /** Asks the auth server (or the cache) about one request; never rejects. */
@@ -133,7 +143,7 @@ export class ExternalAuth {
     if (cached !== undefined) return verdictOf(this.config, cached, input.facts);
     const headers = authRequestHeaders(this.config, this.url, input);
     const timeouts: AuthTimeouts = this.options;
-    const answer = await this.ask(this.url, this.config.method ?? "GET", headers, {
+    const answer = await askAuthServer(this.url, this.config.method ?? "GET", headers, {
       timeouts,
       keepalive: this.config.keepalive,
     });
@@ -202,7 +212,8 @@ export function verdictOf(
       const text = Array.isArray(value) ? value.join(", ") : value;
       if (text !== undefined && text !== "") set.push([name, text]);
     }
-    return { kind: "pass", set, remove: responseHeaderNames(config), cookies };
+    const remove = responseHeaderNames(config);
+    return { kind: "pass", set, remove, cookies, always: config.alwaysSetCookie };
   }
   if (status === 401 && config.signin !== undefined) {
     const location = signinLocation(config.signin, config.redirectParam, facts);
@@ -261,9 +272,36 @@ function deniedAnswer(
 /** nginx's `add_header` without `always`: the statuses an added header goes on. */
 const ADD_HEADER_STATUSES = new Set([200, 201, 204, 206, 301, 302, 303, 304, 307, 308]);
 
-/** Whether the auth answer's Set-Cookie goes on the backend's answer of this status. */
-export function setCookieApplies(config: ExternalAuthConfig, status: number): boolean {
-  return config.alwaysSetCookie || ADD_HEADER_STATUSES.has(status);
+/**
+ * The backend's answer of `status` with the auth answer's Set-Cookie added (nginx.tmpl's
+ * `add_header Set-Cookie $auth_cookie`, `always` with auth-always-set-cookie).
+ */
+export function withAuthCookies(
+  edits: HeaderEdits | undefined,
+  pass: AuthPass | undefined,
+  status: number,
+): HeaderEdits | undefined {
+  if (pass === undefined || pass.cookies.length === 0) return edits;
+  if (!pass.always && !ADD_HEADER_STATUSES.has(status)) return edits;
+  const cookies = pass.cookies.map(cookie => ["Set-Cookie", cookie] as const);
+  return { set: edits?.set ?? [], add: [...(edits?.add ?? []), ...cookies] };
+}
+
+/** "Name: value\r\n" lines as pairs (the fast path's head), for the auth request. */
+export function pairsOfLines(lines: string): HeaderPair[] {
+  const pairs: HeaderPair[] = [];
+  for (const line of lines.split("\r\n")) {
+    const colon = line.indexOf(":");
+    if (colon > 0) pairs.push([line.slice(0, colon), line.slice(colon + 1).trim()]);
+  }
+  return pairs;
+}
+
+/** Node's rawHeaders as pairs, for the auth request. */
+export function pairsOfRaw(raw: readonly string[]): HeaderPair[] {
+  const pairs: HeaderPair[] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) pairs.push([raw[i]!, raw[i + 1]!]);
+  return pairs;
 }
 
 /** RFC 3986 unreserved characters stay, every other byte is escaped (set_escape_uri). */

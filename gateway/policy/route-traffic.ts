@@ -40,6 +40,12 @@ import {
 } from "./host-rules";
 import { hashKey } from "./hash-key";
 import { limitsFor, type LimitOptions } from "./limits";
+import {
+  compileExternalAuth,
+  DEFAULT_AUTH_OPTIONS,
+  SHARED_AUTH_CACHE,
+  type AuthOptions,
+} from "./external-auth";
 import type { RequestFacts } from "./request-values";
 
 export type Variant = "main" | "canary";
@@ -51,6 +57,8 @@ export interface TrafficOptions {
   compare: ValueCompare;
   /** The rate limits' status and worker share (default: 503, one worker). */
   limits?: LimitOptions;
+  /** The auth request's timeouts (default: 5 s to connect, 15 s for the answer). */
+  auth?: AuthOptions;
 }
 
 export const DEFAULT_TRAFFIC_OPTIONS: TrafficOptions = { redirectPort: 443, compare: "exact" };
@@ -100,17 +108,21 @@ function rewriteOf(main: Route): TrafficPolicy["rewrite"] {
 
 /** Whether a policy does anything a plain route would not. */
 function hasEffect(policy: TrafficPolicy): boolean {
-  const answers =
-    policy.redirectHttp || policy.appRoot || policy.redirect || policy.robots || policy.sourceRange;
+  const answers = policy.redirectHttp || policy.appRoot || policy.redirect || policy.robots;
   const edits = policy.cors || policy.rewrite || policy.group;
   return Boolean(
     answers ||
       edits ||
+      controlsAccess(policy) ||
       policy.errorPages ||
       policy.defaultBackend ||
-      policy.hashed ||
-      policy.limits,
+      policy.hashed,
   );
+}
+
+/** Source ranges, limits or auth-url: some requests are refused. */
+function controlsAccess(policy: TrafficPolicy): boolean {
+  return Boolean(policy.sourceRange || policy.limits || policy.auth);
 }
 
 /**
@@ -124,6 +136,8 @@ export function compileTraffic(
   defaultBackend?: Route,
 ): TrafficPolicy | undefined {
   if (main.refusal !== undefined) return refusedPolicy(main.refusal, options);
+  const auth = authOf(main, options);
+  if (typeof auth === "string") return refusedPolicy(auth, options);
   const { group, targets, ready } = compileCanaries(main, options.compare);
   const policy: TrafficPolicy = {
     refusal: undefined,
@@ -138,8 +152,16 @@ export function compileTraffic(
     defaultBackend,
     wwwRedirect: undefined,
     hashed: hashes(main) || main.canaries.some(hashes),
+    auth,
   };
   return hasEffect(policy) ? policy : undefined;
+}
+
+/** The main Ingress's auth-url compiled for the route; a string when the route must be refused. */
+function authOf(main: Route, options: TrafficOptions) {
+  const config = main.annotations?.externalAuth;
+  if (config === undefined) return undefined;
+  return compileExternalAuth(config, main, options.auth ?? DEFAULT_AUTH_OPTIONS, SHARED_AUTH_CACHE);
 }
 
 /** What the main Ingress's annotations make of the policy: answers, access and limits. */

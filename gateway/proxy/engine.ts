@@ -7,12 +7,25 @@ import type { Duplex } from "node:stream";
 import { DEFAULT_OBSERVE, TrafficObservers, type ObserveOptions } from "../observability/observer";
 import { requestIdOf } from "../observability/request-id";
 import { ExchangeTally } from "../observability/tally";
-import { editFlatHeaders, hasEdits, ownAnswerHeaders, type OwnAnswer } from "../policy/head-edits";
+import {
+  editFlatHeaders,
+  hasEdits,
+  ownAnswerHeaders,
+  ownResponseText,
+  type OwnAnswer,
+} from "../policy/head-edits";
 import { NodeHeadersFacts } from "../policy/request-values";
 import { formatIp, type Address } from "../../core/net/ip";
 import { ClientAddresses } from "../policy/client-address";
 import { acceptProxyHeader, peerAddressOf } from "./proxy-protocol";
 import { planRequest, type Plan } from "../policy/route-traffic";
+import {
+  authorizedFlat,
+  pairsOfRaw,
+  withAuthCookies,
+  type AuthInput,
+  type AuthPass,
+} from "../policy/external-auth";
 import { compileRoutes, DEFAULT_COMPILE_OPTIONS, type CompileOptions } from "../routing/compile";
 import { IncrementalRoutes } from "../routing/incremental";
 import { findRoute, forEachRoute, type Route, type RouteTable } from "../routing/table";
@@ -328,7 +341,28 @@ export class Engine {
       answer(res, plan.answer, req.method === "HEAD");
       return;
     }
-    const headers = upstreamRequestHeaders(req.rawHeaders, client, host, {
+    const exchange = { req, res, route, plan, checked, client, proto, tally };
+    const auth = main.traffic?.auth;
+    if (auth === undefined) {
+      this.forward(exchange, undefined);
+      return;
+    }
+    // auth-url: the request (its body unread) waits for the auth server's verdict.
+    void auth.authorize(nodeAuthInput(req, client, checked)).then(verdict => {
+      if (res.destroyed || res.headersSent) return;
+      if (verdict.kind === "pass") {
+        this.forward(exchange, verdict);
+        return;
+      }
+      tally?.routed(main, "main", verdict.decision);
+      answer(res, verdict.answer, req.method === "HEAD");
+    });
+  }
+
+  /** Sends the request upstream with the plan's edits, and a passing auth verdict's headers. */
+  private forward(exchange: RoutedRequest, pass: AuthPass | undefined): void {
+    const { req, res, route, plan, checked, client, proto, tally } = exchange;
+    const headers = upstreamRequestHeaders(req.rawHeaders, client, checked.host, {
       chunked: checked.chunked,
       underscores: this.limits.underscoresInHeaders,
     });
@@ -340,7 +374,12 @@ export class Engine {
       tally,
       tls: upstreamTlsFor(upstream, proto === "https"),
     };
-    new Exchange(req, res, route, withPlan(context, plan, target)).start();
+    const planned = withPlan(context, plan, checked.target);
+    if (pass !== undefined) {
+      planned.headers = authorizedFlat(planned.headers, pass);
+      planned.responseFor = status => withAuthCookies(planned.response, pass, status);
+    }
+    new Exchange(req, res, route, planned).start();
   }
 
   private onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, proto: string): void {
@@ -358,15 +397,42 @@ export class Engine {
     // limit-connections: the tunnel holds its slot until the client's connection closes.
     if (proxied?.release !== undefined) socket.once("close", proxied.release);
     const route = noteRoute(tally, main, proxied);
+    const auth = main.traffic?.auth;
+    if (auth === undefined) {
+      this.tunnel(req, socket, { route, proxied, checked, client, head, proto, tally }, undefined);
+      return;
+    }
+    // auth-url holds the upgrade too: a WebSocket is opened only for an authorized request.
+    void auth.authorize(nodeAuthInput(req, client, checked)).then(verdict => {
+      if (socket.destroyed) return;
+      if (verdict.kind === "pass") {
+        this.tunnel(req, socket, { route, proxied, checked, client, head, proto, tally }, verdict);
+        return;
+      }
+      tally?.routed(main, "main", verdict.decision);
+      socket.end(ownResponseText(verdict.answer, true), "latin1");
+      tally?.finish(verdict.answer.status);
+    });
+  }
+
+  /** Opens the upgrade's tunnel to the backend, with a passing auth verdict's headers. */
+  private tunnel(
+    req: IncomingMessage,
+    socket: Duplex,
+    upgrading: Upgrading,
+    pass: AuthPass | undefined,
+  ): void {
+    const { route, proxied, checked, client, head, proto, tally } = upgrading;
     const upgrade = req.headers.upgrade ?? "websocket";
-    const headers = upstreamRequestHeaders(req.rawHeaders, client, checked.host, {
+    const flat = upstreamRequestHeaders(req.rawHeaders, client, checked.host, {
       upgrade,
       underscores: this.limits.underscoresInHeaders,
     });
+    const headers = withUpstreamEdits(flat, route.policy.upstream);
     forwardUpgrade(req, socket, route, {
       target: proxied?.target ?? checked.target,
       head,
-      headers: withUpstreamEdits(headers, route.policy.upstream),
+      headers: pass === undefined ? headers : authorizedFlat(headers, pass),
       tls: upstreamTlsFor(route.policy.upstream, proto === "https"),
       hashKey: proxied?.hashKey ?? "",
       tally,
@@ -399,6 +465,51 @@ export class Engine {
 }
 
 const PROXY_HEADER_REFUSAL = refusal("invalid-proxy-header");
+
+/** A routed request on Node's path, between its plan and its exchange. */
+interface RoutedRequest {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly route: Route;
+  readonly plan: Plan | undefined;
+  readonly checked: CheckedRequest;
+  readonly client: RequestClient;
+  readonly proto: string;
+  readonly tally: ExchangeTally | undefined;
+}
+
+/** An upgrade between its route and its tunnel. */
+interface Upgrading {
+  readonly route: Route;
+  readonly proxied: Extract<Plan, { kind: "proxy" }> | undefined;
+  readonly checked: CheckedRequest;
+  readonly client: RequestClient;
+  readonly head: Buffer;
+  readonly proto: string;
+  readonly tally: ExchangeTally | undefined;
+}
+
+/** What the auth step reads of a request on Node's path. */
+function nodeAuthInput(
+  req: IncomingMessage,
+  client: RequestClient,
+  checked: CheckedRequest,
+): AuthInput {
+  const facts = new NodeHeadersFacts(
+    req.method ?? "GET",
+    checked.target,
+    req.headers,
+    client.proto === "https",
+  );
+  facts.routedHost = checked.host;
+  facts.client = client.address;
+  return {
+    facts,
+    headers: pairsOfRaw(req.rawHeaders),
+    clientIp: formatIp(client.address),
+    requestId: client.requestId,
+  };
+}
 
 /** The client as the headers and the policy see it. */
 interface RequestClient extends ClientInfo {

@@ -1,5 +1,6 @@
 // The compiled, immutable routing table and the lookups the request path makes. Built once per
 // view by compile.ts; a request only does Map lookups and a short scan of one host's prefixes.
+import type { ExternalAuth } from "../policy/external-auth";
 import type {
   CorsConfig,
   IngressAnnotations,
@@ -142,6 +143,8 @@ export interface TrafficPolicy {
   readonly wwwRedirect: string | undefined;
   /** The route or one of its canaries hashes requests (upstream-hash-by): plans carry its key. */
   readonly hashed: boolean;
+  /** auth-url: every request it proxies is first asked of the auth server (external-auth.ts). */
+  readonly auth?: ExternalAuth | undefined;
 }
 
 /** Per-route proxy settings, from the ingress's annotations with ingress-nginx's defaults. */

@@ -76,17 +76,23 @@ export async function startOAuth2StandIn(port = 0): Promise<OAuth2StandIn> {
   const hung = new Set<Response>();
   const app = express();
 
-  const answer = (req: Request, res: Response): void => {
+  /** A misconfigured or failing server's answer; false when it answers normally. */
+  const trouble = (res: Response): boolean => {
     const random = options.random ?? Math.random;
-    if (options.cacheControl !== undefined) res.setHeader("Cache-Control", options.cacheControl);
     if (options.forceStatus !== undefined) {
       res.status(options.forceStatus).end();
-      return;
+      return true;
     }
     if ((options.errorRate ?? 0) > 0 && random() < options.errorRate!) {
       res.status(500).send("internal error\n");
-      return;
+      return true;
     }
+    return false;
+  };
+
+  const answer = (req: Request, res: Response): void => {
+    if (options.cacheControl !== undefined) res.setHeader("Cache-Control", options.cacheControl);
+    if (trouble(res)) return;
     const token = tokenOf(req);
     const session = token === undefined ? undefined : sessions.get(token);
     if (session === undefined) {

@@ -14,6 +14,7 @@ import {
   ownResponseText,
   withoutHeaderLines,
   type HeaderEdits,
+  type OwnAnswer,
 } from "../../policy/head-edits";
 import { formatIp, type Address } from "../../../core/net/ip";
 import { requestIdOf } from "../../observability/request-id";
@@ -21,7 +22,14 @@ import type { ClientAddresses, Peer } from "../../policy/client-address";
 import { peerAddressOf } from "../proxy-protocol";
 import { BODY_HEADERS, errorHeaders, errorTarget, type ErrorPages } from "../../policy/error-pages";
 import { HeadLinesFacts, headerInLines } from "../../policy/request-values";
-import { planRequest } from "../../policy/route-traffic";
+import { planRequest, type Plan } from "../../policy/route-traffic";
+import {
+  authorizedLines,
+  pairsOfLines,
+  withAuthCookies,
+  type AuthPass,
+  type ExternalAuth,
+} from "../../policy/external-auth";
 import type { Endpoint, Route, RouteTable } from "../../routing/table";
 import { findRoute } from "../../routing/table";
 import { EWMA_STATS } from "../../routing/balance";
@@ -69,6 +77,8 @@ const BAD_CHUNKS = refusal("invalid-chunked-body");
 const BODY_TOO_LARGE = refusal("body-too-large");
 /** Response body bytes up to this, arrived with the head, are copied behind it into one write. */
 const INLINE_BODY = 16 * 1024;
+
+type ProxyPlan = Extract<Plan, { kind: "proxy" }>;
 
 const enum Phase {
   Head,
@@ -125,6 +135,8 @@ export class ClientConnection implements UpstreamOwner {
   private hashKey = "";
   /** When the request went to an ewma route's endpoint (performance.now()); -1 otherwise. */
   private sentAt = -1;
+  /** auth-url's verdict for the exchange in progress (its Set-Cookie for the answer). */
+  private authPass: AuthPass | undefined = undefined;
   /** limit-connections: the release of the slot the exchange in progress holds. */
   private slot: (() => void) | undefined = undefined;
   private status = 0;
@@ -357,6 +369,7 @@ export class ClientConnection implements UpstreamOwner {
     const route = main.traffic === undefined ? main : this.applyPolicy(main, head);
     if (route === undefined) return;
     if (main.traffic === undefined) {
+      this.authPass = undefined;
       this.responseEdits = undefined;
       this.errorPages = undefined;
       this.hashKey = "";
@@ -420,15 +433,59 @@ export class ClientConnection implements UpstreamOwner {
     facts.client = this.client;
     const plan = planRequest(main, main.traffic!, facts);
     if (plan.kind === "answer") {
-      this.tally?.routed(main, "main", plan.decision);
-      const close = this.closeAfter || head.contentLength !== 0;
-      const text = ownResponseText(plan.answer, close, head.method === "HEAD");
-      this.answer(plan.answer.status, close, text);
+      this.ownAnswer(main, head, plan.answer, plan.decision);
       return undefined;
     }
     this.tally?.routed(plan.route, plan.variant, plan.decision);
     this.slot = plan.release;
-    const lines = hasEdits(plan.request) ? editHeaderLines(head.lines, plan.request) : head.lines;
+    const auth = main.traffic!.auth;
+    if (auth !== undefined) {
+      this.authorize(auth, facts, plan, main);
+      return undefined;
+    }
+    return this.proxyWith(plan, main, undefined);
+  }
+
+  /** The traffic policy's own answer (a redirect, a refusal); the exchange ends with it. */
+  private ownAnswer(main: Route, head: RequestHead, answer: OwnAnswer, decision: string): void {
+    this.tally?.routed(main, "main", decision);
+    const close = this.closeAfter || head.contentLength !== 0;
+    this.answer(answer.status, close, ownResponseText(answer, close, head.method === "HEAD"));
+  }
+
+  /**
+   * auth-url: the request waits (its body unread: what comes is kept, the socket paused) for the
+   * auth server's verdict, then is answered or proxied with the verdict's headers.
+   */
+  private authorize(auth: ExternalAuth, facts: HeadLinesFacts, plan: ProxyPlan, main: Route): void {
+    const head = this.request!;
+    this.phase = Phase.Response;
+    this.socket.pause();
+    const input = {
+      facts,
+      headers: pairsOfLines(head.lines),
+      clientIp: formatIp(this.client),
+      requestId: this.requestId,
+    };
+    void auth.authorize(input).then(verdict => {
+      // The client left (or the connection was refused) while the auth server was asked.
+      if (this.phase === Phase.Closed || this.request !== head) return;
+      if (verdict.kind === "answer") {
+        this.ownAnswer(main, head, verdict.answer, verdict.decision);
+        return;
+      }
+      const route = this.proxyWith(plan, main, verdict);
+      this.socket.resume();
+      this.beginExchange(route, head);
+    });
+  }
+
+  /** Sets the upstream head and response edits for the plan (and a passing auth verdict). */
+  private proxyWith(plan: ProxyPlan, main: Route, pass: AuthPass | undefined): Route {
+    const head = this.request!;
+    const edited = hasEdits(plan.request) ? editHeaderLines(head.lines, plan.request) : head.lines;
+    const lines = pass === undefined ? edited : authorizedLines(edited, pass);
+    this.authPass = pass;
     this.upstreamHead = this.headFor(head, plan.target, lines, main);
     this.responseEdits = hasEdits(plan.response) ? plan.response : undefined;
     this.errorPages = plan.errorPages;
@@ -579,6 +636,7 @@ export class ClientConnection implements UpstreamOwner {
     this.chunked = parsed.framing === "chunked" ? new ChunkedScanner() : undefined;
     this.upstreamReusable = !parsed.upstreamCloses;
     if (parsed.framing === "close") this.closeAfter = true;
+    this.responseEdits = withAuthCookies(this.responseEdits, this.authPass, parsed.status);
     this.sendFirst(this.clientHead(parsed.head), data, end + 4);
   }
 

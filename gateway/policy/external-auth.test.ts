@@ -2,6 +2,9 @@
 // sent, what each of its answers means, its outages, and the cache.
 import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, it } from "node:test";
+import { createServer as createHttpsServer, type Server } from "node:https";
+import type { AddressInfo } from "node:net";
+import { makeCertificate } from "../../test/fixtures/certificates";
 import { parseExternalAuth, type ExternalAuthConfig } from "../../core/annotations";
 import { annotationKey } from "../../core/annotations/validators";
 import { parseIp } from "../../core/net/ip";
@@ -400,6 +403,28 @@ describe("external auth: compile and signin", () => {
 
   it("escapes every byte outside RFC 3986's unreserved characters", () => {
     assert.equal(escapeUriComponent("/a-b_c.d~e?f=g&h=é'"), "%2Fa-b_c.d~e%3Ff%3Dg%26h%3D%C3%A9%27");
+  });
+});
+
+describe("external auth: an https auth server", () => {
+  let server: Server;
+  let port: number;
+  before(async () => {
+    // A real auth server behind a self-signed certificate: it would say 200 to anyone.
+    const certificate = makeCertificate({ key: "ecdsa", dnsNames: ["localhost"] });
+    server = createHttpsServer({ cert: certificate.certPem, key: certificate.keyPem }, (_, res) =>
+      res.writeHead(200, { "x-user": "anyone" }).end(),
+    );
+    await new Promise<void>(resolve => server.listen(0, "127.0.0.1", () => resolve()));
+    port = (server.address() as AddressInfo).port;
+  });
+  after(() => new Promise<void>(resolve => server.close(() => resolve())));
+
+  it("answers 500 when its certificate does not verify, never letting the request through", async () => {
+    const verdict = answerOf(
+      await compile({ "auth-url": `https://localhost:${port}/auth` }).authorize(input("/")),
+    );
+    assert.equal(verdict.decision, "auth-error");
   });
 });
 

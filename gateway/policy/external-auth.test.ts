@@ -11,6 +11,7 @@ import { parseIp } from "../../core/net/ip";
 import { startOAuth2StandIn, type OAuth2StandIn } from "../../test/harness/oauth2-stand-in";
 import { AuthCache, authCacheable } from "./auth-cache";
 import {
+  authorizedFlat,
   authorizedLines,
   compileExternalAuth,
   escapeUriComponent,
@@ -104,6 +105,21 @@ describe("external auth against an oauth2-proxy-style server", () => {
       lines,
       "Cookie: _oauth2_proxy=alice-token\r\nX-Auth-Request-User: alice\r\nX-Auth-Request-Email: alice@example.com\r\n",
     );
+  });
+
+  it("drops forged spellings with underscores too (a CGI backend reads them as the same header)", async () => {
+    const auth = compile({ "auth-url": authUrl, "auth-response-headers": "X-Auth-Request-User" });
+    const pass = passOf(await auth.authorize(input("/", { Authorization: "Bearer alice-token" })));
+    assert.equal(
+      authorizedLines("X_Auth_Request_User: root\r\nx-auth-request_user: root\r\nA: b\r\n", pass),
+      "A: b\r\nX-Auth-Request-User: alice\r\n",
+    );
+    assert.deepEqual(authorizedFlat(["X_AUTH_REQUEST_USER", "root", "A", "b"], pass), [
+      "A",
+      "b",
+      "X-Auth-Request-User",
+      "alice",
+    ]);
   });
 
   it("drops a forged header the auth answer does not carry instead of passing it on", async () => {

@@ -11,13 +11,7 @@ import {
 import { AuthCache, authCacheable, type CachedAnswer } from "./auth-cache";
 import { askAuthServer, type AuthAnswer, type AuthTimeouts } from "./auth-request";
 import { hashKey } from "./hash-key";
-import {
-  withoutFlatHeaders,
-  withoutHeaderLines,
-  type HeaderEdits,
-  type HeaderPair,
-  type OwnAnswer,
-} from "./head-edits";
+import { type HeaderEdits, type HeaderPair, type OwnAnswer } from "./head-edits";
 import type { RequestFacts } from "./request-values";
 import { normalizeHost } from "../routing/table";
 
@@ -52,7 +46,7 @@ export type AuthVerdict =
       kind: "pass";
       /** auth-response-headers from the auth answer, replacing the client's of those names. */
       set: readonly HeaderPair[];
-      /** Lower-case names removed from the client's request whether or not the answer had them. */
+      /** Names (canonicalName) removed from the client's request whether or not the answer had them. */
       remove: ReadonlySet<string>;
       /** The auth answer's Set-Cookie lines, for the client's answer (responseCookies). */
       cookies: readonly string[];
@@ -244,7 +238,7 @@ const namesCache = new WeakMap<ExternalAuthConfig, ReadonlySet<string>>();
 function responseHeaderNames(config: ExternalAuthConfig): ReadonlySet<string> {
   let names = namesCache.get(config);
   if (names === undefined) {
-    names = new Set(config.responseHeaders.map(name => name.toLowerCase()));
+    names = new Set(config.responseHeaders.map(canonicalName));
     namesCache.set(config, names);
   }
   return names;
@@ -361,16 +355,31 @@ export function signinLocation(template: UrlTemplate, param: string, facts: Requ
 
 export type AuthPass = Extract<AuthVerdict, { kind: "pass" }>;
 
+/**
+ * A header name as a backend may read it: lower case, "_" as "-" (CGI-style frameworks read
+ * X_Auth_Request_User and X-Auth-Request-User as one), so neither spelling can be forged.
+ */
+function canonicalName(name: string): string {
+  return name.toLowerCase().replaceAll("_", "-");
+}
+
 /** The fast path's "Name: value\r\n" lines with a passing verdict's headers in place of the client's. */
 export function authorizedLines(lines: string, pass: AuthPass): string {
-  let out = pass.remove.size === 0 ? lines : withoutHeaderLines(lines, pass.remove);
+  let out = "";
+  for (const line of lines.split("\r\n")) {
+    if (line === "") continue;
+    if (!pass.remove.has(canonicalName(line.slice(0, line.indexOf(":"))))) out += `${line}\r\n`;
+  }
   for (const [name, value] of pass.set) out += `${name}: ${value}\r\n`;
   return out;
 }
 
 /** Node's flat header array with a passing verdict's headers in place of the client's. */
 export function authorizedFlat(flat: readonly string[], pass: AuthPass): string[] {
-  const out = pass.remove.size === 0 ? [...flat] : withoutFlatHeaders(flat, pass.remove);
+  const out: string[] = [];
+  for (let i = 0; i + 1 < flat.length; i += 2) {
+    if (!pass.remove.has(canonicalName(flat[i]!))) out.push(flat[i]!, flat[i + 1]!);
+  }
   for (const [name, value] of pass.set) out.push(name, value);
   return out;
 }

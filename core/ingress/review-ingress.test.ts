@@ -106,4 +106,17 @@ describe("reviewIngress: canaries", () => {
     assert.deepEqual(review.errors, []);
     assert.match(review.warnings.join(), /canary's proxy annotations are ignored/);
   });
+
+  it("warns that a canary's own auth-url is ignored: only its main's guards its traffic", () => {
+    const review = reviewIngress(
+      ingress({
+        "nginx.ingress.kubernetes.io/canary": "true",
+        "nginx.ingress.kubernetes.io/canary-weight": "10",
+        "nginx.ingress.kubernetes.io/auth-url": "http://auth.test/check",
+      }),
+      () => undefined,
+    );
+    assert.deepEqual(review.errors, []);
+    assert.match(review.warnings.join(), /canary's externalAuth annotations are ignored/);
+  });
 });

@@ -22,7 +22,15 @@ export interface IngressReview {
 
 // The families a canary does not read: ingress-nginx ignores them on a canary and applies the
 // main Ingress's instead (its annotations doc, "Canary").
-const INHERITED_FAMILIES = ["cors", "robots", "redirect", "proxy", "rewrite", "upstream"] as const;
+const INHERITED_FAMILIES = [
+  "cors",
+  "robots",
+  "redirect",
+  "proxy",
+  "rewrite",
+  "upstream",
+  "externalAuth",
+] as const;
 
 function canaryWarnings(ingress: Ingress, annotations: IngressAnnotations | undefined): string[] {
   if (!isCanaryIngress(ingress.metadata?.annotations) || annotations === undefined) return [];

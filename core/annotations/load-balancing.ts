@@ -20,7 +20,7 @@ const fields = {
     annotation: "upstream-hash-by",
     type: "variables and text",
     default: "",
-    doc: 'Consistent hashing: requests with the same key go to the same endpoint while the endpoints do not change ("$request_uri", "$remote_addr", "${http_x_user}-v1"). Variables: $remote_addr, $request_uri, $uri, $args, $host, $scheme, $request_method, $http_<header>, $cookie_<name>, $arg_<name>. Takes precedence over load-balance.',
+    doc: 'Consistent hashing: requests with the same key go to the same endpoint while the endpoints do not change ("$request_uri", "$remote_addr", "${http_x_user}-v1"). Variables: $remote_addr, $remote_user, $request_uri, $uri, $args, $host, $scheme, $request_method, $http_<header>, $cookie_<name>, $arg_<name>. Takes precedence over load-balance.',
   },
   subset: {
     annotation: "upstream-hash-by-subset",

@@ -1,17 +1,16 @@
-// auth-url's cost: wrk through one Bulwark process (no auth; auth-url; auth-url with
+// auth-url's cost: wrk through one Bulwark process (no auth; auth-url; with auth-keepalive; with
 // auth-cache-key) and through Debian's nginx with auth_request to the same auth server, in the
-// same run. The auth server is our oauth2-proxy stand-in (express) on loopback, so the numbers
-// include its own cost; they compare, they do not predict production.
+// same run. The auth server is our oauth2-proxy stand-in (express) on loopback, in a process of
+// its own with the backend (external-auth-servers.ts), so the numbers include its cost; they
+// compare, they do not predict production.
 //   npx tsx hack/bench/external-auth.ts [seconds]
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { startDataPlane } from "../../gateway/data-plane";
 import { endpointSlice, ingress, view } from "../../gateway/routing/testkit";
-import { namedBackend } from "../../gateway/proxy/testkit";
-import { startOAuth2StandIn } from "../../test/harness/oauth2-stand-in";
 import { freePort } from "../control-plane/ports";
 import { ensureNginx, nginxConfig, startNginx, stopNginx } from "../nginx";
 
@@ -40,10 +39,16 @@ async function wrk(port: number, host: string, seconds: number): Promise<string>
 async function main(): Promise<void> {
   const seconds = Number(process.argv[2] ?? 5);
   ensureNginx();
-  const backend = await namedBackend("main");
-  const auth = await startOAuth2StandIn();
-  auth.addSession("bench-token", { user: "bench", email: "bench@example.com", groups: [] });
-  const authUrl = `${auth.origin}/oauth2/auth`;
+  const servers = spawn(
+    process.execPath,
+    ["--import", "tsx", join(__dirname, "external-auth-servers.ts")],
+    { stdio: ["ignore", "pipe", "inherit"] },
+  );
+  const ports = await new Promise<{ backend: number; auth: number }>(resolve =>
+    servers.stdout.once("data", (data: Buffer) => resolve(JSON.parse(data.toString()))),
+  );
+  const backend = { port: ports.backend };
+  const authUrl = `http://127.0.0.1:${ports.auth}/oauth2/auth`;
   const plane = await startDataPlane({ httpPort: 0, host: "127.0.0.1", defaultCertificates: [] });
   const route = (name: string, annotations: Record<string, string>) =>
     ingress({
@@ -58,6 +63,7 @@ async function main(): Promise<void> {
       [
         route("open", {}),
         route("auth", { [`${P}auth-url`]: authUrl, ...headers }),
+        route("pooled", { [`${P}auth-url`]: authUrl, [`${P}auth-keepalive`]: "32", ...headers }),
         route("cached", {
           [`${P}auth-url`]: authUrl,
           [`${P}auth-cache-key`]: "$cookie__oauth2_proxy",
@@ -110,19 +116,17 @@ async function main(): Promise<void> {
   for (const [label, port, host] of [
     ["Bulwark, no auth", plane.httpPort, "open.bench"],
     ["Bulwark, auth-url", plane.httpPort, "auth.bench"],
+    ["Bulwark, auth-url + auth-keepalive 32", plane.httpPort, "pooled.bench"],
     ["Bulwark, auth-url + auth-cache-key", plane.httpPort, "cached.bench"],
     ["nginx auth_request (no cache)", nginxPort, "auth.bench"],
   ] as const) {
     await wrk(port, host, 1); // warm-up
-    const before = auth.seen.length;
-    const result = await wrk(port, host, seconds);
-    console.log(`${label}: ${result}; auth requests ${auth.seen.length - before}`);
+    console.log(`${label}: ${await wrk(port, host, seconds)}`);
   }
   await stopNginx(nginx);
   rmSync(dir, { recursive: true, force: true });
   await plane.close({ drainMs: 200 });
-  await auth.close();
-  await backend.close();
+  servers.kill("SIGTERM");
 }
 
 void main();

@@ -5,6 +5,7 @@ import { annotationPath, isCanaryIngress, parseIngressAnnotations } from "../ann
 import { securityControlProblem, unsupportedSecurityAnnotations } from "../annotations/catalog";
 import type { IngressAnnotations } from "../annotations";
 import { formatErrors, type FieldError } from "../result";
+import { annotationKey } from "../annotations/validators";
 import type { Ingress } from "./types";
 import { validateIngressSpec } from "./validate-spec";
 import { validateIngressTls, type SecretLookup } from "./validate-tls";
@@ -41,6 +42,27 @@ function canaryWarnings(ingress: Ingress, annotations: IngressAnnotations | unde
   ];
 }
 
+/**
+ * auth-url's $host is the route's host: on a wildcard or host-less rule (or spec.defaultBackend)
+ * the client's Host would choose the server that vouches for it, so that is refused.
+ */
+function authHostErrors(
+  ingress: Ingress,
+  annotations: IngressAnnotations | undefined,
+): FieldError[] {
+  const url = annotations?.externalAuth?.url;
+  if (url === undefined || isCanaryIngress(ingress.metadata?.annotations)) return [];
+  if (!url.parts.some(part => part.kind === "host")) return [];
+  const spec = ingress.spec;
+  const loose = (spec?.rules ?? []).some(
+    rule => (rule.host ?? "") === "" || rule.host!.startsWith("*"),
+  );
+  if (!loose && spec?.defaultBackend === undefined) return [];
+  const message =
+    "expected an auth server's own host: $host stands for the request's host, and a rule of this Ingress has a wildcard host, no host or is spec.defaultBackend, where the client would choose it";
+  return [{ field: annotationPath(annotationKey("auth-url")), message }];
+}
+
 /** One error per security control Bulwark does not implement, naming its key. */
 export function securityErrors(
   annotations: Readonly<Record<string, string>> | undefined,
@@ -75,6 +97,7 @@ export function reviewIngress(
     errors: [
       ...(annotations.ok ? [] : annotations.errors),
       ...security.errors,
+      ...authHostErrors(ingress, parsed),
       ...spec.errors,
       ...tls.errors,
     ],

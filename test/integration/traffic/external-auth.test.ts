@@ -134,6 +134,17 @@ describe("external auth end to end", () => {
     assert.match(message, /auth-response-headers"\]: expected header names/);
   });
 
+  it("refuses auth-url's $host on a wildcard host at admission: the client would pick its judge", async () => {
+    const objects = KubernetesObjectApi.makeApiClient(testCluster().kc);
+    const wild = ingress(space.ns, "wild-auth", {
+      host: "*.wild.test",
+      service: "web",
+      annotations: nginx({ "auth-url": "https://$host/oauth2/auth" }),
+    });
+    const message = await rejection(() => objects.create(wild));
+    assert.match(message, /auth-url"\]: expected an auth server's own host/);
+  });
+
   it("refuses auth-snippet at admission as a security control Bulwark does not run", async () => {
     const objects = KubernetesObjectApi.makeApiClient(testCluster().kc);
     const snippet = ingress(space.ns, "snippet-auth", {

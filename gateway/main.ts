@@ -47,6 +47,7 @@ Settings (environment):
   BULWARK_SSL_REDIRECT_PORT=443   the HTTPS port ssl-redirect sends clients to
   BULWARK_CANARY_MATCH=exact   canary values compare exact (ingress-nginx) or case-insensitive (Tengine)
   BULWARK_LIMIT_STATUS=503   the status of requests over limit-rps/limit-rpm/limit-connections (400..599)
+  BULWARK_AUTH_CONNECT_TIMEOUT_SECONDS=5  BULWARK_AUTH_READ_TIMEOUT_SECONDS=15   auth-url's timeouts (then 500)
 Admin port: /healthz (JSON detail), /readyz, /metrics.
 `;
 

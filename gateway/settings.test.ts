@@ -21,7 +21,12 @@ describe("gateway settings", () => {
     assert.deepEqual(result.settings.compile, {
       maxCanaries: 20,
       canaryReferrers: [""],
-      traffic: { redirectPort: 443, compare: "exact", limits: { status: 503, share: 1 } },
+      traffic: {
+        redirectPort: 443,
+        compare: "exact",
+        limits: { status: 503, share: 1 },
+        auth: { connectTimeoutMs: 5000, readTimeoutMs: 15000 },
+      },
     });
     assert.deepEqual([...result.settings.excludedNamespaces], ["kube-system", "pepr-system"]);
     assert.deepEqual([...result.settings.ingressReferrers], [""]);
@@ -36,6 +41,8 @@ describe("gateway settings", () => {
       BULWARK_CANARY_MATCH: "case-insensitive",
       BULWARK_LIMIT_STATUS: "429",
       BULWARK_WORKERS: "3",
+      BULWARK_AUTH_CONNECT_TIMEOUT_SECONDS: "2",
+      BULWARK_AUTH_READ_TIMEOUT_SECONDS: "30",
       BULWARK_CANARY_REFERRERS: "release-bot,cms",
       BULWARK_INGRESS_REFERRERS: "shop",
       BULWARK_EXCLUDED_NAMESPACES: "",
@@ -49,6 +56,7 @@ describe("gateway settings", () => {
         redirectPort: 8443,
         compare: "case-insensitive",
         limits: { status: 429, share: 3 },
+        auth: { connectTimeoutMs: 2000, readTimeoutMs: 30000 },
       },
     });
     assert.deepEqual([...result.settings.ingressReferrers], ["shop"]);

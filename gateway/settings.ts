@@ -99,6 +99,14 @@ export const settingsSchema = z
     BULWARK_SSL_REDIRECT_PORT: integer("BULWARK_SSL_REDIRECT_PORT", 443, 1, 65535),
     // ingress-nginx's limit-req-status-code and limit-conn-status-code (both 503 by default).
     BULWARK_LIMIT_STATUS: integer("BULWARK_LIMIT_STATUS", 503, 400, 599),
+    // The auth-url request: connecting, then its answer's head (past either, 500).
+    BULWARK_AUTH_CONNECT_TIMEOUT_SECONDS: integer(
+      "BULWARK_AUTH_CONNECT_TIMEOUT_SECONDS",
+      5,
+      1,
+      600,
+    ),
+    BULWARK_AUTH_READ_TIMEOUT_SECONDS: integer("BULWARK_AUTH_READ_TIMEOUT_SECONDS", 15, 1, 600),
     // The front door, with nginx's defaults (client_header_timeout, client_body_timeout,
     // large_client_header_buffers, underscores_in_headers).
     BULWARK_CLIENT_HEADER_TIMEOUT_SECONDS: integer(
@@ -179,6 +187,10 @@ export const settingsSchema = z
         redirectPort: env.BULWARK_SSL_REDIRECT_PORT,
         compare: env.BULWARK_CANARY_MATCH,
         limits: { status: env.BULWARK_LIMIT_STATUS, share: env.BULWARK_WORKERS },
+        auth: {
+          connectTimeoutMs: env.BULWARK_AUTH_CONNECT_TIMEOUT_SECONDS * 1000,
+          readTimeoutMs: env.BULWARK_AUTH_READ_TIMEOUT_SECONDS * 1000,
+        },
       },
     },
     frontDoor: {

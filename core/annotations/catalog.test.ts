@@ -32,7 +32,6 @@ describe("the annotation catalog", () => {
 
   it("names the security controls the issue found failing open", () => {
     for (const name of [
-      "auth-url",
       "auth-tls-secret",
       "auth-tls-verify-client",
       "ssl-passthrough",
@@ -129,7 +128,7 @@ describe("ignoredAnnotationWarnings", () => {
     ],
     [
       "a security control (refused, not warned about)",
-      { [annotationKey("auth-url")]: "http://a" },
+      { [annotationKey("auth-snippet")]: "proxy_set_header A b;" },
       "Ingress",
       [],
     ],

@@ -36,26 +36,21 @@ interface UnsupportedGroup {
 const UNSUPPORTED: readonly UnsupportedGroup[] = [
   {
     support: "unsupported-security",
-    why: "external authentication (an auth service); served without it, the route would be open to anyone",
+    why: "global authentication (enable-global-auth) and satisfy; served without them, the route would be open to anyone",
     keys: {
-      "auth-url": "string",
-      "auth-method": "string",
-      "auth-signin": "string",
-      "auth-signin-redirect-param": "string",
-      "auth-response-headers": "string",
-      "auth-request-redirect": "string",
-      "auth-always-set-cookie": "boolean",
-      "auth-cache-key": "string",
-      "auth-cache-duration": "string",
-      "auth-keepalive": "number",
-      "auth-keepalive-share-vars": '"true" or "false"',
-      "auth-keepalive-requests": "number",
-      "auth-keepalive-timeout": "number",
-      "auth-proxy-set-headers": "string",
-      "auth-snippet": "string",
       "enable-global-auth": '"true" or "false"',
       satisfy: "string",
     },
+  },
+  {
+    support: "unsupported-security",
+    why: "headers for the external auth request from a ConfigMap (auth-url is served); the gateway does not read ConfigMaps, and an auth service may rely on them to decide",
+    keys: { "auth-proxy-set-headers": "string" },
+  },
+  {
+    support: "unsupported-security",
+    why: "raw nginx configuration for the external auth request (auth-url is served); Bulwark cannot run it and cannot know what it checked",
+    keys: { "auth-snippet": "string" },
   },
   {
     support: "unsupported-security",

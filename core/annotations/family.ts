@@ -25,7 +25,8 @@ export type FamilyName =
   | "buffering"
   | "load-balancing"
   | "affinity"
-  | "basic-auth";
+  | "basic-auth"
+  | "external-auth";
 
 /** One annotation of a family: its name under the prefix, what it takes, and a one-line doc. */
 export interface AnnotationField {

@@ -29,6 +29,7 @@ const NONE: IngressAnnotations = {
   balancing: undefined,
   affinity: undefined,
   basicAuth: undefined,
+  externalAuth: undefined,
 };
 
 describe("parseIngressAnnotations", () => {

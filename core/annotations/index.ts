@@ -21,6 +21,7 @@ import { parseBuffering, type BufferingConfig } from "./buffering";
 import { parseLoadBalancing, type LoadBalancingConfig } from "./load-balancing";
 import { affinityErrors, affinityWarnings, parseAffinity, type AffinityConfig } from "./affinity";
 import { parseBasicAuth, type BasicAuthConfig } from "./basic-auth";
+import { parseExternalAuth, type ExternalAuthConfig } from "./external-auth";
 
 /** An Ingress's annotations, one entry per family; undefined when none of its keys is set. */
 export interface IngressAnnotations {
@@ -48,6 +49,8 @@ export interface IngressAnnotations {
   affinity: AffinityConfig | undefined;
   /** auth-type: basic, auth-secret, auth-secret-type, auth-realm. */
   basicAuth: BasicAuthConfig | undefined;
+  /** auth-url and the rest of the external-auth family. */
+  externalAuth: ExternalAuthConfig | undefined;
 }
 
 /** A Secret's annotations: its batched rollout and its checksum version. */
@@ -97,6 +100,7 @@ export function parseIngressAnnotations(annotations: Annotations): Result<Ingres
     balancing: all.take(parseLoadBalancing(annotations)),
     affinity: all.take(parseAffinity(annotations)),
     basicAuth: all.take(parseBasicAuth(annotations)),
+    externalAuth: all.take(parseExternalAuth(annotations)),
   };
   all.errors.push(...affinityErrors(value.affinity, value.rewrite?.regexPaths === true));
   all.warnings.push(...affinityWarnings(value.affinity, annotations));
@@ -240,3 +244,12 @@ export {
   type AuthSecretType,
   type BasicAuthConfig,
 } from "./basic-auth";
+export {
+  cacheSeconds,
+  externalAuthFamily,
+  parseExternalAuth,
+  type CacheRule,
+  type ExternalAuthConfig,
+  type UrlPart,
+  type UrlTemplate,
+} from "./external-auth";

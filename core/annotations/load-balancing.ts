@@ -20,7 +20,7 @@ const fields = {
     annotation: "upstream-hash-by",
     type: "variables and text",
     default: "",
-    doc: 'Consistent hashing: requests with the same key go to the same endpoint while the endpoints do not change ("$request_uri", "$remote_addr", "${http_x_user}-v1"). Variables: $remote_addr, $request_uri, $uri, $args, $host, $scheme, $request_method, $http_<header>, $cookie_<name>, $arg_<name>. Takes precedence over load-balance.',
+    doc: 'Consistent hashing: requests with the same key go to the same endpoint while the endpoints do not change ("$request_uri", "$remote_addr", "${http_x_user}-v1"). Variables: $remote_addr, $remote_user, $request_uri, $uri, $args, $host, $scheme, $request_method, $http_<header>, $cookie_<name>, $arg_<name>. Takes precedence over load-balance.',
   },
   subset: {
     annotation: "upstream-hash-by-subset",
@@ -43,7 +43,17 @@ export type LoadBalance = "round_robin" | "ewma";
 /** One piece of a hash key: text as written, or a request variable. */
 export type HashPart =
   | { kind: "text"; text: string }
-  | { kind: "remote_addr" | "request_uri" | "uri" | "args" | "host" | "scheme" | "method" }
+  | {
+      kind:
+        | "remote_addr"
+        | "remote_user"
+        | "request_uri"
+        | "uri"
+        | "args"
+        | "host"
+        | "scheme"
+        | "method";
+    }
   | { kind: "header" | "cookie" | "arg"; name: string };
 
 /** ingress-nginx's upstream-hash-by-subset-size default. */
@@ -72,6 +82,7 @@ const HASH_CHARS = /^[A-Za-z0-9\-_${}]+$/;
 const VARIABLE = /^[A-Za-z0-9_]+/;
 const PLAIN_VARIABLES: Record<string, HashPart> = {
   remote_addr: { kind: "remote_addr" },
+  remote_user: { kind: "remote_user" },
   request_uri: { kind: "request_uri" },
   uri: { kind: "uri" },
   document_uri: { kind: "uri" },

@@ -22,6 +22,7 @@ import { bufferingFamily } from "./buffering";
 import { loadBalancingFamily } from "./load-balancing";
 import { affinityFamily } from "./affinity";
 import { basicAuthFamily } from "./basic-auth";
+import { externalAuthFamily } from "./external-auth";
 
 export type AnnotatedKind = "Ingress" | "Secret";
 
@@ -58,6 +59,7 @@ export const INGRESS_FAMILIES: readonly FamilyTable[] = [
   loadBalancingFamily,
   affinityFamily,
   basicAuthFamily,
+  externalAuthFamily,
 ];
 
 export const SECRET_FAMILIES: readonly FamilyTable[] = [secretRolloutFamily, versionFamily];

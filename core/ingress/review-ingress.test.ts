@@ -106,4 +106,30 @@ describe("reviewIngress: canaries", () => {
     assert.deepEqual(review.errors, []);
     assert.match(review.warnings.join(), /canary's proxy annotations are ignored/);
   });
+
+  it("refuses auth-url's $host on a wildcard host, naming the key; an exact host is fine", () => {
+    const wild = ingress({ "nginx.ingress.kubernetes.io/auth-url": "https://$host/oauth2/auth" });
+    wild.spec!.rules![0]!.host = "*.a.com";
+    const review = reviewIngress(wild, () => undefined);
+    assert.deepEqual(
+      review.errors.map(e => e.field),
+      ['metadata.annotations["nginx.ingress.kubernetes.io/auth-url"]'],
+    );
+    assert.match(review.errors[0]!.message, /wildcard host, no host/);
+    const exact = ingress({ "nginx.ingress.kubernetes.io/auth-url": "https://$host/oauth2/auth" });
+    assert.deepEqual(reviewIngress(exact, () => undefined).errors, []);
+  });
+
+  it("warns that a canary's own auth-url is ignored: only its main's guards its traffic", () => {
+    const review = reviewIngress(
+      ingress({
+        "nginx.ingress.kubernetes.io/canary": "true",
+        "nginx.ingress.kubernetes.io/canary-weight": "10",
+        "nginx.ingress.kubernetes.io/auth-url": "http://auth.test/check",
+      }),
+      () => undefined,
+    );
+    assert.deepEqual(review.errors, []);
+    assert.match(review.warnings.join(), /canary's externalAuth annotations are ignored/);
+  });
 });

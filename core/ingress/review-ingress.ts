@@ -10,6 +10,7 @@ import {
 import { securityControlProblem, unsupportedSecurityAnnotations } from "../annotations/catalog";
 import type { IngressAnnotations } from "../annotations";
 import { formatErrors, type FieldError } from "../result";
+import { annotationKey } from "../annotations/validators";
 import type { Ingress } from "./types";
 import { validateIngressSpec } from "./validate-spec";
 import { validateIngressTls, type SecretLookup } from "./validate-tls";
@@ -35,6 +36,7 @@ const INHERITED_FAMILIES = [
   "rewrite",
   "upstream",
   "basicAuth",
+  "externalAuth",
 ] as const;
 
 function canaryWarnings(ingress: Ingress, annotations: IngressAnnotations | undefined): string[] {
@@ -44,6 +46,27 @@ function canaryWarnings(ingress: Ingress, annotations: IngressAnnotations | unde
   return [
     `this canary's ${ignored.join(", ")} annotations are ignored: a canary takes its main Ingress's (as in ingress-nginx)`,
   ];
+}
+
+/**
+ * auth-url's $host is the route's host: on a wildcard or host-less rule (or spec.defaultBackend)
+ * the client's Host would choose the server that vouches for it, so that is refused.
+ */
+function authHostErrors(
+  ingress: Ingress,
+  annotations: IngressAnnotations | undefined,
+): FieldError[] {
+  const url = annotations?.externalAuth?.url;
+  if (url === undefined || isCanaryIngress(ingress.metadata?.annotations)) return [];
+  if (!url.parts.some(part => part.kind === "host")) return [];
+  const spec = ingress.spec;
+  const loose = (spec?.rules ?? []).some(
+    rule => (rule.host ?? "") === "" || rule.host!.startsWith("*"),
+  );
+  if (!loose && spec?.defaultBackend === undefined) return [];
+  const message =
+    "expected an auth server's own host: $host stands for the request's host, and a rule of this Ingress has a wildcard host, no host or is spec.defaultBackend, where the client would choose it";
+  return [{ field: annotationPath(annotationKey("auth-url")), message }];
 }
 
 /** One error per security control Bulwark does not implement, naming its key. */
@@ -81,6 +104,7 @@ export function reviewIngress(
       ...(annotations.ok ? [] : annotations.errors),
       ...basicAuthNamespaceErrors(parsed?.basicAuth, ingress.metadata?.namespace ?? ""),
       ...security.errors,
+      ...authHostErrors(ingress, parsed),
       ...spec.errors,
       ...tls.errors,
     ],

@@ -168,7 +168,7 @@ describe("TrafficMetrics' Prometheus text", () => {
     for (const reason of refusals) refused.inc({ reason });
     const answers = new Counter({
       name: "bulwark_gateway_answers_total",
-      help: "Requests the gateway answered itself (source-range-denied, rate-limited, connection-limited, unauthorized, auth-unavailable, refused, redirects, robots, cors-preflight, custom-error) or sent to the default backend, by host and decision",
+      help: "Requests the gateway answered itself (source-range-denied, rate-limited, connection-limited, unauthorized, auth-unavailable, auth-denied, auth-signin, auth-error, refused, redirects, robots, cors-preflight, custom-error) or sent to the default backend, by host and decision",
       labelNames: ["host", "decision"],
       registers,
     });

@@ -130,6 +130,9 @@ const ANSWER_DECISIONS = new Set([
   "connection-limited",
   "unauthorized",
   "auth-unavailable",
+  "auth-denied",
+  "auth-signin",
+  "auth-error",
   "from-to-www-redirect",
   "app-root",
   "permanent-redirect",
@@ -262,7 +265,7 @@ export class TrafficMetrics {
       ),
       counter(
         NAMES.answers,
-        "Requests the gateway answered itself (source-range-denied, rate-limited, connection-limited, unauthorized, auth-unavailable, refused, redirects, robots, cors-preflight, custom-error) or sent to the default backend, by host and decision",
+        "Requests the gateway answered itself (source-range-denied, rate-limited, connection-limited, unauthorized, auth-unavailable, auth-denied, auth-signin, auth-error, refused, redirects, robots, cors-preflight, custom-error) or sent to the default backend, by host and decision",
         [...this.answers.values()].map(({ labels, value }) => ({ value, labels })),
       ),
     ];

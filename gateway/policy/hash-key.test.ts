@@ -27,6 +27,20 @@ describe("hashKey", () => {
     assert.equal(keyOf("${host}-$scheme-$request_method", facts), "shop.example-https-GET");
   });
 
+  it("reads $remote_user from a Basic Authorization header as nginx does, else empty", () => {
+    const basic = (authorization: string) =>
+      new NodeHeadersFacts("GET", "/", { authorization }, false);
+    const encoded = Buffer.from("alice:secret:with:colons").toString("base64");
+    assert.equal(keyOf("$remote_user", basic(`Basic ${encoded}`)), "alice");
+    assert.equal(keyOf("$remote_user", basic(`basic  ${encoded}`)), "alice");
+    assert.equal(keyOf("$remote_user", basic("Bearer abc")), "");
+    assert.equal(
+      keyOf("$remote_user", basic(`Basic ${Buffer.from("nocolon").toString("base64")}`)),
+      "",
+    );
+    assert.equal(keyOf("$remote_user", facts), "");
+  });
+
   it("reads headers, cookies and arguments, absent ones as empty text", () => {
     assert.equal(keyOf("$http_x_user-$cookie_team-$arg_id", facts), "ann-red-42");
     assert.equal(keyOf("$http_x_none-$cookie_none-$arg_none", facts), "--");

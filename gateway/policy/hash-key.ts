@@ -15,6 +15,15 @@ function argsOf(target: string): string {
   return at < 0 ? "" : target.slice(at + 1);
 }
 
+/** nginx's $remote_user: the user name of a Basic Authorization header ("" for anything else). */
+export function basicUser(authorization: string | undefined): string {
+  const match = /^basic +([A-Za-z0-9+/=]+)$/i.exec(authorization?.trim() ?? "");
+  if (match === null) return "";
+  const decoded = Buffer.from(match[1]!, "base64").toString("latin1");
+  const colon = decoded.indexOf(":");
+  return colon < 0 ? "" : decoded.slice(0, colon);
+}
+
 type Kind = HashPart["kind"];
 type PartOf<K extends Kind> = K extends "header" | "cookie" | "arg"
   ? { kind: K; name: string }
@@ -24,6 +33,7 @@ type PartOf<K extends Kind> = K extends "header" | "cookie" | "arg"
 const READERS: { [K in Kind]: (part: PartOf<K>, facts: RequestFacts) => string } = {
   text: part => part.text,
   remote_addr: (_, facts) => (facts.client.length === 0 ? "" : formatIp(facts.client)),
+  remote_user: (_, facts) => basicUser(facts.header("authorization")),
   request_uri: (_, facts) => facts.target,
   uri: (_, facts) => pathOf(facts.target),
   args: (_, facts) => argsOf(facts.target),

@@ -42,6 +42,12 @@ import { stickyCanaryDecision, stickyChoice, type StickyChoice } from "./affinit
 import { hashKey } from "./hash-key";
 import { checkBasicAuth, type AuthVerdict } from "./basic-auth";
 import { limitsFor, type LimitOptions } from "./limits";
+import {
+  compileExternalAuth,
+  DEFAULT_AUTH_OPTIONS,
+  SHARED_AUTH_CACHE,
+  type AuthOptions,
+} from "./external-auth";
 import type { RequestFacts } from "./request-values";
 
 export type Variant = "main" | "canary";
@@ -53,6 +59,8 @@ export interface TrafficOptions {
   compare: ValueCompare;
   /** The rate limits' status and worker share (default: 503, one worker). */
   limits?: LimitOptions;
+  /** The auth request's timeouts (default: 5 s to connect, 15 s for the answer). */
+  auth?: AuthOptions;
 }
 
 export const DEFAULT_TRAFFIC_OPTIONS: TrafficOptions = { redirectPort: 443, compare: "exact" };
@@ -102,17 +110,17 @@ function rewriteOf(main: Route): TrafficPolicy["rewrite"] {
 
 /** Whether a policy does anything a plain route would not. */
 function hasEffect(policy: TrafficPolicy): boolean {
-  const answers =
-    policy.redirectHttp || policy.appRoot || policy.redirect || policy.robots || policy.sourceRange;
+  const answers = policy.redirectHttp || policy.appRoot || policy.redirect || policy.robots;
   const edits = policy.cors || policy.rewrite || policy.group;
   return Boolean(
     answers || edits || guards(policy) || choosesEndpoint(policy) || policy.errorPages,
   );
 }
 
-/** What stands between a client and the backend: limits, authentication, the default backend. */
+/** What stands between a client and the backend: source ranges, limits, auth, the default backend. */
 function guards(policy: TrafficPolicy): boolean {
-  return Boolean(policy.defaultBackend || policy.limits || policy.basicAuth);
+  const access = policy.sourceRange || policy.limits || policy.basicAuth || policy.auth;
+  return Boolean(access || policy.defaultBackend);
 }
 
 /** Whether requests need their facts read to choose an endpoint (upstream-hash-by, affinity). */
@@ -131,6 +139,8 @@ export function compileTraffic(
   defaultBackend?: Route,
 ): TrafficPolicy | undefined {
   if (main.refusal !== undefined) return refusedPolicy(main.refusal, options);
+  const auth = authOf(main, options);
+  if (typeof auth === "string") return refusedPolicy(auth, options);
   const { group, targets, ready } = compileCanaries(main, options.compare);
   const policy: TrafficPolicy = {
     refusal: undefined,
@@ -146,8 +156,16 @@ export function compileTraffic(
     wwwRedirect: undefined,
     hashed: hashes(main) || main.canaries.some(hashes),
     sticky: sticks(main) || main.canaries.some(sticks),
+    auth,
   };
   return hasEffect(policy) ? policy : undefined;
+}
+
+/** The main Ingress's auth-url compiled for the route; a string when the route must be refused. */
+function authOf(main: Route, options: TrafficOptions) {
+  const config = main.annotations?.externalAuth;
+  if (config === undefined) return undefined;
+  return compileExternalAuth(config, main, options.auth ?? DEFAULT_AUTH_OPTIONS, SHARED_AUTH_CACHE);
 }
 
 /** What the main Ingress's annotations make of the policy: answers, access and limits. */

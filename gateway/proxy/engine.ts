@@ -20,6 +20,13 @@ import { formatIp, type Address } from "../../core/net/ip";
 import { ClientAddresses } from "../policy/client-address";
 import { acceptProxyHeader, peerAddressOf } from "./proxy-protocol";
 import { planRequest, type Plan } from "../policy/route-traffic";
+import {
+  authorizedFlat,
+  pairsOfRaw,
+  withAuthCookies,
+  type AuthInput,
+  type AuthPass,
+} from "../policy/external-auth";
 import { compileRoutes, DEFAULT_COMPILE_OPTIONS, type CompileOptions } from "../routing/compile";
 import { IncrementalRoutes } from "../routing/incremental";
 import { findRoute, forEachRoute, type Route, type RouteTable } from "../routing/table";
@@ -347,17 +354,37 @@ export class Engine {
   /** Answers the plan's own answer, or proxies the request as the plan says. */
   private serve(exchange: NodeExchange, main: Route, plan: Plan | undefined): void {
     const { req, res, proto, tally, client, checked } = exchange;
-    const { host, target } = checked;
     const route = noteRoute(tally, main, plan);
     if (plan?.kind === "proxy" && plan.release !== undefined) res.once("close", plan.release);
     if (plan?.kind === "answer") {
       answer(res, plan.answer, req.method === "HEAD");
       return;
     }
+    const routed = { req, res, main, route, plan, checked, client, proto, tally };
+    const auth = main.traffic?.auth;
+    if (auth === undefined) {
+      this.forward(routed, undefined);
+      return;
+    }
+    // auth-url: the request (its body unread) waits for the auth server's verdict.
+    void auth.authorize(nodeAuthInput(req, client, checked)).then(verdict => {
+      if (res.destroyed || res.headersSent) return;
+      if (verdict.kind === "pass") {
+        this.forward(routed, verdict);
+        return;
+      }
+      tally?.routed(main, "main", verdict.decision);
+      answer(res, verdict.answer, req.method === "HEAD");
+    });
+  }
+
+  /** Sends the request upstream with the plan's edits, and a passing auth verdict's headers. */
+  private forward(exchange: RoutedRequest, pass: AuthPass | undefined): void {
+    const { req, res, main, route, plan, checked, client, proto, tally } = exchange;
     const raw = dropsAuthorization(plan)
       ? withoutFlatHeaders(req.rawHeaders, AUTHORIZATION)
       : req.rawHeaders;
-    const headers = upstreamRequestHeaders(raw, client, host, {
+    const headers = upstreamRequestHeaders(raw, client, checked.host, {
       chunked: checked.chunked,
       underscores: this.limits.underscoresInHeaders,
     });
@@ -371,7 +398,12 @@ export class Engine {
       // limit-rate is the location's, as in ingress-nginx: a canary's own is not read.
       bandwidth: main.policy.bandwidth,
     };
-    new Exchange(req, res, route, withPlan(context, plan, target)).start();
+    const planned = withPlan(context, plan, checked.target);
+    if (pass !== undefined) {
+      planned.headers = authorizedFlat(planned.headers, pass);
+      planned.responseFor = status => withAuthCookies(planned.response, pass, status);
+    }
+    new Exchange(req, res, route, planned).start();
   }
 
   private onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, proto: string): void {
@@ -386,7 +418,7 @@ export class Engine {
     }
     const verify = routed.plan?.kind === "verify" ? routed.plan : undefined;
     if (verify === undefined) {
-      this.tunnel(req, socket, { ...routed, head, proto, tally });
+      this.upgradeRouted(req, socket, { ...routed, head, proto, tally });
       return;
     }
     void verify.pending.then(verdict => {
@@ -396,30 +428,57 @@ export class Engine {
         tally?.finish(499);
         return;
       }
-      this.tunnel(req, socket, { ...routed, plan, head, proto, tally });
+      this.upgradeRouted(req, socket, { ...routed, plan, head, proto, tally });
     });
   }
 
-  /** Answers an upgrade the plan refuses (401 with its challenge), or forwards it. */
-  private tunnel(req: IncomingMessage, socket: Duplex, routed: RoutedUpgrade): void {
+  /** Answers an upgrade the plan refuses (401 with its challenge), or asks auth-url, then forwards it. */
+  private upgradeRouted(req: IncomingMessage, socket: Duplex, routed: RoutedUpgrade): void {
     const { main, plan, client, checked, head, proto, tally } = routed;
     if (refuseUpgrade(socket, routed)) return;
     const proxied = plan?.kind === "proxy" ? plan : undefined;
     // limit-connections: the tunnel holds its slot until the client's connection closes.
     if (proxied?.release !== undefined) socket.once("close", proxied.release);
     const route = noteRoute(tally, main, proxied);
+    const auth = main.traffic?.auth;
+    if (auth === undefined) {
+      this.tunnel(req, socket, { route, proxied, checked, client, head, proto, tally }, undefined);
+      return;
+    }
+    // auth-url holds the upgrade too: a WebSocket is opened only for an authorized request.
+    void auth.authorize(nodeAuthInput(req, client, checked)).then(verdict => {
+      if (socket.destroyed) return;
+      if (verdict.kind === "pass") {
+        this.tunnel(req, socket, { route, proxied, checked, client, head, proto, tally }, verdict);
+        return;
+      }
+      tally?.routed(main, "main", verdict.decision);
+      socket.end(ownResponseText(verdict.answer, true), "latin1");
+      tally?.finish(verdict.answer.status);
+    });
+  }
+
+  /** Opens the upgrade's tunnel to the backend, with a passing auth verdict's headers. */
+  private tunnel(
+    req: IncomingMessage,
+    socket: Duplex,
+    upgrading: Upgrading,
+    pass: AuthPass | undefined,
+  ): void {
+    const { route, proxied, checked, client, head, proto, tally } = upgrading;
     const upgrade = req.headers.upgrade ?? "websocket";
     const raw = dropsAuthorization(proxied)
       ? withoutFlatHeaders(req.rawHeaders, AUTHORIZATION)
       : req.rawHeaders;
-    const headers = upstreamRequestHeaders(raw, client, checked.host, {
+    const flat = upstreamRequestHeaders(raw, client, checked.host, {
       upgrade,
       underscores: this.limits.underscoresInHeaders,
     });
+    const headers = withUpstreamEdits(flat, route.policy.upstream);
     forwardUpgrade(req, socket, route, {
       target: proxied?.target ?? checked.target,
       head,
-      headers: withUpstreamEdits(headers, route.policy.upstream),
+      headers: pass === undefined ? headers : authorizedFlat(headers, pass),
       tls: upstreamTlsFor(route.policy.upstream, proto === "https"),
       ...endpointChoice(proxied),
       tally,
@@ -492,6 +551,52 @@ interface RoutedUpgrade {
   head: Buffer;
   proto: string;
   tally: ExchangeTally | undefined;
+}
+
+/** A routed request on Node's path, between its plan and its exchange. */
+interface RoutedRequest {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly main: Route;
+  readonly route: Route;
+  readonly plan: Plan | undefined;
+  readonly checked: CheckedRequest;
+  readonly client: RequestClient;
+  readonly proto: string;
+  readonly tally: ExchangeTally | undefined;
+}
+
+/** An upgrade between its route and its tunnel. */
+interface Upgrading {
+  readonly route: Route;
+  readonly proxied: Extract<Plan, { kind: "proxy" }> | undefined;
+  readonly checked: CheckedRequest;
+  readonly client: RequestClient;
+  readonly head: Buffer;
+  readonly proto: string;
+  readonly tally: ExchangeTally | undefined;
+}
+
+/** What the auth step reads of a request on Node's path. */
+function nodeAuthInput(
+  req: IncomingMessage,
+  client: RequestClient,
+  checked: CheckedRequest,
+): AuthInput {
+  const facts = new NodeHeadersFacts(
+    req.method ?? "GET",
+    checked.target,
+    req.headers,
+    client.proto === "https",
+  );
+  facts.routedHost = checked.host;
+  facts.client = client.address;
+  return {
+    facts,
+    headers: pairsOfRaw(req.rawHeaders),
+    clientIp: formatIp(client.address),
+    requestId: client.requestId,
+  };
 }
 
 /** The client as the headers and the policy see it. */

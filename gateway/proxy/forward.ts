@@ -38,6 +38,8 @@ export interface ExchangeContext {
   response: HeaderEdits | undefined;
   /** custom-http-errors; undefined for none. */
   errorPages?: ErrorPages | undefined;
+  /** The response edits for an answer of this status, when they depend on it (auth-url's Set-Cookie). */
+  responseFor?: (status: number) => HeaderEdits | undefined;
   tally: ExchangeTally | undefined;
   /** TLS towards the backend (backend-protocol HTTPS); undefined: plain HTTP. */
   tls: UpstreamTls | undefined;
@@ -177,6 +179,12 @@ export class Exchange {
     this.upstream?.destroy(new UpstreamTimeout(this.connected));
   };
 
+  /** The policy's response edits for an answer of this status. */
+  private responseEdits(status: number): HeaderEdits | undefined {
+    const context = this.context;
+    return context.responseFor === undefined ? context.response : context.responseFor(status);
+  }
+
   private readonly onResponse = (upstreamRes: IncomingMessage): void => {
     if (this.responded) {
       upstreamRes.resume();
@@ -201,7 +209,7 @@ export class Exchange {
       downstreamResponseHeaders(upstreamRes.rawHeaders),
       this.context.sticky,
     );
-    const edits = this.context.response;
+    const edits = this.responseEdits(status);
     res.writeHead(
       upstreamRes.statusCode ?? 502,
       edits === undefined ? headers : editFlatHeaders(headers, edits),

@@ -1,6 +1,7 @@
 // The compiled, immutable routing table and the lookups the request path makes. Built once per
 // view by compile.ts; a request only does Map lookups and a short scan of one host's prefixes.
 import type { BasicAuthPolicy } from "../policy/basic-auth";
+import type { ExternalAuth } from "../policy/external-auth";
 import type {
   Bandwidth,
   CorsConfig,
@@ -149,6 +150,8 @@ export interface TrafficPolicy {
   readonly sticky?: boolean;
   /** auth-type: basic: the main Ingress's users (its canaries' are ignored, as in ingress-nginx). */
   readonly basicAuth?: BasicAuthPolicy | undefined;
+  /** auth-url: every request it proxies is first asked of the auth server (external-auth.ts). */
+  readonly auth?: ExternalAuth | undefined;
 }
 
 /** Per-route proxy settings, from the ingress's annotations with ingress-nginx's defaults. */

@@ -184,6 +184,20 @@ const gatewaySchema = z
       .describe(
         "The status answering requests over limit-rps, limit-rpm or limit-connections (BULWARK_LIMIT_STATUS; ingress-nginx's limit-req-status-code).",
       ),
+    authConnectTimeoutSeconds: z
+      .int()
+      .min(1)
+      .max(600)
+      .describe(
+        "Seconds to connect to an Ingress's auth-url (BULWARK_AUTH_CONNECT_TIMEOUT_SECONDS); past it the request is answered 500.",
+      ),
+    authReadTimeoutSeconds: z
+      .int()
+      .min(1)
+      .max(600)
+      .describe(
+        "Seconds for auth-url's answer once connected (BULWARK_AUTH_READ_TIMEOUT_SECONDS); past it the request is answered 500.",
+      ),
     ingressClass: z
       .strictObject({
         create: z
@@ -510,6 +524,8 @@ export function defaultChartValues(image: string = DEFAULT_IMAGE): ChartValues {
       trustedProxies: [],
       proxyProtocol: false,
       limitStatus: 503,
+      authConnectTimeoutSeconds: 5,
+      authReadTimeoutSeconds: 15,
       ingressClass: { create: true, default: false },
       checksum: {
         ingress: "observe",

@@ -14,6 +14,7 @@ import {
   ownResponseText,
   withoutHeaderLines,
   type HeaderEdits,
+  type OwnAnswer,
 } from "../../policy/head-edits";
 import { formatIp, type Address } from "../../../core/net/ip";
 import { requestIdOf } from "../../observability/request-id";
@@ -23,6 +24,13 @@ import { BODY_HEADERS, errorHeaders, errorTarget, type ErrorPages } from "../../
 import { HeadLinesFacts, headerInLines } from "../../policy/request-values";
 import type { StickyChoice } from "../../policy/affinity";
 import { planRequest, type Plan } from "../../policy/route-traffic";
+import {
+  authorizedLines,
+  pairsOfLines,
+  withAuthCookies,
+  type AuthPass,
+  type ExternalAuth,
+} from "../../policy/external-auth";
 import type { Endpoint, Route, RouteTable } from "../../routing/table";
 import { findRoute } from "../../routing/table";
 import { EWMA_STATS } from "../../routing/balance";
@@ -71,6 +79,8 @@ const BODY_TOO_LARGE = refusal("body-too-large");
 const AUTHORIZATION: ReadonlySet<string> = new Set(["authorization"]);
 /** Response body bytes up to this, arrived with the head, are copied behind it into one write. */
 const INLINE_BODY = 16 * 1024;
+
+type ProxyPlan = Extract<Plan, { kind: "proxy" }>;
 
 const enum Phase {
   Head,
@@ -129,6 +139,8 @@ export class ClientConnection implements UpstreamOwner {
   private sticky: StickyChoice | undefined = undefined;
   /** When the request went to an ewma route's endpoint (performance.now()); -1 otherwise. */
   private sentAt = -1;
+  /** auth-url's verdict for the exchange in progress (its Set-Cookie for the answer). */
+  private authPass: AuthPass | undefined = undefined;
   /** limit-connections: the release of the slot the exchange in progress holds. */
   private slot: (() => void) | undefined = undefined;
   private status = 0;
@@ -368,6 +380,7 @@ export class ClientConnection implements UpstreamOwner {
     const route = main.traffic === undefined ? main : this.applyPolicy(main, head);
     if (route === undefined) return;
     if (main.traffic === undefined) {
+      this.authPass = undefined;
       this.responseEdits = undefined;
       this.errorPages = undefined;
       this.hashKey = "";
@@ -432,17 +445,22 @@ export class ClientConnection implements UpstreamOwner {
     facts.client = this.client;
     const plan = planRequest(main, main.traffic!, facts);
     if (plan.kind === "verify") {
-      this.awaitVerdict(main, head, plan);
+      this.awaitVerdict(main, head, plan, facts);
       return undefined;
     }
-    return this.followPlan(main, head, plan);
+    return this.followPlan(main, head, plan, facts);
   }
 
   /**
    * A password is checked off the event loop: the connection holds what the client sends (as
    * while a response is on its way) until the verdict, then answers or starts the exchange.
    */
-  private awaitVerdict(main: Route, head: RequestHead, plan: Extract<Plan, { kind: "verify" }>) {
+  private awaitVerdict(
+    main: Route,
+    head: RequestHead,
+    plan: Extract<Plan, { kind: "verify" }>,
+    facts: HeadLinesFacts,
+  ) {
     this.phase = Phase.Response;
     void plan.pending.then(verdict => {
       const next = plan.resume(verdict);
@@ -450,7 +468,7 @@ export class ClientConnection implements UpstreamOwner {
         if (next.kind === "proxy") next.release?.();
         return;
       }
-      const route = this.followPlan(main, head, next);
+      const route = this.followPlan(main, head, next, facts);
       if (route === undefined) return;
       this.beginExchange(route, head);
       if (this.phase === Phase.Body) this.socket.resume();
@@ -458,21 +476,70 @@ export class ClientConnection implements UpstreamOwner {
   }
 
   /** Answers the plan's own answer (undefined returned), or readies the exchange it proxies. */
-  private followPlan(main: Route, head: RequestHead, plan: Plan): Route | undefined {
+  private followPlan(
+    main: Route,
+    head: RequestHead,
+    plan: Plan,
+    facts: HeadLinesFacts,
+  ): Route | undefined {
     if (plan.kind === "verify") return undefined;
     if (plan.kind === "answer") {
-      this.tally?.routed(main, "main", plan.decision);
-      const close = this.closeAfter || head.contentLength !== 0;
-      const text = ownResponseText(plan.answer, close, head.method === "HEAD");
-      this.answer(plan.answer.status, close, text);
+      this.ownAnswer(main, head, plan.answer, plan.decision);
       return undefined;
     }
     this.tally?.routed(plan.route, plan.variant, plan.decision);
     this.slot = plan.release;
+    const auth = main.traffic!.auth;
+    if (auth !== undefined) {
+      this.authorize(auth, facts, plan, main);
+      return undefined;
+    }
+    return this.proxyWith(plan, main, undefined);
+  }
+
+  /** The traffic policy's own answer (a redirect, a refusal); the exchange ends with it. */
+  private ownAnswer(main: Route, head: RequestHead, answer: OwnAnswer, decision: string): void {
+    this.tally?.routed(main, "main", decision);
+    const close = this.closeAfter || head.contentLength !== 0;
+    this.answer(answer.status, close, ownResponseText(answer, close, head.method === "HEAD"));
+  }
+
+  /**
+   * auth-url: the request waits (its body unread: what comes is kept, the socket paused) for the
+   * auth server's verdict, then is answered or proxied with the verdict's headers.
+   */
+  private authorize(auth: ExternalAuth, facts: HeadLinesFacts, plan: ProxyPlan, main: Route): void {
+    const head = this.request!;
+    this.phase = Phase.Response;
+    this.socket.pause();
+    const input = {
+      facts,
+      headers: pairsOfLines(head.lines),
+      clientIp: formatIp(this.client),
+      requestId: this.requestId,
+    };
+    void auth.authorize(input).then(verdict => {
+      // The client left (or the connection was refused) while the auth server was asked.
+      if (this.phase === Phase.Closed || this.request !== head) return;
+      if (verdict.kind === "answer") {
+        this.ownAnswer(main, head, verdict.answer, verdict.decision);
+        return;
+      }
+      const route = this.proxyWith(plan, main, verdict);
+      this.socket.resume();
+      this.beginExchange(route, head);
+    });
+  }
+
+  /** Sets the upstream head and response edits for the plan (and a passing auth verdict). */
+  private proxyWith(plan: ProxyPlan, main: Route, pass: AuthPass | undefined): Route {
+    const head = this.request!;
     const sent = plan.dropAuthorization
       ? withoutHeaderLines(head.lines, AUTHORIZATION)
       : head.lines;
-    const lines = hasEdits(plan.request) ? editHeaderLines(sent, plan.request) : sent;
+    const edited = hasEdits(plan.request) ? editHeaderLines(sent, plan.request) : sent;
+    const lines = pass === undefined ? edited : authorizedLines(edited, pass);
+    this.authPass = pass;
     this.upstreamHead = this.headFor(head, plan.target, lines, main);
     this.responseEdits = hasEdits(plan.response) ? plan.response : undefined;
     this.errorPages = plan.errorPages;
@@ -627,6 +694,7 @@ export class ClientConnection implements UpstreamOwner {
     this.chunked = parsed.framing === "chunked" ? new ChunkedScanner() : undefined;
     this.upstreamReusable = !parsed.upstreamCloses;
     if (parsed.framing === "close") this.closeAfter = true;
+    this.responseEdits = withAuthCookies(this.responseEdits, this.authPass, parsed.status);
     this.sendFirst(this.clientHead(parsed.head), data, end + 4);
   }
 

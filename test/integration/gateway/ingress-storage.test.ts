@@ -54,7 +54,7 @@ describe("gateway with a separate ingress storage API server", () => {
       ingress(ns, "walled", {
         host: "walled.example.com",
         service: "web",
-        annotations: { [`${P}auth-url`]: "https://auth.example.com/check" },
+        annotations: { [`${P}auth-tls-secret`]: "default/client-ca" },
       }),
     ]);
     gateway = await startGateway({

@@ -178,11 +178,11 @@ describe("gateway review: admission and ssl-redirect per host", () => {
         ingress(ns, "walled", {
           host,
           service: "web",
-          annotations: { [`${P}auth-url`]: "https://auth.example.com/check" },
+          annotations: { [`${P}auth-tls-secret`]: "default/client-ca" },
         }),
       ]),
     );
-    assert.match(message, /nginx\.ingress\.kubernetes\.io\/auth-url.*security control/);
+    assert.match(message, /nginx\.ingress\.kubernetes\.io\/auth-tls-secret.*security control/);
   });
 
   it("redirects every path of a host with a certificate, unless the path's Ingress opts out", async () => {

@@ -9,7 +9,11 @@
 import { copyFileSync, existsSync, mkdirSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { buildModule, MODULE_MANIFEST, ROOT, writeManifests } from "../packaging/build";
-import { ensureBinaries, startControlPlane } from "./control-plane/control-plane";
+import {
+  DEFAULT_CONTROLLERS,
+  ensureBinaries,
+  startControlPlane,
+} from "./control-plane/control-plane";
 import { installCrds } from "./install-crds";
 import { startPeprModule } from "./control-plane/pepr-module";
 import { stopEverything, type ManagedProcess } from "./control-plane/processes";
@@ -69,7 +73,8 @@ async function main(): Promise<void> {
   const controlPlane = await startControlPlane({
     dir: runDir,
     binDir,
-    controllerManager: true,
+    // As in a cluster, every namespace gets kube-root-ca.crt, which pods' token volumes mount.
+    controllerManager: { controllers: [...DEFAULT_CONTROLLERS, "root-ca-cert-publisher"] },
     // A node voted unhealthy is evicted within half a minute, not the default five.
     defaultTolerationSeconds: 30,
     log,

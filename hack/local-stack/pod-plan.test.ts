@@ -45,15 +45,53 @@ describe("pod runner plan", () => {
     assert.equal(init?.env.POD_UID, "u-1");
     assert.equal(init?.env.POD_IP, "198.51.100.1");
     assert.equal(init?.env.BULWARK_PERMISSION_GROUP, "readers");
-    assert.deepEqual(init?.tokens, [
+    assert.deepEqual(init?.files, [
       {
         volume: "bulwark-token",
         mountPath: "/var/run/secrets/bulwark.dev/serviceaccount",
-        file: "token",
-        audience: "bulwark-permission-server",
-        expirationSeconds: 3600,
+        path: "token",
+        source: { token: { audience: "bulwark-permission-server", expirationSeconds: 3600 } },
       },
     ]);
+  });
+
+  it("fills the service-account volume the API server adds: token, CA ConfigMap, namespace", () => {
+    const pod = injectedPod();
+    const api = "kube-api-access-x";
+    pod.spec?.initContainers?.[0]?.volumeMounts?.push({ name: api, mountPath: "/sa" });
+    pod.spec?.volumes?.push({
+      name: api,
+      projected: {
+        sources: [
+          { serviceAccountToken: { path: "token", expirationSeconds: 3607 } },
+          { configMap: { name: "kube-root-ca.crt", items: [{ key: "ca.crt", path: "ca.crt" }] } },
+          {
+            downwardAPI: {
+              items: [{ path: "namespace", fieldRef: { fieldPath: "metadata.namespace" } }],
+            },
+          },
+        ],
+      },
+    });
+    const plan = planPod(pod, IMAGE);
+    assert.ok(plan.ok);
+    const files = plan.inits[0]?.files.filter(f => f.volume === api);
+    assert.deepEqual(
+      files?.map(f => [f.path, f.source]),
+      [
+        ["token", { token: { audience: undefined, expirationSeconds: 3607 } }],
+        ["ca.crt", { configMap: { name: "kube-root-ca.crt", key: "ca.crt", optional: false } }],
+        ["namespace", { value: "shop" }],
+      ],
+    );
+  });
+
+  it("refuses a mount of a volume that is not projected", () => {
+    const pod = injectedPod();
+    pod.spec?.initContainers?.[0]?.volumeMounts?.push({ name: "data", mountPath: "/data" });
+    pod.spec?.volumes?.push({ name: "data", emptyDir: {} });
+    const plan = planPod(pod, IMAGE);
+    assert.match(plan.ok ? "" : plan.reason, /volume data is not a projected volume/);
   });
 
   it("refuses an init container that is not Bulwark's own, and says which", () => {

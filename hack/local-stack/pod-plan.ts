@@ -1,8 +1,8 @@
 // What the local pod runner (pod-runner.ts, the stack's stand-in for kubelet) decides, as pure
 // functions: which node a pod goes to, whether its init containers can run here, the environment
-// and token files a `bulwark init` process gets from the pod spec, and the pod status a kubelet
+// and the files of its projected volumes that a `bulwark init` process gets from the pod spec, and the pod status a kubelet
 // would write at each step.
-import type { V1Container, V1Pod, V1ServiceAccountTokenProjection } from "@kubernetes/client-node";
+import type { V1Container, V1KeyToPath, V1Pod, V1Volume } from "@kubernetes/client-node";
 import { INIT_CONTAINER_NAME } from "../../core/permission";
 
 /** Documentation range (RFC 5737): data only, nothing ever sends traffic to these. */
@@ -32,19 +32,26 @@ export function chooseNode(
   return nodes.find(n => Object.entries(selector).every(([k, v]) => n.labels[k] === v))?.name;
 }
 
-/** A projected service-account token the container mounts: what to request and where it goes. */
-export interface TokenMount {
+/**
+ * One file of a projected volume the container mounts, as a kubelet fills it: a service-account
+ * token (requested through the TokenRequest API for this pod), a ConfigMap key (every key when
+ * `key` is unset), or a Downward API value resolved here.
+ */
+export interface ProjectedFile {
   volume: string;
   mountPath: string;
-  file: string;
-  audience: string | undefined;
-  expirationSeconds: number;
+  /** The file's path under the mount (unset for a whole ConfigMap: one file per key). */
+  path?: string;
+  source:
+    | { token: { audience?: string; expirationSeconds: number } }
+    | { configMap: { name: string; key?: string; optional: boolean } }
+    | { value: string };
 }
 
 export interface InitPlan {
   container: string;
   env: Record<string, string>;
-  tokens: TokenMount[];
+  files: ProjectedFile[];
 }
 
 export type RunPlan = { ok: true; inits: InitPlan[] } | { ok: false; reason: string };
@@ -75,32 +82,69 @@ function resolveEnv(container: V1Container, pod: V1Pod): Record<string, string> 
   return env;
 }
 
-function tokenMount(
-  volume: string,
-  mountPath: string,
-  token: V1ServiceAccountTokenProjection,
-): TokenMount {
-  return {
-    volume,
-    mountPath,
-    file: token.path,
-    audience: token.audience,
-    expirationSeconds: token.expirationSeconds ?? 3600,
-  };
+type Projection = NonNullable<NonNullable<V1Volume["projected"]>["sources"]>[number];
+
+/** The files one projection source gives, or why this runner cannot fill it. */
+function projectedFiles(
+  source: Projection,
+  at: { volume: string; mountPath: string },
+  pod: V1Pod,
+): ProjectedFile[] | string {
+  const { serviceAccountToken: token, configMap, downwardAPI } = source;
+  if (token) {
+    const expirationSeconds = token.expirationSeconds ?? 3600;
+    return [
+      {
+        ...at,
+        path: token.path,
+        source: { token: { audience: token.audience, expirationSeconds } },
+      },
+    ];
+  }
+  if (configMap) {
+    const optional = configMap.optional ?? false;
+    const items: Partial<V1KeyToPath>[] = configMap.items ?? [{}];
+    return items.map(i => ({
+      ...at,
+      path: i.path,
+      source: { configMap: { name: configMap.name ?? "", key: i.key, optional } },
+    }));
+  }
+  return downwardAPI
+    ? downwardFiles(downwardAPI, at, pod)
+    : "a projection of a Secret or a cluster trust bundle";
 }
 
-function tokenMounts(container: V1Container, pod: V1Pod): TokenMount[] | string {
-  const mounts: TokenMount[] = [];
+function downwardFiles(
+  downwardAPI: NonNullable<Projection["downwardAPI"]>,
+  at: { volume: string; mountPath: string },
+  pod: V1Pod,
+): ProjectedFile[] | string {
+  const files: ProjectedFile[] = [];
+  for (const item of downwardAPI.items ?? []) {
+    const value = item.fieldRef ? FIELDS[item.fieldRef.fieldPath]?.(pod) : undefined;
+    if (value === undefined) return `Downward API file ${item.path} is not one this runner fills`;
+    files.push({ ...at, path: item.path, source: { value } });
+  }
+  return files;
+}
+
+/** Every file the container's mounts hold; only projected volumes are provided here. */
+function volumeFiles(container: V1Container, pod: V1Pod): ProjectedFile[] | string {
+  const files: ProjectedFile[] = [];
   for (const mount of container.volumeMounts ?? []) {
     const volume = pod.spec?.volumes?.find(v => v.name === mount.name);
-    const tokens = (volume?.projected?.sources ?? []).map(s => s.serviceAccountToken);
-    const onlyTokens = tokens.filter((t): t is V1ServiceAccountTokenProjection => t !== undefined);
-    if (tokens.length === 0 || onlyTokens.length !== tokens.length) {
-      return `volume ${mount.name} is not a projected service-account token, the only volume this runner provides`;
+    if (!volume?.projected) {
+      return `volume ${mount.name} is not a projected volume, the only kind this runner provides`;
     }
-    mounts.push(...onlyTokens.map(t => tokenMount(mount.name, mount.mountPath, t)));
+    const at = { volume: mount.name, mountPath: mount.mountPath };
+    for (const source of volume.projected.sources ?? []) {
+      const given = projectedFiles(source, at, pod);
+      if (typeof given === "string") return `volume ${mount.name}: ${given}`;
+      files.push(...given);
+    }
   }
-  return mounts;
+  return files;
 }
 
 /** Can the runner run this init container, and with what? Only Bulwark's own `bulwark init`. */
@@ -115,9 +159,9 @@ function initPlan(container: V1Container, pod: V1Pod, initImage: string): InitPl
   }
   const env = resolveEnv(container, pod);
   if (typeof env === "string") return `init container ${container.name}: ${env}`;
-  const tokens = tokenMounts(container, pod);
-  if (typeof tokens === "string") return `init container ${container.name}: ${tokens}`;
-  return { container: container.name, env, tokens };
+  const files = volumeFiles(container, pod);
+  if (typeof files === "string") return `init container ${container.name}: ${files}`;
+  return { container: container.name, env, files };
 }
 
 /** Every init container as a plan, or the first reason one cannot run here. */

@@ -12,8 +12,9 @@
 //   so the finalizer flow (Bulwark's revoke) decides when the pod disappears.
 import { CoreV1Api, type CoreV1Event, type KubeConfig, type V1Pod } from "@kubernetes/client-node";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { recordEvent, type EventRecorder } from "../../kube/events";
+import { describeError } from "../../kube/api-errors";
 import { startProcess, type ManagedProcess } from "../control-plane/processes";
 import type { NodeKeeper } from "./nodes";
 import type { LocalNode } from "./node-status";
@@ -24,12 +25,11 @@ import {
   podStatus,
   relocateMounts,
   type InitPlan,
+  type ProjectedFile,
   type InitState,
 } from "./pod-plan";
 
 const ROOT = join(__dirname, "..", "..");
-const describe = (error: unknown): string =>
-  error instanceof Error ? error.message : String(error);
 const BACKOFF_MS = { first: 2000, max: 30_000 };
 
 /** namespace/name@uid: a pod deleted and created again under its name is another pod. */
@@ -92,35 +92,98 @@ export function startPodRunner(options: {
     });
   };
 
-  /** The pod's bound token for one projected volume, written where the process will read it. */
-  const writeTokens = async (t: Tracked, plan: InitPlan, podDir: string) => {
-    const mounts = [];
-    for (const token of plan.tokens) {
-      const request = await core.createNamespacedServiceAccountToken({
-        name: t.pod.spec?.serviceAccountName ?? "default",
-        namespace: t.pod.metadata?.namespace ?? "",
-        body: {
-          spec: {
-            audiences: token.audience ? [token.audience] : [],
-            expirationSeconds: token.expirationSeconds,
-            boundObjectRef: {
-              apiVersion: "v1",
-              kind: "Pod",
-              name: t.pod.metadata?.name,
-              uid: t.pod.metadata?.uid,
-            },
+  /** A bound service-account token for this pod, as a kubelet requests one. */
+  const podToken = async (pod: V1Pod, audience: string | undefined, seconds: number) => {
+    const request = await core.createNamespacedServiceAccountToken({
+      name: pod.spec?.serviceAccountName ?? "default",
+      namespace: pod.metadata?.namespace ?? "",
+      body: {
+        spec: {
+          audiences: audience ? [audience] : [],
+          expirationSeconds: seconds,
+          boundObjectRef: {
+            apiVersion: "v1",
+            kind: "Pod",
+            name: pod.metadata?.name,
+            uid: pod.metadata?.uid,
           },
         },
-      });
-      const localDir = join(podDir, "volumes", token.volume);
-      mkdirSync(localDir, { recursive: true });
-      writeFileSync(join(localDir, token.file), request.status?.token ?? "", { mode: 0o600 });
-      mounts.push({ mountPath: token.mountPath, localDir });
+      },
+    });
+    return request.status?.token ?? "";
+  };
+
+  /** What one projected file holds: path (under its mount) to content. */
+  const fileContents = async (pod: V1Pod, file: ProjectedFile): Promise<Record<string, string>> => {
+    const { source } = file;
+    if ("value" in source) return { [file.path ?? ""]: source.value };
+    if ("token" in source) {
+      const { audience, expirationSeconds } = source.token;
+      return { [file.path ?? ""]: await podToken(pod, audience, expirationSeconds) };
     }
-    return mounts;
+    const { name, key, optional } = source.configMap;
+    const namespace = pod.metadata?.namespace ?? "";
+    const data: Record<string, string> = await core
+      .readNamespacedConfigMap({ name, namespace })
+      .then(
+        c => c.data ?? {},
+        (error: unknown) => {
+          if (optional) return {};
+          throw new Error(
+            `ConfigMap ${namespace}/${name} for volume ${file.volume}: ${describeError(error)}`,
+          );
+        },
+      );
+    if (key === undefined) return data;
+    return key in data ? { [file.path ?? key]: data[key] ?? "" } : {};
+  };
+
+  /** Fills the container's projected volumes under the pod's folder; their mount points there. */
+  const writeVolumes = async (t: Tracked, plan: InitPlan, podDir: string) => {
+    const mounts = new Map<string, string>();
+    for (const file of plan.files) {
+      const localDir = join(podDir, "volumes", file.volume);
+      for (const [path, content] of Object.entries(await fileContents(t.pod, file))) {
+        const target = join(localDir, path);
+        mkdirSync(dirname(target), { recursive: true });
+        writeFileSync(target, content, { mode: 0o600 });
+      }
+      mounts.set(file.mountPath, localDir);
+    }
+    return [...mounts].map(([mountPath, localDir]) => ({ mountPath, localDir }));
   };
 
   /** Runs one init container to its end; restarts it with back-off until it succeeds. */
+  /**
+   * One run of an init container: its exit code and last log line; undefined when its volumes
+   * could not be filled (a Warning FailedMount Event says why, as kubelet's does).
+   */
+  const runOnce = async (t: Tracked, plan: InitPlan, index: number, podDir: string) => {
+    let env: Record<string, string>;
+    try {
+      // Filled again for each run: a kubelet refreshes projected tokens too.
+      env = relocateMounts(plan.env, await writeVolumes(t, plan, podDir));
+    } catch (error) {
+      const message = `init container ${plan.container}: ${describeError(error)}`;
+      log(`pod ${t.pod.metadata?.namespace}/${t.pod.metadata?.name}: ${message}`);
+      await event(t.pod, "Warning", "FailedMount", message);
+      return undefined;
+    }
+    await writeStatus(t, { state: "running", index });
+    const logFile = join(podDir, `${plan.container}.log`);
+    t.process = startProcess(
+      `${t.pod.metadata?.name}/${plan.container}`,
+      process.execPath,
+      [join(ROOT, "bin", "bulwark.js"), "init"],
+      { cwd: ROOT, logFile, env: { PATH: process.env.PATH, ...env } },
+    );
+    const code = await t.process.exited;
+    t.process = undefined;
+    const message = readFileSync(logFile, "utf8").trimEnd().split("\n").pop() ?? "";
+    return { exitCode: typeof code === "number" ? code : 137, message };
+  };
+
+  /** Runs one init container until it succeeds, restarting it with back-off as kubelet does. */
   const runInit = async (
     t: Tracked,
     plan: InitPlan,
@@ -129,33 +192,10 @@ export function startPodRunner(options: {
   ): Promise<boolean> => {
     let restarts = 0;
     for (let delay = BACKOFF_MS.first; !t.deleted; delay = Math.min(delay * 2, BACKOFF_MS.max)) {
-      // The token is requested again for each run: a kubelet refreshes projected tokens too.
-      const env = relocateMounts(plan.env, await writeTokens(t, plan, podDir));
-      await writeStatus(t, { state: "running", index });
-      const logFile = join(podDir, `${plan.container}.log`);
-      t.process = startProcess(
-        `${t.pod.metadata?.name}/${plan.container}`,
-        process.execPath,
-        [join(ROOT, "bin", "bulwark.js"), "init"],
-        {
-          cwd: ROOT,
-          logFile,
-          env: { PATH: process.env.PATH, ...env },
-        },
-      );
-      const code = await t.process.exited;
-      t.process = undefined;
-      if (code === 0) return true;
+      const run = await runOnce(t, plan, index, podDir);
+      if (run?.exitCode === 0) return true;
       if (t.deleted) return false;
-      const message = readFileSync(logFile, "utf8").trimEnd().split("\n").pop() ?? "";
-      restarts++;
-      await writeStatus(t, {
-        state: "failed",
-        index,
-        exitCode: typeof code === "number" ? code : 137,
-        message,
-        restarts,
-      });
+      if (run) await writeStatus(t, { state: "failed", index, ...run, restarts: ++restarts });
       await new Promise(resolve => setTimeout(resolve, delay));
     }
     return false;
@@ -183,7 +223,7 @@ export function startPodRunner(options: {
     }
     const t: Tracked = { pod: placed, ip, hostIP, startTime: new Date().toISOString() };
     tracked.set(key, t);
-    void run(t, key, plan.inits).catch(error => log(`pod runner: ${key}: ${describe(error)}`));
+    void run(t, key, plan.inits).catch(error => log(`pod runner: ${key}: ${describeError(error)}`));
   };
 
   const run = async (t: Tracked, key: string, inits: InitPlan[]): Promise<void> => {
@@ -248,7 +288,9 @@ export function startPodRunner(options: {
       busy.add(key);
       void handle(pod)
         .catch(error =>
-          log(`pod runner: ${pod.metadata?.namespace}/${pod.metadata?.name}: ${describe(error)}`),
+          log(
+            `pod runner: ${pod.metadata?.namespace}/${pod.metadata?.name}: ${describeError(error)}`,
+          ),
         )
         .finally(() => busy.delete(key));
     }

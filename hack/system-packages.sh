@@ -13,6 +13,8 @@ command -v iptables >/dev/null || missing+=(iptables)
 # The gateway benchmark (hack/bench/gateway-throughput.ts) compares against Debian's nginx, with wrk.
 [[ -x /usr/sbin/nginx ]] || missing+=(nginx-light)
 command -v wrk >/dev/null || missing+=(wrk)
+# kubectl: the README's "Try it" blocks use it, and test/integration/local-stack.test.ts runs them.
+command -v kubectl >/dev/null || missing+=(kubernetes-client)
 if ((${#missing[@]} > 0)); then
   echo "[system-packages] installing ${missing[*]}" >&2
   if [[ $(id -u) -ne 0 ]]; then SUDO=sudo; else SUDO=; fi

@@ -8,7 +8,6 @@ import {
   nodeObject,
   readyStatus,
 } from "./node-status";
-import { markerPath, parseDemoRequest, type ZoneInfo } from "./demo-control";
 
 const NODE = { name: "bulwark-edge-1", address: "127.0.0.2", labels: { zone: "demo" } };
 
@@ -45,32 +44,5 @@ describe("what the node keeper writes, as a kubelet", () => {
     assert.equal(lease.spec.renewTime, "2026-01-02T03:04:05.678000Z");
     assert.equal(microTime(new Date(0)), "1970-01-01T00:00:00.000000Z");
     assert.equal(KEEPER_MANAGER, "bulwark-local-kubelet");
-  });
-});
-
-describe("demo commands", () => {
-  const zone: ZoneInfo = {
-    zone: "demo",
-    nodes: [{ name: "bulwark-edge-1", address: "127.0.0.2", daemon: "http://127.0.0.2:51105" }],
-  };
-
-  it("accepts an action and a node of the zone", () => {
-    assert.deepEqual(parseDemoRequest(["cut", "bulwark-edge-1"], zone), {
-      ok: true,
-      action: "cut",
-      node: "bulwark-edge-1",
-    });
-    assert.equal(markerPath("/r", "kill", "n"), "/r/demo/kill/n");
-  });
-
-  it("says what to type instead", () => {
-    const message = (argv: string[], running = true) => {
-      const parsed = parseDemoRequest(argv, running ? zone : undefined);
-      return parsed.ok ? "" : parsed.message;
-    };
-    assert.match(message(["cut"]), /NODE is one of bulwark-edge-1/);
-    assert.match(message(["cut", "bulwark-local"]), /not a node of the local edge zone/);
-    assert.match(message(["melt", "bulwark-edge-1"]), /unknown action "melt"/);
-    assert.match(message(["cut", "bulwark-edge-1"], false), /start it with `npm start`/);
   });
 });

@@ -48,7 +48,10 @@ interface Tracked {
   hostIP: string;
   startTime: string;
   process?: ManagedProcess;
+  /** Being deleted: nothing more is run. */
   deleted?: boolean;
+  /** The deletion confirmed with grace period 0, as kubelet does once its containers stopped. */
+  confirmed?: boolean;
 }
 
 export function startPodRunner(options: {
@@ -241,17 +244,18 @@ export function startPodRunner(options: {
 
   /** Kubelet's side of a deletion: stop what runs, then confirm with grace period 0. */
   const finish = async (pod: V1Pod, key: string): Promise<void> => {
-    const t = tracked.get(key);
-    if (t?.deleted) return;
-    if (t) t.deleted = true;
-    else tracked.set(key, { pod, ip: "", hostIP: "", startTime: "", deleted: true });
-    await t?.process?.stop();
+    const t = tracked.get(key) ?? { pod, ip: "", hostIP: "", startTime: "" };
+    tracked.set(key, t);
+    if (t.confirmed) return;
+    t.deleted = true;
+    await t.process?.stop();
+    // In the body: with a body, the API server reads no DeleteOptions from the query.
     await core.deleteNamespacedPod({
       name: pod.metadata?.name ?? "",
       namespace: pod.metadata?.namespace ?? "",
-      gracePeriodSeconds: 0,
-      body: { preconditions: { uid: pod.metadata?.uid } },
+      body: { gracePeriodSeconds: 0, preconditions: { uid: pod.metadata?.uid } },
     });
+    t.confirmed = true;
   };
 
   const bind = async (pod: V1Pod): Promise<void> => {

@@ -142,12 +142,18 @@ describe("npm start: the README's Try it, against the local stack", () => {
       const block = blocks[i] ?? "";
       // The pod block also shows, seen from outside, the status a kubelet writes on the way.
       const phases = i === 1 ? watchInitPhases(kubeconfig, "orders-reader") : undefined;
-      const run = await runBlock(block);
-      const shown = `block:\n${block}\nstdout:\n${run.stdout}\nstderr:\n${run.stderr}`;
-      assert.equal(run.status, 0, shown);
-      for (const line of expected.prints) assert.match(run.stdout, line, shown);
-      if (expected.never) assert.doesNotMatch(run.stdout, expected.never, shown);
-      if (phases) assert.deepEqual(await phases.stop(), ["Init:0/1", "Running"]);
+      let seen: string[] | undefined;
+      try {
+        const run = await runBlock(block);
+        const shown = `block:\n${block}\nstdout:\n${run.stdout}\nstderr:\n${run.stderr}`;
+        assert.equal(run.status, 0, shown);
+        for (const line of expected.prints) assert.match(run.stdout, line, shown);
+        if (expected.never) assert.doesNotMatch(run.stdout, expected.never, shown);
+      } finally {
+        // Stopped whatever happened: a live interval would keep the test process running.
+        seen = phases?.stop();
+      }
+      if (seen) assert.deepEqual(seen, ["Init:0/1", "Running"]);
     });
   }
 
@@ -222,8 +228,9 @@ function watchInitPhases(kubeconfig: string, name: string) {
       () => {},
     );
   }, 100);
+  timer.unref();
   return {
-    stop: async () => {
+    stop: () => {
       clearInterval(timer);
       return seen;
     },

@@ -1,33 +1,50 @@
 // `npm start`: Bulwark on this machine with no cluster. A real etcd, kube-apiserver and
 // kube-controller-manager, Bulwark's CRDs, the Pepr module serving its webhooks from a local
 // process, and the workloads as local processes: the permission server, the gateway
-// (bulwark-gateway-0) and one edge-health daemon. Prints "Bulwark is ready" when every part is up;
-// SIGINT/SIGTERM stop everything.
-import { copyFileSync, mkdirSync, rmSync } from "node:fs";
-import { join } from "node:path";
-import { buildModule, ROOT, writeManifests } from "../packaging/build";
-import { ensureBinaries, startControlPlane } from "./control-plane/control-plane";
+// (bulwark-gateway-0) with a demo site (Ingresses demo, demo-canary, secure), and a local edge
+// zone of three nodes with their edge-health daemons. A node keeper keeps every node Ready
+// (status and Lease, as kubelets would) and a pod runner, the stand-in for kubelet, runs pods'
+// `bulwark init` init containers. Prints "Bulwark is ready" when every part is up; SIGINT/SIGTERM
+// stop everything.
+import { copyFileSync, existsSync, mkdirSync, rmSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { buildModule, MODULE_MANIFEST, ROOT, writeManifests } from "../packaging/build";
+import {
+  DEFAULT_CONTROLLERS,
+  ensureBinaries,
+  startControlPlane,
+} from "./control-plane/control-plane";
 import { installCrds } from "./install-crds";
 import { startPeprModule } from "./control-plane/pepr-module";
 import { stopEverything, type ManagedProcess } from "./control-plane/processes";
-import { startEdgeHealth } from "./local-stack/edge-health";
-import { startGateway } from "./local-stack/gateway";
+import { edgeNodes, startEdgeZone } from "./local-stack/edge-health";
+import { machineAddress, startGateway } from "./local-stack/gateway";
+import { startDemoSite } from "./local-stack/demo-site";
+import { keepNodes } from "./local-stack/nodes";
+import { startPodRunner } from "./local-stack/pod-runner";
+import { loadKubeConfig } from "./control-plane/kube";
 import { permissionServerEnv, startPermissionServer } from "./local-stack/permission-server";
 import type { LocalWorkload, LocalWorkloadContext } from "./local-stack/workload";
 
 // BULWARK_STATE_DIR lets a test run a second stack beside a developer's own.
 const STATE_DIR = process.env.BULWARK_STATE_DIR ?? join(ROOT, ".bulwark");
 const log = (message: string): void => console.log(`[bulwark] ${message}`);
+/** The image the module names in injected init containers; the pod runner runs those locally. */
+const INIT_IMAGE = process.env.BULWARK_INIT_IMAGE ?? "bulwark:local";
+/** Where pods run by default (the edge zone's nodes take pods that select them). */
+const LOCAL_NODE = "bulwark-local";
 
 async function main(): Promise<void> {
   let stopping = false;
   // Stops whatever has started so far, also half-way through start-up.
   const workloads: LocalWorkload[] = [];
+  const cleanups: (() => Promise<void> | void)[] = [];
   const stop = async (reason: string): Promise<void> => {
     if (stopping) return;
     stopping = true;
     log(`${reason}: stopping`);
     // Workloads first, newest first, each with its own graceful stop (the gateway drains).
+    for (const cleanup of cleanups.reverse()) await Promise.resolve(cleanup()).catch(() => {});
     for (const workload of workloads.reverse()) await workload.stop().catch(() => {});
     await stopEverything();
     log("stopped");
@@ -37,27 +54,41 @@ async function main(): Promise<void> {
   }
 
   log(
-    "step 1/5: control-plane binaries (the first build takes a while; later runs reuse the cache)",
+    "step 1/6: control-plane binaries (the first build takes a while; later runs reuse the cache)",
   );
   const binDir = ensureBinaries(log);
-  log("step 2/5: building the Pepr module and manifests/");
-  buildModule({ quiet: true });
-  writeManifests();
+  log("step 2/6: building the Pepr module and manifests/");
+  // The tests start stacks after test/run.ts has built the module once: they may reuse it.
+  if (process.env.BULWARK_REUSE_MODULE_BUILD === "1" && existsSync(MODULE_MANIFEST)) {
+    log(`reusing the Pepr module already built in ${dirname(MODULE_MANIFEST)}`);
+  } else {
+    buildModule({ quiet: true });
+    writeManifests();
+  }
 
-  log("step 3/5: starting etcd, kube-apiserver and kube-controller-manager");
+  log("step 3/6: starting etcd, kube-apiserver and kube-controller-manager");
   const runDir = join(STATE_DIR, "run");
   rmSync(runDir, { recursive: true, force: true });
   mkdirSync(runDir, { recursive: true });
   const controlPlane = await startControlPlane({
     dir: runDir,
     binDir,
-    controllerManager: true,
+    // As in a cluster, every namespace gets kube-root-ca.crt, which pods' token volumes mount.
+    controllerManager: { controllers: [...DEFAULT_CONTROLLERS, "root-ca-cert-publisher"] },
+    // A node voted unhealthy is evicted within half a minute, not the default five.
+    defaultTolerationSeconds: 30,
     log,
   });
   const kubeconfig = join(STATE_DIR, "kubeconfig");
   copyFileSync(controlPlane.kubeconfigPath, kubeconfig);
   const crds = await installCrds(controlPlane.kubeconfigPath);
   log(`installed ${crds.length} CRDs${crds.length ? `: ${crds.join(", ")}` : ""}`);
+
+  // Every node Ready from the start, as kubelets keep theirs: no node is Unknown unless cut.
+  const nodes = [{ name: LOCAL_NODE, address: machineAddress(), labels: {} }, ...edgeNodes()];
+  const kc = loadKubeConfig(controlPlane.kubeconfigPath);
+  const keeper = await keepNodes({ kc, runDir, nodes, log });
+  cleanups.push(() => keeper.stop());
 
   const context = (name: string): LocalWorkloadContext => ({
     kubeconfigPath: controlPlane.kubeconfigPath,
@@ -67,21 +98,37 @@ async function main(): Promise<void> {
   });
   // The permission server comes before the Pepr module: the module's environment names it and
   // the token file it writes (the watcher's identity for revoke calls).
-  log("step 4/5: starting the permission server");
+  log("step 4/6: starting the permission server");
   const permissionContext = context("permission-server");
   workloads.push(await startPermissionServer(permissionContext));
 
   log(
-    "step 5/5: starting the Pepr module (admission + watch), the gateway and the edge-health daemon",
+    "step 5/6: starting the Pepr module (admission + watch), the gateway and the edge-health daemon",
   );
   const metricsPort = Number(process.env.BULWARK_METRICS_PORT ?? 9464);
   const pepr = await startPeprModule(controlPlane, {
     root: ROOT,
     log,
-    env: { BULWARK_METRICS_PORT: String(metricsPort), ...permissionServerEnv(permissionContext) },
+    env: {
+      BULWARK_METRICS_PORT: String(metricsPort),
+      BULWARK_INIT_IMAGE: INIT_IMAGE,
+      ...permissionServerEnv(permissionContext),
+    },
   });
   workloads.push(await startGateway(context("gateway")));
-  workloads.push(await startEdgeHealth(context("edge-health")));
+  workloads.push(await startDemoSite(context("demo-site")));
+
+  log("step 6/6: the edge zone (three nodes, three edge-health daemons) and the pod runner");
+  workloads.push(await startEdgeZone({ ...context("edge-zone"), runDir, nodes: nodes.slice(1) }));
+  const runner = startPodRunner({
+    kc,
+    nodes,
+    keeper,
+    initImage: INIT_IMAGE,
+    dir: join(runDir, "pods"),
+    log,
+  });
+  cleanups.push(() => runner.stop());
 
   console.log(
     [
@@ -93,6 +140,10 @@ async function main(): Promise<void> {
       `  logs           ${join(runDir, "logs")}`,
       "",
       ...workloads.flatMap(w => w.lines),
+      `  nodes          ${nodes.map(n => n.name).join(", ")}: kept Ready (status and Lease) by the stack`,
+      `  pod runner     a stand-in for kubelet: binds pods to ${LOCAL_NODE} (or the node their nodeSelector names),`,
+      "                 gives them an IP in 198.51.100.0/24, runs their bulwark-init as a local process, writes their status",
+      `                 pods' logs in ${join(runDir, "pods")}`,
       "",
       "Bulwark is ready",
       "Press Ctrl-C to stop.",

@@ -15,6 +15,8 @@ command -v iptables >/dev/null || missing+=(iptables)
 command -v wrk >/dev/null || missing+=(wrk)
 # Basic auth tests check htpasswd files made by Apache's htpasswd (bcrypt, apr1, SHA).
 command -v htpasswd >/dev/null || missing+=(apache2-utils)
+# kubectl: the README's "Try it" blocks use it, and test/integration/local-stack.test.ts runs them.
+command -v kubectl >/dev/null || missing+=(kubernetes-client)
 if ((${#missing[@]} > 0)); then
   echo "[system-packages] installing ${missing[*]}" >&2
   if [[ $(id -u) -ne 0 ]]; then SUDO=sudo; else SUDO=; fi

@@ -90,7 +90,7 @@ export async function startPermissionServer(context: LocalWorkloadContext): Prom
     lines: [
       `  permissions    ${url} (/healthz, /metrics; breakers in ConfigMap ${NAMESPACE}/bulwark-permission-breakers)`,
       `                 demo authorization API ${authz.url} (PermissionProvider demo-authz); log ${logFile}`,
-      "                 no kubelet: set a pod's IP with the status subresource, then run `bulwark init` with its env",
+      "                 pods that name a PermissionGroup get bulwark-init, which the pod runner runs (README: Try it)",
     ],
   };
 }

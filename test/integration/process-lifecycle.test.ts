@@ -91,7 +91,10 @@ describe("process lifecycle", () => {
       assert.equal((await fetch(`${admin}/readyz`)).status, 200, "the gateway is ready");
       const permission = `http://127.0.0.1:${ports.BULWARK_PERMISSION_PORT}/healthz`;
       assert.equal((await fetch(permission)).status, 200, "the permission server answers");
-      assert.match(output(), /edge-health +http:\/\/127\.0\.0\.1:\d+\/localinfo/);
+      assert.match(
+        output(),
+        /edge zone +demo: bulwark-edge-1 http:\/\/127\.0\.0\.2:\d+\/localinfo/,
+      );
       assert.doesNotMatch(output(), /guard +enforcing/);
 
       const exited = new Promise<number | null>(resolve => stack.once("exit", resolve));
@@ -157,10 +160,18 @@ async function startStack(env: NodeJS.ProcessEnv) {
     BULWARK_ADMIN_PORT: String(await freePort()),
     BULWARK_PERMISSION_PORT: String(await freePort()),
     BULWARK_METRICS_PORT: String(await freePort()),
+    BULWARK_EDGE_PORT: String(await freePort()),
   };
   const stack = spawn(process.execPath, ["--import", "tsx", join(ROOT, "hack/local-stack.ts")], {
     cwd: ROOT,
-    env: { ...process.env, BULWARK_STATE_DIR: stateDir, ...ports, ...env },
+    // The module test/run.ts has built serves here too (a rebuild takes minutes on a busy machine).
+    env: {
+      ...process.env,
+      BULWARK_STATE_DIR: stateDir,
+      BULWARK_REUSE_MODULE_BUILD: "1",
+      ...ports,
+      ...env,
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   return { stack, output: collectOutput(stack), ports, stateDir };

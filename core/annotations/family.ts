@@ -23,7 +23,8 @@ export type FamilyName =
   | "host-names"
   | "error-pages"
   | "buffering"
-  | "load-balancing";
+  | "load-balancing"
+  | "http2";
 
 /** One annotation of a family: its name under the prefix, what it takes, and a one-line doc. */
 export interface AnnotationField {

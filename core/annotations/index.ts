@@ -19,6 +19,7 @@ import { parseHostNames, type HostNamesConfig } from "./host-names";
 import { parseErrorPages, type ErrorPagesConfig } from "./error-pages";
 import { parseBuffering, type BufferingConfig } from "./buffering";
 import { parseLoadBalancing, type LoadBalancingConfig } from "./load-balancing";
+import { parseHttp2, type Http2Config } from "./http2";
 
 /** An Ingress's annotations, one entry per family; undefined when none of its keys is set. */
 export interface IngressAnnotations {
@@ -42,6 +43,8 @@ export interface IngressAnnotations {
   buffering: BufferingConfig | undefined;
   /** load-balance, upstream-hash-by (+subset, subset-size). */
   balancing: LoadBalancingConfig | undefined;
+  /** bulwark.dev/http2; optional so configs built before it stay valid. */
+  http2?: Http2Config | undefined;
 }
 
 /** A Secret's annotations: its batched rollout and its checksum version. */
@@ -89,6 +92,7 @@ export function parseIngressAnnotations(annotations: Annotations): Result<Ingres
     errorPages: all.take(parseErrorPages(annotations)),
     buffering: all.take(parseBuffering(annotations)),
     balancing: all.take(parseLoadBalancing(annotations)),
+    http2: all.take(parseHttp2(annotations)),
   };
   all.warnings.push(...ignoredAnnotationWarnings(annotations, "Ingress"));
   return all.result(value);

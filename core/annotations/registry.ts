@@ -20,6 +20,7 @@ import { hostNamesFamily } from "./host-names";
 import { errorPagesFamily } from "./error-pages";
 import { bufferingFamily } from "./buffering";
 import { loadBalancingFamily } from "./load-balancing";
+import { http2Family } from "./http2";
 
 export type AnnotatedKind = "Ingress" | "Secret";
 
@@ -54,6 +55,7 @@ export const INGRESS_FAMILIES: readonly FamilyTable[] = [
   errorPagesFamily,
   bufferingFamily,
   loadBalancingFamily,
+  http2Family,
 ];
 
 export const SECRET_FAMILIES: readonly FamilyTable[] = [secretRolloutFamily, versionFamily];

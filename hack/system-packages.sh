@@ -13,6 +13,8 @@ command -v iptables >/dev/null || missing+=(iptables)
 # The gateway benchmark (hack/bench/gateway-throughput.ts) compares against Debian's nginx, with wrk.
 [[ -x /usr/sbin/nginx ]] || missing+=(nginx-light)
 command -v wrk >/dev/null || missing+=(wrk)
+# The HTTP/2 tests use nghttp as a real h2 client (gateway/proxy/h2/peers.test.ts).
+command -v nghttp >/dev/null || missing+=(nghttp2-client)
 if ((${#missing[@]} > 0)); then
   echo "[system-packages] installing ${missing[*]}" >&2
   if [[ $(id -u) -ne 0 ]]; then SUDO=sudo; else SUDO=; fi

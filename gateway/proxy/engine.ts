@@ -325,7 +325,7 @@ export class Engine {
   private startH2(): H2Side | undefined {
     if (this.limits.http2 === false) return undefined;
     const front = new H2Front({
-      limits: this.limits,
+      limits: { ...this.limits, idleMs: CLIENT_KEEPALIVE_MS },
       onRequest: (req, res) => this.onH2Request(req, res),
       onAbuse: reason => this.refusedConnection(reason),
     });

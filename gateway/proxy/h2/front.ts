@@ -23,12 +23,12 @@ export interface H2Limits {
   maxHeadBytes: number;
   /** A stream whose body stalls, or whose client stops reading, this long is reset. */
   bodyTimeoutMs: number;
+  /** A connection with no frame either way for this long is closed (nginx keepalive_timeout). */
+  idleMs: number;
 }
 
 /** nginx's http2_max_concurrent_streams. */
 export const MAX_CONCURRENT_STREAMS = 128;
-/** A connection with no frame either way for this long is closed (nginx keepalive_timeout). */
-export const H2_IDLE_MS = 75_000;
 
 /** The server's limits, all of them explicit (Node's defaults change between releases). */
 export function h2ServerOptions(limits: H2Limits) {
@@ -116,14 +116,23 @@ export class H2Front {
     session.once("close", () => this.sessions.delete(session));
     // Errors end the session; they are the client's (a protocol error, a reset connection).
     session.on("error", () => session.destroy());
-    session.setTimeout(H2_IDLE_MS, () => session.close());
+    session.setTimeout(this.options.limits.idleMs, () => {
+      // Frames still queued after an idle period: the client reads nothing (and Node has stopped
+      // reading it meanwhile), so no GOAWAY would reach it either.
+      if (session.state.outboundQueueSize !== undefined && session.state.outboundQueueSize > 0) {
+        session.destroy();
+        return;
+      }
+      // GOAWAY: streams in flight may finish; a stalled one is reset by its own timeout.
+      session.close();
+    });
     const budget = new ResetBudget(2 * MAX_CONCURRENT_STREAMS);
     session.on("stream", (stream: ServerHttp2Stream) => {
       this.watchStream(stream);
       stream.once("aborted", () => {
         if (budget.cancelled()) return;
         this.options.onAbuse("h2-rapid-reset");
-        session.destroy(undefined, constants.NGHTTP2_ENHANCE_YOUR_CALM);
+        session.destroy(new Error("rapid reset"), constants.NGHTTP2_ENHANCE_YOUR_CALM);
       });
       stream.once("close", () => {
         if (stream.rstCode === constants.NGHTTP2_NO_ERROR) budget.answered();
@@ -140,7 +149,9 @@ export class H2Front {
   private watchStream(stream: ServerHttp2Stream): void {
     const timeoutMs = this.options.limits.bodyTimeoutMs;
     const onTimeout = () => {
-      const stalled = !stream.readableEnded || stream.writableNeedDrain;
+      // A body is due until read to its end (a request without one ended with its HEADERS).
+      const bodyDue = !stream.endAfterHeaders && !stream.readableEnded;
+      const stalled = bodyDue || stream.writableNeedDrain;
       if (stalled) stream.close(constants.NGHTTP2_CANCEL);
       else stream.setTimeout(timeoutMs, onTimeout);
     };

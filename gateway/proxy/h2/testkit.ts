@@ -26,7 +26,8 @@ export function openSession(
       rejectUnauthorized: false,
       settings,
     });
-    session.once("connect", () => {
+    // Ready once the server's SETTINGS arrived (its limits are known).
+    session.once("remoteSettings", () => {
       session.off("error", reject);
       resolve(session);
     });

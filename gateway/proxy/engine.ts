@@ -348,9 +348,10 @@ export class Engine {
     return offered;
   }
 
-  /** A connection closed for abuse, counted with the refusals by its reason. */
+  /** A connection closed for abuse, counted with the refusals by its reason (no answer, no log). */
   private refusedConnection(reason: string): void {
     this.counters.refused[reason] = (this.counters.refused[reason] ?? 0) + 1;
+    this.observers?.metrics?.refused(reason);
   }
 
   /**

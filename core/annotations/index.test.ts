@@ -27,6 +27,7 @@ const NONE: IngressAnnotations = {
   errorPages: undefined,
   buffering: undefined,
   balancing: undefined,
+  http2: undefined,
 };
 
 describe("parseIngressAnnotations", () => {

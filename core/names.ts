@@ -38,3 +38,6 @@ export const EDGE_VOTE_DECIDED_AT_ANNOTATION = "edge.bulwark.dev/vote-decided-at
 export const EDGE_VOTE_VALID_UNTIL_ANNOTATION = "edge.bulwark.dev/vote-valid-until";
 /** On an Endpoints or EndpointSlice: the pods Bulwark keeps ready there (core/edge/kept.ts). */
 export const EDGE_KEPT_READY_ANNOTATION = "edge.bulwark.dev/kept-ready";
+
+/** Bulwark's own Ingress annotations, for what ingress-nginx has no key for (core/annotations). */
+export const BULWARK_INGRESS_ANNOTATION_PREFIX = "bulwark.dev/";

@@ -126,6 +126,7 @@ describe("gateway settings", () => {
       underscoresInHeaders: false,
       trustedProxies: [],
       proxyProtocol: false,
+      http2: true,
     });
     const set = readSettings({
       BULWARK_POD_NAME: "g-0",
@@ -137,6 +138,7 @@ describe("gateway settings", () => {
       BULWARK_UNDERSCORES_IN_HEADERS: "on",
       BULWARK_TRUSTED_PROXIES: " 10.0.0.7/8, 2001:db8::/32,192.0.2.1",
       BULWARK_PROXY_PROTOCOL: "true",
+      BULWARK_HTTP2: "false",
     });
     assert.ok(set.ok);
     assert.deepEqual(set.settings.frontDoor, {
@@ -148,6 +150,7 @@ describe("gateway settings", () => {
       underscoresInHeaders: true,
       trustedProxies: ["10.0.0.0/8", "192.0.2.1", "2001:db8::/32"],
       proxyProtocol: true,
+      http2: false,
     });
   });
 

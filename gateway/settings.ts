@@ -145,6 +145,8 @@ export const settingsSchema = z
     BULWARK_TRUSTED_PROXIES: ipRangeList("BULWARK_TRUSTED_PROXIES"),
     // Cloud load balancers' PROXY protocol (v1 and v2) on both listeners (nginx's proxy_protocol).
     BULWARK_PROXY_PROTOCOL: flag("BULWARK_PROXY_PROTOCOL", false),
+    // HTTP/2 by ALPN on the HTTPS listener (nginx-ingress's use-http2, on by default).
+    BULWARK_HTTP2: flag("BULWARK_HTTP2", true),
     BULWARK_CANARY_MATCH: z
       .enum(["exact", "case-insensitive"], {
         error:
@@ -202,6 +204,7 @@ export const settingsSchema = z
       underscoresInHeaders: env.BULWARK_UNDERSCORES_IN_HEADERS,
       trustedProxies: env.BULWARK_TRUSTED_PROXIES,
       proxyProtocol: env.BULWARK_PROXY_PROTOCOL,
+      http2: env.BULWARK_HTTP2,
     },
     logLevel: env.LOG_LEVEL,
   }));

@@ -18,7 +18,10 @@ function cell(text: string): string {
 }
 
 function row(entry: CatalogEntry): string {
-  const name = entry.key.slice(NGINX_ANNOTATION_PREFIX.length);
+  // Keys under the nginx prefix by their short name; Bulwark's own keys whole.
+  const name = entry.key.startsWith(NGINX_ANNOTATION_PREFIX)
+    ? entry.key.slice(NGINX_ANNOTATION_PREFIX.length)
+    : entry.key;
   const cells = [
     `\`${name}\``,
     entry.type,

@@ -17,6 +17,8 @@ command -v wrk >/dev/null || missing+=(wrk)
 command -v htpasswd >/dev/null || missing+=(apache2-utils)
 # kubectl: the README's "Try it" blocks use it, and test/integration/local-stack.test.ts runs them.
 command -v kubectl >/dev/null || missing+=(kubernetes-client)
+# The HTTP/2 tests use nghttp as a real h2 client (gateway/proxy/h2/peers.test.ts).
+command -v nghttp >/dev/null || missing+=(nghttp2-client)
 if ((${#missing[@]} > 0)); then
   echo "[system-packages] installing ${missing[*]}" >&2
   if [[ $(id -u) -ne 0 ]]; then SUDO=sudo; else SUDO=; fi

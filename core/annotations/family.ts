@@ -26,7 +26,8 @@ export type FamilyName =
   | "load-balancing"
   | "affinity"
   | "basic-auth"
-  | "external-auth";
+  | "external-auth"
+  | "http2";
 
 /** One annotation of a family: its name under the prefix, what it takes, and a one-line doc. */
 export interface AnnotationField {

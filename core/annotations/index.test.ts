@@ -30,6 +30,7 @@ const NONE: IngressAnnotations = {
   affinity: undefined,
   basicAuth: undefined,
   externalAuth: undefined,
+  http2: undefined,
 };
 
 describe("parseIngressAnnotations", () => {

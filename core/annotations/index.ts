@@ -22,6 +22,7 @@ import { parseLoadBalancing, type LoadBalancingConfig } from "./load-balancing";
 import { affinityErrors, affinityWarnings, parseAffinity, type AffinityConfig } from "./affinity";
 import { parseBasicAuth, type BasicAuthConfig } from "./basic-auth";
 import { parseExternalAuth, type ExternalAuthConfig } from "./external-auth";
+import { parseHttp2, type Http2Config } from "./http2";
 
 /** An Ingress's annotations, one entry per family; undefined when none of its keys is set. */
 export interface IngressAnnotations {
@@ -51,6 +52,8 @@ export interface IngressAnnotations {
   basicAuth: BasicAuthConfig | undefined;
   /** auth-url and the rest of the external-auth family. */
   externalAuth: ExternalAuthConfig | undefined;
+  /** bulwark.dev/http2; optional so configs built before it stay valid. */
+  http2?: Http2Config | undefined;
 }
 
 /** A Secret's annotations: its batched rollout and its checksum version. */
@@ -101,6 +104,7 @@ export function parseIngressAnnotations(annotations: Annotations): Result<Ingres
     affinity: all.take(parseAffinity(annotations)),
     basicAuth: all.take(parseBasicAuth(annotations)),
     externalAuth: all.take(parseExternalAuth(annotations)),
+    http2: all.take(parseHttp2(annotations)),
   };
   all.errors.push(...affinityErrors(value.affinity, value.rewrite?.regexPaths === true));
   all.warnings.push(...affinityWarnings(value.affinity, annotations));

@@ -2,14 +2,17 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { ANNOTATION_REGISTRY, lookupAnnotation, type AnnotatedKind } from "./registry";
 import { annotationKey } from "./validators";
-import { NGINX_ANNOTATION_PREFIX } from "../names";
+import { BULWARK_INGRESS_ANNOTATION_PREFIX, NGINX_ANNOTATION_PREFIX } from "../names";
 
 describe("ANNOTATION_REGISTRY", () => {
   it("given every entry, returns distinct keys under the prefix with a one-line doc", () => {
     const keys = ANNOTATION_REGISTRY.map(a => a.key);
     assert.equal(new Set(keys).size, keys.length);
     for (const info of ANNOTATION_REGISTRY) {
-      assert.ok(info.key.startsWith(NGINX_ANNOTATION_PREFIX), info.key);
+      const prefixed =
+        info.key.startsWith(NGINX_ANNOTATION_PREFIX) ||
+        info.key.startsWith(BULWARK_INGRESS_ANNOTATION_PREFIX);
+      assert.ok(prefixed, info.key);
       assert.ok(info.doc.length > 10 && !info.doc.includes("\n"), info.key);
     }
   });

@@ -23,6 +23,7 @@ import { loadBalancingFamily } from "./load-balancing";
 import { affinityFamily } from "./affinity";
 import { basicAuthFamily } from "./basic-auth";
 import { externalAuthFamily } from "./external-auth";
+import { http2Family } from "./http2";
 
 export type AnnotatedKind = "Ingress" | "Secret";
 
@@ -60,6 +61,7 @@ export const INGRESS_FAMILIES: readonly FamilyTable[] = [
   affinityFamily,
   basicAuthFamily,
   externalAuthFamily,
+  http2Family,
 ];
 
 export const SECRET_FAMILIES: readonly FamilyTable[] = [secretRolloutFamily, versionFamily];

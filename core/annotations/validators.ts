@@ -26,9 +26,9 @@ export function quote(raw: string): string {
   return JSON.stringify(raw.length > MAX_QUOTED ? `${raw.slice(0, MAX_QUOTED)}…` : raw);
 }
 
-/** The full annotation key for a name under our prefix. */
+/** The full annotation key for a name under our prefix; a name with its own prefix is whole. */
 export function annotationKey(name: string): string {
-  return `${NGINX_ANNOTATION_PREFIX}${name}`;
+  return name.includes("/") ? name : `${NGINX_ANNOTATION_PREFIX}${name}`;
 }
 
 // The spellings to write; strconv.ParseBool's other ten ("1", "T", "True"…) are read too.

@@ -2,6 +2,7 @@
 // certificates (one reference each, swapped by apply), the upstream pools, and a graceful close.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
+import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import type { AddressInfo, Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import { DEFAULT_OBSERVE, TrafficObservers, type ObserveOptions } from "../observability/observer";
@@ -29,11 +30,20 @@ import {
 } from "../policy/external-auth";
 import { compileRoutes, DEFAULT_COMPILE_OPTIONS, type CompileOptions } from "../routing/compile";
 import { IncrementalRoutes } from "../routing/incremental";
-import { findRoute, forEachRoute, type Route, type RouteTable } from "../routing/table";
+import {
+  findHost,
+  findRoute,
+  forEachHostRoute,
+  forEachRoute,
+  normalizeHost,
+  type HostRoutes,
+  type Route,
+  type RouteTable,
+} from "../routing/table";
 import { poolKey, upstreamTlsFor, type UpstreamPolicy } from "../routing/upstream";
 import { compileTls, PairInspections } from "../tls/compile";
 import type { PemPair } from "../tls/default-certificate";
-import { chooseCertificatePerClient } from "../tls/listener";
+import { chooseCertificatePerClient, type H2Side } from "../tls/listener";
 import { CertificateStore } from "../tls/store";
 import type { AppliedView, GatewayView } from "../view";
 import { Exchange, type ExchangeContext, type ProxyCounters } from "./forward";
@@ -51,6 +61,8 @@ import { reply, replyOnSocket } from "./replies";
 import { forwardUpgrade } from "./upgrade";
 import { ClientConnection, type FastContext } from "./fast/connection";
 import { UpstreamPool } from "./fast/upstream";
+import { H2Front } from "./h2/front";
+import { checkH2Request, http1FieldsOf } from "./h2/request";
 
 export interface EngineOptions {
   httpPort: number;
@@ -114,6 +126,10 @@ export class Engine {
   private readonly upgraded = new Set<Duplex>();
   private readonly fastPool = new UpstreamPool();
   private readonly fastConnections = new Set<ClientConnection>();
+  /** HTTP/2 sessions of the HTTPS listener; undefined when HTTP/2 is off. */
+  private h2: H2Front | undefined = undefined;
+  /** Per host of the current table: whether its Ingresses let the listener offer HTTP/2. */
+  private h2Hosts = new WeakMap<HostRoutes, boolean>();
   closing = false;
   httpPort = 0;
   httpsPort: number | undefined = undefined;
@@ -152,7 +168,7 @@ export class Engine {
     engine.httpPort = await listen(http, options.httpPort, options.host);
     if (options.httpsPort !== undefined) {
       const https = createHttpsServer(serverOptions);
-      chooseCertificatePerClient(https, engine.certificates);
+      chooseCertificatePerClient(https, engine.certificates, engine.startH2());
       engine.attach(https, "https");
       engine.httpsPort = await listen(https, options.httpsPort, options.host);
     }
@@ -177,6 +193,7 @@ export class Engine {
     const tls = compileTls(view, now, this.inspections);
     this.certificates.swap(tls.table);
     this.table = routes.table;
+    this.h2Hosts = new WeakMap();
     const live = new Set<string>();
     // "" labels requests no route matched.
     const hosts = new Set<string>([""]);
@@ -200,6 +217,7 @@ export class Engine {
     const closeIdle = () => {
       for (const server of this.servers) server.closeIdleConnections();
       for (const connection of this.fastConnections) connection.closeIfIdle();
+      this.h2?.closeIdle();
       this.pools.closeIdle();
       this.fastPool.closeIdle();
     };
@@ -213,6 +231,7 @@ export class Engine {
     for (const server of this.servers) server.closeAllConnections();
     for (const socket of this.upgraded) socket.destroy();
     for (const connection of this.fastConnections) connection.destroy();
+    this.h2?.destroy();
     await closed;
     this.observers?.flush();
     this.fastPool.closeIdle();
@@ -316,11 +335,62 @@ export class Engine {
     this.observers?.refused(reason, client);
   }
 
+  /** HTTP/2 next to HTTP/1.1 on the HTTPS listener, unless BULWARK_HTTP2 turned it off. */
+  private startH2(): H2Side | undefined {
+    if (this.limits.http2 === false) return undefined;
+    const front = new H2Front({
+      limits: { ...this.limits, idleMs: CLIENT_KEEPALIVE_MS },
+      onRequest: (req, res) => this.onH2Request(req, res),
+      onAbuse: reason => this.refusedConnection(reason),
+    });
+    this.h2 = front;
+    return { offers: name => this.offersH2(name), accept: socket => front.accept(socket) };
+  }
+
+  /** bulwark.dev/http2: "false" on any Ingress of the SNI name's host offers it HTTP/1.1 only. */
+  private offersH2(serverName: string | undefined): boolean {
+    const routes = findHost(this.table, normalizeHost(serverName));
+    if (routes === undefined) return true;
+    let offered = this.h2Hosts.get(routes);
+    if (offered === undefined) {
+      offered = true;
+      forEachHostRoute(routes, route => {
+        if (route.annotations?.http2?.enabled === false) offered = false;
+      });
+      this.h2Hosts.set(routes, offered);
+    }
+    return offered;
+  }
+
+  /** A connection closed for abuse, counted with the refusals by its reason (no answer, no log). */
+  private refusedConnection(reason: string): void {
+    this.counters.refused[reason] = (this.counters.refused[reason] ?? 0) + 1;
+    this.observers?.metrics?.refused(reason);
+  }
+
+  /**
+   * An HTTP/2 request stream. Node's compatibility request and response offer what the Node
+   * path reads of an HTTP/1.1 exchange (method, url, headers, the body as a stream, writeHead
+   * with a flat list, close events); the fields and the framing come from the h2 checks.
+   */
+  private onH2Request(req: Http2ServerRequest, res: Http2ServerResponse): void {
+    const checked = checkH2Request(req.rawHeaders, req.stream.endAfterHeaders, this.limits);
+    const fields = isRefusal(checked) ? [] : http1FieldsOf(req.rawHeaders);
+    const nodeReq = req as unknown as IncomingMessage;
+    this.handle(nodeReq, res as unknown as ServerResponse, { proto: "https", checked, fields });
+  }
+
   private onRequest(req: IncomingMessage, res: ServerResponse, proto: string): void {
+    const checked = checkNodeRequest(req, this.limits);
+    this.handle(req, res, { proto, checked, fields: req.rawHeaders });
+  }
+
+  /** A request the front door checked: refused, answered by the policy, or proxied. */
+  private handle(req: IncomingMessage, res: ServerResponse, head: CheckedHead): void {
+    const { proto, checked, fields } = head;
     this.counters.requests++;
     if (this.closing) res.shouldKeepAlive = false;
     const tally = this.tallyFor(req, res);
-    const checked = checkNodeRequest(req, this.limits);
     if (isRefusal(checked)) {
       this.refused(checked, clientIp(peerAddressOf(req.socket)));
       // The body is not read: the connection closes after the answer, so no byte of it is parsed.
@@ -344,30 +414,30 @@ export class Engine {
           if (next.kind === "proxy") next.release?.();
           return;
         }
-        this.serve({ req, res, proto, tally, client, checked }, main, next);
+        this.serve({ req, res, proto, tally, client, checked, fields }, main, next);
       });
       return;
     }
-    this.serve({ req, res, proto, tally, client, checked }, main, plan);
+    this.serve({ req, res, proto, tally, client, checked, fields }, main, plan);
   }
 
   /** Answers the plan's own answer, or proxies the request as the plan says. */
   private serve(exchange: NodeExchange, main: Route, plan: Plan | undefined): void {
-    const { req, res, proto, tally, client, checked } = exchange;
+    const { req, res, proto, tally, client, checked, fields } = exchange;
     const route = noteRoute(tally, main, plan);
     if (plan?.kind === "proxy" && plan.release !== undefined) res.once("close", plan.release);
     if (plan?.kind === "answer") {
       answer(res, plan.answer, req.method === "HEAD");
       return;
     }
-    const routed = { req, res, main, route, plan, checked, client, proto, tally };
+    const routed = { req, res, main, route, plan, checked, client, proto, tally, fields };
     const auth = main.traffic?.auth;
     if (auth === undefined) {
       this.forward(routed, undefined);
       return;
     }
     // auth-url: the request (its body unread) waits for the auth server's verdict.
-    void auth.authorize(nodeAuthInput(req, client, checked)).then(verdict => {
+    void auth.authorize(nodeAuthInput(req, client, checked, fields)).then(verdict => {
       if (res.destroyed || res.headersSent) return;
       if (verdict.kind === "pass") {
         this.forward(routed, verdict);
@@ -380,10 +450,8 @@ export class Engine {
 
   /** Sends the request upstream with the plan's edits, and a passing auth verdict's headers. */
   private forward(exchange: RoutedRequest, pass: AuthPass | undefined): void {
-    const { req, res, main, route, plan, checked, client, proto, tally } = exchange;
-    const raw = dropsAuthorization(plan)
-      ? withoutFlatHeaders(req.rawHeaders, AUTHORIZATION)
-      : req.rawHeaders;
+    const { req, res, main, route, plan, checked, client, proto, tally, fields } = exchange;
+    const raw = dropsAuthorization(plan) ? withoutFlatHeaders([...fields], AUTHORIZATION) : fields;
     const headers = upstreamRequestHeaders(raw, client, checked.host, {
       chunked: checked.chunked,
       underscores: this.limits.underscoresInHeaders,
@@ -397,6 +465,7 @@ export class Engine {
       tls: upstreamTlsFor(upstream, proto === "https"),
       // limit-rate is the location's, as in ingress-nginx: a canary's own is not read.
       bandwidth: main.policy.bandwidth,
+      streamedBody: checked.chunked,
     };
     const planned = withPlan(context, plan, checked.target);
     if (pass !== undefined) {
@@ -446,7 +515,7 @@ export class Engine {
       return;
     }
     // auth-url holds the upgrade too: a WebSocket is opened only for an authorized request.
-    void auth.authorize(nodeAuthInput(req, client, checked)).then(verdict => {
+    void auth.authorize(nodeAuthInput(req, client, checked, req.rawHeaders)).then(verdict => {
       if (socket.destroyed) return;
       if (verdict.kind === "pass") {
         this.tunnel(req, socket, { route, proxied, checked, client, head, proto, tally }, verdict);
@@ -535,6 +604,8 @@ function refuseUpgrade(socket: Duplex, { main, plan, tally }: RoutedUpgrade): bo
 /** A request on Node's path, while its plan is decided. */
 interface NodeExchange {
   req: IncomingMessage;
+  /** The client's fields as HTTP/1.1 fields (HTTP/2's without pseudo-headers). */
+  fields: readonly string[];
   res: ServerResponse;
   proto: string;
   tally: ExchangeTally | undefined;
@@ -559,6 +630,7 @@ interface RoutedRequest {
   readonly res: ServerResponse;
   readonly main: Route;
   readonly route: Route;
+  readonly fields: readonly string[];
   readonly plan: Plan | undefined;
   readonly checked: CheckedRequest;
   readonly client: RequestClient;
@@ -582,6 +654,7 @@ function nodeAuthInput(
   req: IncomingMessage,
   client: RequestClient,
   checked: CheckedRequest,
+  fields: readonly string[],
 ): AuthInput {
   const facts = new NodeHeadersFacts(
     req.method ?? "GET",
@@ -593,10 +666,18 @@ function nodeAuthInput(
   facts.client = client.address;
   return {
     facts,
-    headers: pairsOfRaw(req.rawHeaders),
+    headers: pairsOfRaw(fields),
     clientIp: formatIp(client.address),
     requestId: client.requestId,
   };
+}
+
+/** A request's head as the front door checked it, whatever the protocol. */
+interface CheckedHead {
+  proto: string;
+  checked: CheckedRequest | Refusal;
+  /** The client's fields as HTTP/1.1 fields (Node's raw list; HTTP/2's without pseudo-headers). */
+  fields: readonly string[];
 }
 
 /** The client as the headers and the policy see it. */
@@ -689,7 +770,7 @@ function withUpstreamEdits(headers: string[], upstream: UpstreamPolicy | undefin
 
 /** The exchange's headers, target and response edits, with the plan's edits when there is one. */
 function withPlan(
-  base: Pick<ExchangeContext, "headers" | "pools" | "counters" | "tally" | "tls">,
+  base: Pick<ExchangeContext, "headers" | "pools" | "counters" | "tally" | "tls" | "streamedBody">,
   plan: Plan | undefined,
   target: string,
 ): ExchangeContext {

@@ -49,6 +49,11 @@ export interface ExchangeContext {
   bandwidth?: Bandwidth | undefined;
   /** affinity: chooses the endpoint of each try and the cookie to set; absent without. */
   sticky?: StickyChoice;
+  /**
+   * A body of no declared length follows: an HTTP/2 stream's DATA without content-length (an
+   * HTTP/1.1 request says so with Transfer-Encoding, which this also covers).
+   */
+  streamedBody?: boolean;
 }
 
 export class Exchange {
@@ -70,7 +75,14 @@ export class Exchange {
     private route: Route,
     private context: ExchangeContext,
   ) {
-    this.retryable = isIdempotent(req.method ?? "") && !hasBody(req);
+    this.retryable = isIdempotent(req.method ?? "") && !hasBody(req) && !this.streamed;
+  }
+
+  /** The body's length is unknown until it ends: counted as it streams. */
+  private get streamed(): boolean {
+    return (
+      this.context.streamedBody === true || this.req.headers["transfer-encoding"] !== undefined
+    );
   }
 
   start(): void {
@@ -88,7 +100,7 @@ export class Exchange {
       reply(this.res, 413, true);
       return false;
     }
-    if (this.req.headers["transfer-encoding"] !== undefined) {
+    if (this.streamed) {
       let seen = 0;
       this.req.on("data", (chunk: Buffer) => {
         seen += chunk.length;
@@ -101,7 +113,7 @@ export class Exchange {
   private countRequestBytes(tally: ExchangeTally): void {
     const length = this.req.headers["content-length"];
     if (length !== undefined) tally.requestBytes = Number(length) || 0;
-    else if (this.req.headers["transfer-encoding"] !== undefined) {
+    else if (this.streamed) {
       this.req.on("data", (chunk: Buffer) => (tally.requestBytes += chunk.length));
     }
   }

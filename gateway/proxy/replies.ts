@@ -47,7 +47,8 @@ export function reply(res: ServerResponse, status: number, close = false): void 
     "Content-Length",
     String(body.length),
   ];
-  if (close) headers.push("Connection", "close");
+  // HTTP/2 has no Connection field: a refused stream ends alone.
+  if (close && !("stream" in res)) headers.push("Connection", "close");
   res.writeHead(status, headers);
   res.end(body);
 }

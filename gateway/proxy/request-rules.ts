@@ -74,6 +74,8 @@ export interface FrontDoorLimits {
   trustedProxies: readonly string[];
   /** Every connection starts with a PROXY protocol header (BULWARK_PROXY_PROTOCOL). */
   proxyProtocol: boolean;
+  /** The HTTPS listener offers HTTP/2 by ALPN (BULWARK_HTTP2; absent: on). */
+  http2?: boolean;
 }
 
 export const DEFAULT_FRONT_DOOR: FrontDoorLimits = {

@@ -19,7 +19,7 @@ import {
 } from "../../core/annotations";
 import { securityErrors } from "../../core/ingress/review-ingress";
 import { hostProblem } from "../../core/ingress/hostname";
-import { NGINX_ANNOTATION_PREFIX } from "../../core/names";
+import { BULWARK_INGRESS_ANNOTATION_PREFIX, NGINX_ANNOTATION_PREFIX } from "../../core/names";
 import { formatErrors } from "../../core/result";
 import { canaryAffinity, routeAffinity } from "../policy/affinity";
 import { pathRegex, ROBOTS_PATH } from "../policy/host-rules";
@@ -599,7 +599,10 @@ function compilesAsRegex(path: string): boolean {
 }
 
 function hasOurAnnotation(annotations: Record<string, string>): boolean {
-  for (const key in annotations) if (key.startsWith(NGINX_ANNOTATION_PREFIX)) return true;
+  for (const key in annotations) {
+    if (key.startsWith(NGINX_ANNOTATION_PREFIX)) return true;
+    if (key.startsWith(BULWARK_INGRESS_ANNOTATION_PREFIX)) return true;
+  }
   return false;
 }
 

@@ -325,15 +325,17 @@ export function findRoute(
   return findPath(routes, query < 0 ? target : target.slice(0, query));
 }
 
+/** Every route of one host (its fallback included). */
+export function forEachHostRoute(routes: HostRoutes, visit: (route: Route) => void): void {
+  for (const route of routes.exact?.values() ?? []) visit(route);
+  for (const route of routes.prefixes) visit(route);
+  for (const { route } of routes.regex ?? []) visit(route);
+  if (routes.fallback !== undefined) visit(routes.fallback);
+}
+
 /** Every route of a table, each once per host that holds it (fallbacks included). */
 export function forEachRoute(table: RouteTable, visit: (route: Route) => void): void {
-  const visitHost = (routes: HostRoutes) => {
-    for (const route of routes.exact?.values() ?? []) visit(route);
-    for (const route of routes.prefixes) visit(route);
-    for (const { route } of routes.regex ?? []) visit(route);
-    if (routes.fallback !== undefined) visit(routes.fallback);
-  };
-  for (const routes of table.exactHosts.values()) visitHost(routes);
-  for (const routes of table.wildcardHosts.values()) visitHost(routes);
-  if (table.anyHost !== undefined) visitHost(table.anyHost);
+  for (const routes of table.exactHosts.values()) forEachHostRoute(routes, visit);
+  for (const routes of table.wildcardHosts.values()) forEachHostRoute(routes, visit);
+  if (table.anyHost !== undefined) forEachHostRoute(table.anyHost, visit);
 }

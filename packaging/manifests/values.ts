@@ -177,6 +177,11 @@ const gatewaySchema = z
       .describe(
         "Every connection starts with a PROXY protocol v1/v2 header from the load balancer (BULWARK_PROXY_PROTOCOL); its source address is the client's. Connections without one are closed.",
       ),
+    http2: z
+      .boolean()
+      .describe(
+        'The HTTPS listener offers HTTP/2 by ALPN next to HTTP/1.1 (BULWARK_HTTP2); an Ingress\'s bulwark.dev/http2: "false" turns it off for its hosts.',
+      ),
     limitStatus: z
       .int()
       .min(400)
@@ -523,6 +528,7 @@ export function defaultChartValues(image: string = DEFAULT_IMAGE): ChartValues {
       watchNamespaces: [],
       trustedProxies: [],
       proxyProtocol: false,
+      http2: true,
       limitStatus: 503,
       authConnectTimeoutSeconds: 5,
       authReadTimeoutSeconds: 15,

@@ -1,0 +1,160 @@
+// HTTP/2 on the HTTPS listener. The TLS listener (tls/listener.ts) negotiates ALPN and hands a
+// socket that chose "h2" here; one node:http2 server (never listening itself) runs its sessions,
+// with every limit set here rather than left to Node's defaults, and passes each request stream
+// on in Node's compatibility shape (Http2ServerRequest/Response), which the engine's Node path
+// serves like an HTTP/1.1 request (engine.ts, onH2Request). What reaches an upstream is decided
+// there; this module only speaks HTTP/2 to the client.
+import {
+  constants,
+  createServer,
+  type Http2Server,
+  type Http2ServerRequest,
+  type Http2ServerResponse,
+  type ServerHttp2Session,
+  type ServerHttp2Stream,
+} from "node:http2";
+import type { TLSSocket } from "node:tls";
+import { sharePeerAddress } from "../proxy-protocol";
+import { ResetBudget } from "./reset-budget";
+
+/** What the h2 front needs from the front door's settings. */
+export interface H2Limits {
+  /** Largest header list (SETTINGS_MAX_HEADER_LIST_SIZE): the HTTP/1.1 head limit. */
+  maxHeadBytes: number;
+  /** A stream whose body stalls, or whose client stops reading, this long is reset. */
+  bodyTimeoutMs: number;
+  /** A connection with no frame either way for this long is closed (nginx keepalive_timeout). */
+  idleMs: number;
+}
+
+/** nginx's http2_max_concurrent_streams. */
+export const MAX_CONCURRENT_STREAMS = 128;
+
+/** The server's limits, all of them explicit (Node's defaults change between releases). */
+export function h2ServerOptions(limits: H2Limits) {
+  return {
+    settings: {
+      maxConcurrentStreams: MAX_CONCURRENT_STREAMS,
+      // The HPACK table a client may make us keep: RFC 9113's default, no more.
+      headerTableSize: 4096,
+      // Per stream: what a client that never reads makes us buffer, and what it may send ahead.
+      initialWindowSize: 65_535,
+      maxFrameSize: 16_384,
+      maxHeaderListSize: limits.maxHeadBytes,
+      enablePush: false,
+      // No extended CONNECT (RFC 8441): WebSockets stay on HTTP/1.1.
+      enableConnectProtocol: false,
+    },
+    // Fields per header list, pseudo-headers included; the size limit above is the real bound.
+    maxHeaderListPairs: 512,
+    // MB of nghttp2 memory per session (headers, queued frames); past it new streams are refused.
+    maxSessionMemory: 10,
+    // A PING/SETTINGS flood: unanswered pings and queued SETTINGS beyond these end the session.
+    maxOutstandingPings: 10,
+    maxSettings: 32,
+    // Frames nghttp2 rejects as invalid, streams it refuses (over the limit): then the session ends.
+    maxSessionInvalidFrames: 100,
+    maxSessionRejectedStreams: 100,
+    maxSendHeaderBlockLength: 64 * 1024,
+    peerMaxConcurrentStreams: MAX_CONCURRENT_STREAMS,
+    unknownProtocolTimeout: 10_000,
+  };
+}
+
+export interface H2FrontOptions {
+  limits: H2Limits;
+  /** One request stream (its `socket` tells the client's address, as on HTTP/1.1). */
+  onRequest(req: Http2ServerRequest, res: Http2ServerResponse): void;
+  /** A session closed for abuse (rapid reset); for the counters. */
+  onAbuse(reason: "h2-rapid-reset"): void;
+}
+
+export class H2Front {
+  private readonly server: Http2Server;
+  private readonly sessions = new Set<ServerHttp2Session>();
+  /** The TLS socket whose session node:http2 is creating (the 'session' event is synchronous). */
+  private arriving: TLSSocket | undefined = undefined;
+  private readonly sockets = new WeakMap<ServerHttp2Session, TLSSocket>();
+
+  constructor(private readonly options: H2FrontOptions) {
+    this.server = createServer(h2ServerOptions(options.limits));
+    this.server.on("session", (session: ServerHttp2Session) => this.watch(session));
+    this.server.on("request", (req: Http2ServerRequest, res: Http2ServerResponse) => {
+      // With the PROXY protocol, the header's source is the client of every stream.
+      const socket = this.sockets.get(req.stream.session as ServerHttp2Session);
+      if (socket !== undefined) sharePeerAddress(socket, req.socket);
+      this.options.onRequest(req, res);
+    });
+  }
+
+  /** Serves a TLS socket whose handshake chose "h2". */
+  accept(socket: TLSSocket): void {
+    // Node's HTTP/2 session waits for 'secureConnect' while this flag is set, an event only
+    // client sockets emit; a server socket made outside a tls.Server keeps it after its handshake.
+    (socket as TLSSocket & { secureConnecting: boolean }).secureConnecting = false;
+    this.arriving = socket;
+    try {
+      this.server.emit("connection", socket);
+    } finally {
+      this.arriving = undefined;
+    }
+  }
+
+  /** Sessions with no stream in flight close now; the others get GOAWAY and finish what they have. */
+  closeIdle(): void {
+    for (const session of this.sessions) if (!session.closed) session.close();
+  }
+
+  /** Every session, at once. */
+  destroy(): void {
+    for (const session of this.sessions) session.destroy();
+  }
+
+  private watch(session: ServerHttp2Session): void {
+    const socket = this.arriving;
+    this.sessions.add(session);
+    session.once("close", () => this.sessions.delete(session));
+    // Errors end the session; they are the client's (a protocol error, a reset connection).
+    session.on("error", () => session.destroy());
+    session.setTimeout(this.options.limits.idleMs, () => {
+      // Frames still queued after an idle period: the client reads nothing (and Node has stopped
+      // reading it meanwhile), so no GOAWAY would reach it either.
+      if (session.state.outboundQueueSize !== undefined && session.state.outboundQueueSize > 0) {
+        session.destroy();
+        return;
+      }
+      // GOAWAY: streams in flight may finish; a stalled one is reset by its own timeout.
+      session.close();
+    });
+    const budget = new ResetBudget(2 * MAX_CONCURRENT_STREAMS);
+    session.on("stream", (stream: ServerHttp2Stream) => {
+      this.watchStream(stream);
+      stream.once("aborted", () => {
+        if (budget.cancelled()) return;
+        this.options.onAbuse("h2-rapid-reset");
+        session.destroy(new Error("rapid reset"), constants.NGHTTP2_ENHANCE_YOUR_CALM);
+      });
+      stream.once("close", () => {
+        if (stream.rstCode === constants.NGHTTP2_NO_ERROR) budget.answered();
+      });
+    });
+    if (socket !== undefined) this.sockets.set(session, socket);
+  }
+
+  /**
+   * A stream that makes no progress for the body timeout while its request body is still due,
+   * or while its answer waits for the client to read, is reset (CANCEL). A stream only waiting
+   * for its upstream is left to the route's read timeout.
+   */
+  private watchStream(stream: ServerHttp2Stream): void {
+    const timeoutMs = this.options.limits.bodyTimeoutMs;
+    const onTimeout = () => {
+      // A body is due until read to its end (a request without one ended with its HEADERS).
+      const bodyDue = !stream.endAfterHeaders && !stream.readableEnded;
+      const stalled = bodyDue || stream.writableNeedDrain;
+      if (stalled) stream.close(constants.NGHTTP2_CANCEL);
+      else stream.setTimeout(timeoutMs, onTimeout);
+    };
+    stream.setTimeout(timeoutMs, onTimeout);
+  }
+}

@@ -75,6 +75,16 @@ describe("parseUpstream, valid (ingress-nginx's documented examples)", () => {
       { ...PLAIN, protocol: "HTTPS", ssl: { ...PLAIN.ssl, protocols: ["TLSv1.3"] } },
     ],
     [
+      "GRPC (h2c), any case",
+      { [key("backend-protocol")]: " grpc " },
+      { ...PLAIN, protocol: "GRPC" },
+    ],
+    [
+      "GRPCS with proxy-ssl-verify off",
+      { [key("backend-protocol")]: "GRPCS", [key("proxy-ssl-verify")]: "off" },
+      { ...PLAIN, protocol: "GRPCS" },
+    ],
+    [
       "upstream-vhost and x-forwarded-prefix",
       {
         [key("upstream-vhost")]: "upstreamvhost.bar.com",
@@ -98,20 +108,11 @@ describe("parseUpstream, valid (ingress-nginx's documented examples)", () => {
 });
 
 describe("parseUpstream, malformed", () => {
-  const protocol = `expected "HTTP", "HTTPS" or "AUTO_HTTP"`;
+  const protocol = `expected "HTTP", "HTTPS", "AUTO_HTTP", "GRPC" or "GRPCS"`;
   const onOff = `expected "on" or "off"`;
   const versions = `expected "TLSv1.2" and/or "TLSv1.3" separated by spaces`;
   const cases: [string, string, string][] = [
-    [
-      "backend-protocol",
-      "GRPC",
-      `${protocol}, got "GRPC" (gRPC backends need HTTP/2 towards the backend, which Bulwark does not speak yet (issue #22))`,
-    ],
-    [
-      "backend-protocol",
-      "grpcs",
-      `${protocol}, got "grpcs" (gRPC backends need HTTP/2 towards the backend, which Bulwark does not speak yet (issue #22))`,
-    ],
+    ["backend-protocol", "GRPC-WEB", `${protocol}, got "GRPC-WEB"`],
     ["backend-protocol", "FCGI", `${protocol}, got "FCGI" (FastCGI backends are not supported)`],
     ["backend-protocol", "HTTP2", `${protocol}, got "HTTP2"`],
     ["backend-protocol", "", `${protocol}, got ""`],

@@ -13,9 +13,9 @@ import type { Result } from "../result";
 const fields = {
   protocol: {
     annotation: "backend-protocol",
-    type: '"HTTP", "HTTPS" or "AUTO_HTTP"',
+    type: '"HTTP", "HTTPS", "AUTO_HTTP", "GRPC" or "GRPCS"',
     default: "HTTP",
-    doc: 'How the backend is spoken to: "HTTP", "HTTPS" (TLS), or "AUTO_HTTP" (TLS for requests that came over HTTPS); any case. GRPC and GRPCS are refused until HTTP/2 upstreams exist, FCGI always.',
+    doc: 'How the backend is spoken to: "HTTP", "HTTPS" (TLS), "AUTO_HTTP" (TLS for requests that came over HTTPS), "GRPC" (HTTP/2 without TLS) or "GRPCS" (HTTP/2 over TLS, with the proxy-ssl-* settings); any case. gRPC routes serve HTTP/2 clients. FCGI is refused.',
   },
   sslSecret: {
     annotation: "proxy-ssl-secret",
@@ -73,7 +73,7 @@ const fields = {
   },
 } as const;
 
-export type BackendProtocol = "HTTP" | "HTTPS" | "AUTO_HTTP";
+export type BackendProtocol = "HTTP" | "HTTPS" | "AUTO_HTTP" | "GRPC" | "GRPCS";
 export type TlsVersion = "TLSv1.2" | "TLSv1.3";
 
 /** ingress-nginx's proxy-ssl-verify-depth default (and nginx's proxy_ssl_verify_depth). */
@@ -82,19 +82,13 @@ export const DEFAULT_PROXY_SSL_PROTOCOLS: readonly TlsVersion[] = ["TLSv1.2", "T
 // OpenSSL's own limit on a verified chain; a larger depth is a typo.
 const MAX_VERIFY_DEPTH = 100;
 
-const PROTOCOL_EXPECTED = '"HTTP", "HTTPS" or "AUTO_HTTP"';
+const PROTOCOL_EXPECTED = '"HTTP", "HTTPS", "AUTO_HTTP", "GRPC" or "GRPCS"';
+const PROTOCOLS: ReadonlySet<string> = new Set(["HTTP", "HTTPS", "AUTO_HTTP", "GRPC", "GRPCS"]);
 
 /** backend-protocol: trimmed and case-insensitive, as ingress-nginx's ValidateOptions reads it. */
 export function parseBackendProtocol(raw: string): Parsed<BackendProtocol> {
   const word = raw.trim().toUpperCase();
-  if (word === "HTTP" || word === "HTTPS" || word === "AUTO_HTTP") return good(word);
-  if (word === "GRPC" || word === "GRPCS") {
-    return bad(
-      PROTOCOL_EXPECTED,
-      raw,
-      "gRPC backends need HTTP/2 towards the backend, which Bulwark does not speak yet (issue #22)",
-    );
-  }
+  if (PROTOCOLS.has(word)) return good(word as BackendProtocol);
   if (word === "FCGI") return bad(PROTOCOL_EXPECTED, raw, "FastCGI backends are not supported");
   return bad(PROTOCOL_EXPECTED, raw);
 }
@@ -244,10 +238,11 @@ export const upstreamFamily: Family<UpstreamConfig, Field> = {
   fields,
   schema: upstreamSchema,
   warnings: (config, present) => {
-    if (config.protocol !== "HTTP") return [];
+    if (config.protocol !== "HTTP" && config.protocol !== "GRPC") return [];
     const protocol = keyOf(upstreamFamily, "protocol");
     return SSL_FIELDS.filter(field => present.has(field)).map(
-      field => `${keyOf(upstreamFamily, field)} has no effect while ${protocol} is "HTTP"`,
+      field =>
+        `${keyOf(upstreamFamily, field)} has no effect while ${protocol} is "${config.protocol}"`,
     );
   },
 };

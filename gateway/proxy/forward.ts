@@ -134,7 +134,8 @@ export class Exchange {
       sticky === undefined
         ? this.route.backend.pickBy(balance, this.context.hashKey ?? "", this.endpoint)
         : sticky.pick(this.endpoint);
-    if (endpoint === undefined) {
+    // A gRPC backend is called over HTTP/2 only, for HTTP/2 clients (grpc/forward.ts).
+    if (endpoint === undefined || this.route.policy.upstream?.grpc === true) {
       reply(this.res, 502);
       return;
     }

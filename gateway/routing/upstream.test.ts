@@ -84,4 +84,14 @@ describe("compileUpstream", () => {
     assert.equal(upstreamTlsFor(auto, false), undefined);
     assert.equal(upstreamTlsFor(auto, true), auto.tls);
   });
+
+  it("GRPC is HTTP/2 without TLS, GRPCS with it; other protocols are not gRPC", () => {
+    const grpc = policy({ [`${P}backend-protocol`]: "GRPC" });
+    assert.equal(grpc.grpc, true);
+    assert.equal(upstreamTlsFor(grpc, true), undefined);
+    const grpcs = policy({ [`${P}backend-protocol`]: "GRPCS" });
+    assert.equal(grpcs.grpc, true);
+    assert.notEqual(upstreamTlsFor(grpcs, false), undefined);
+    assert.equal(policy({ [`${P}backend-protocol`]: "HTTPS" }).grpc, false);
+  });
 });

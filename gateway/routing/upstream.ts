@@ -33,6 +33,8 @@ export interface UpstreamPolicy {
   readonly tlsOnlyForHttps: boolean;
   /** Host (upstream-vhost) and X-Forwarded-Prefix; undefined for none. */
   readonly requestEdits: HeaderEdits | undefined;
+  /** backend-protocol GRPC or GRPCS: calls go over HTTP/2 (grpc/sessions.ts). */
+  readonly grpc: boolean;
 }
 
 /** The TLS a request on this policy connects with (undefined: plain HTTP). */
@@ -69,11 +71,10 @@ const SECRET_KEY = annotationKey("proxy-ssl-secret");
 export function compileUpstream(inputs: UpstreamInputs): UpstreamOutcome {
   const { config } = inputs;
   const requestEdits = requestEditsOf(config, inputs.rewrites);
-  if (config.protocol === "HTTP") {
-    return {
-      ok: true,
-      upstream: requestEdits && { tls: undefined, tlsOnlyForHttps: false, requestEdits },
-    };
+  if (config.protocol === "HTTP" || config.protocol === "GRPC") {
+    const grpc = config.protocol === "GRPC";
+    const plain = { tls: undefined, tlsOnlyForHttps: false, requestEdits, grpc };
+    return { ok: true, upstream: grpc || requestEdits !== undefined ? plain : undefined };
   }
   const pair = secretPair(config.ssl, inputs);
   if (typeof pair === "string") return { ok: false, refusal: pair };
@@ -89,7 +90,12 @@ export function compileUpstream(inputs: UpstreamInputs): UpstreamOutcome {
   }
   return {
     ok: true,
-    upstream: { tls, tlsOnlyForHttps: config.protocol === "AUTO_HTTP", requestEdits },
+    upstream: {
+      tls,
+      tlsOnlyForHttps: config.protocol === "AUTO_HTTP",
+      requestEdits,
+      grpc: config.protocol === "GRPCS",
+    },
   };
 }
 

@@ -555,7 +555,8 @@ export class ClientConnection implements UpstreamOwner {
       this.sticky === undefined
         ? route.backend.pickBy(balance, this.hashKey, this.endpoint)
         : this.sticky.pick(this.endpoint);
-    if (endpoint === undefined) {
+    // A gRPC backend is called over HTTP/2 only, for HTTP/2 clients (grpc/forward.ts).
+    if (endpoint === undefined || route.policy.upstream?.grpc === true) {
       this.answer(502, this.bodyDue());
       return;
     }

@@ -2,7 +2,7 @@
 // certificates (one reference each, swapped by apply), the upstream pools, and a graceful close.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
-import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
+import type { Http2ServerRequest, Http2ServerResponse, ServerHttp2Stream } from "node:http2";
 import type { AddressInfo, Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import { DEFAULT_OBSERVE, TrafficObservers, type ObserveOptions } from "../observability/observer";
@@ -47,6 +47,8 @@ import { chooseCertificatePerClient, type H2Side } from "../tls/listener";
 import { CertificateStore } from "../tls/store";
 import type { AppliedView, GatewayView } from "../view";
 import { Exchange, type ExchangeContext, type ProxyCounters } from "./forward";
+import { forwardGrpc, grpcCallHeaders } from "./grpc/forward";
+import { GrpcSessions } from "./grpc/sessions";
 import { clientIp, upstreamRequestHeaders, type ClientInfo } from "./headers";
 import { checkNodeRequest, type CheckedRequest } from "./node-request";
 import {
@@ -119,6 +121,8 @@ export class Engine {
   private table: RouteTable = EMPTY_TABLE;
   private problems: string[] = [];
   private readonly pools = new UpstreamPools();
+  /** HTTP/2 connections to gRPC backends, multiplexed (grpc/sessions.ts). */
+  private readonly grpcSessions = new GrpcSessions();
   private readonly certificates: CertificateStore;
   /** Parsed key pairs, reused by the next view's TLS compile. */
   private readonly inspections = new PairInspections();
@@ -236,6 +240,7 @@ export class Engine {
     this.observers?.flush();
     this.fastPool.closeIdle();
     this.pools.destroy();
+    this.grpcSessions.closeAll();
   }
 
   private attach(server: Server, proto: "http" | "https"): void {
@@ -472,7 +477,35 @@ export class Engine {
       planned.headers = authorizedFlat(planned.headers, pass);
       planned.responseFor = status => withAuthCookies(planned.response, pass, status);
     }
+    const stream = (req as unknown as { stream?: ServerHttp2Stream }).stream;
+    if (upstream?.grpc === true && stream !== undefined) {
+      this.callGrpc(stream, route, planned);
+      return;
+    }
     new Exchange(req, res, route, planned).start();
+  }
+
+  /** backend-protocol GRPC/GRPCS, from an HTTP/2 client: the call goes over HTTP/2 (grpc/). */
+  private callGrpc(stream: ServerHttp2Stream, route: Route, planned: ExchangeContext): void {
+    const { authority, headers } = grpcCallHeaders(planned.headers);
+    const endpoint =
+      planned.sticky === undefined
+        ? route.backend.pickBy(route.policy.balance, planned.hashKey ?? "")
+        : planned.sticky.pick(undefined);
+    if (endpoint !== undefined) planned.tally?.sent(endpoint.key);
+    forwardGrpc(
+      stream,
+      { ":authority": authority },
+      {
+        sessions: this.grpcSessions,
+        endpoint,
+        tls: route.policy.upstream?.tls,
+        path: planned.target,
+        added: headers,
+        connectTimeoutMs: route.policy.connectTimeoutMs,
+        readTimeoutMs: route.policy.readTimeoutMs,
+      },
+    );
   }
 
   private onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, proto: string): void {

@@ -548,15 +548,20 @@ export class ClientConnection implements UpstreamOwner {
     return plan.route;
   }
 
+  /** The endpoint of the next try; undefined when none may be tried. */
+  private nextEndpoint(route: Route): Endpoint | undefined {
+    // A gRPC backend is called over HTTP/2 only, for HTTP/2 clients (grpc/forward.ts).
+    if (route.policy.upstream?.grpc === true) return undefined;
+    return this.sticky === undefined
+      ? route.backend.pickBy(route.policy.balance, this.hashKey, this.endpoint)
+      : this.sticky.pick(this.endpoint);
+  }
+
   private connectUpstream(): void {
     const route = this.route!;
     const balance = route.policy.balance;
-    const endpoint =
-      this.sticky === undefined
-        ? route.backend.pickBy(balance, this.hashKey, this.endpoint)
-        : this.sticky.pick(this.endpoint);
-    // A gRPC backend is called over HTTP/2 only, for HTTP/2 clients (grpc/forward.ts).
-    if (endpoint === undefined || route.policy.upstream?.grpc === true) {
+    const endpoint = this.nextEndpoint(route);
+    if (endpoint === undefined) {
       this.answer(502, this.bodyDue());
       return;
     }

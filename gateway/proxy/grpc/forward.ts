@@ -63,6 +63,25 @@ export function upstreamGrpcHeaders(
   };
 }
 
+/**
+ * The gateway's upstream fields (a flat HTTP/1.1 list: the client's, edited, with X-Forwarded-*
+ * and X-Request-ID) as HTTP/2 headers for a gRPC call: connection-specific fields left out, and
+ * Host (upstream-vhost applied) as the :authority.
+ */
+export function grpcCallHeaders(flat: readonly string[]): {
+  authority: string | undefined;
+  headers: OutgoingHttpHeaders;
+} {
+  const headers: OutgoingHttpHeaders = {};
+  let authority: string | undefined;
+  for (let i = 0; i + 1 < flat.length; i += 2) {
+    const name = flat[i]!.toLowerCase();
+    if (name === "host") authority = flat[i + 1];
+    else if (!NOT_FORWARDED.has(name)) headers[name] = flat[i + 1];
+  }
+  return { authority, headers };
+}
+
 /** The backend's response headers or trailers for the client: pseudo-headers but :status dropped. */
 function downstream(headers: IncomingHttpHeaders): OutgoingHttpHeaders {
   const out: OutgoingHttpHeaders = {};
@@ -138,6 +157,9 @@ class GrpcCall {
       return;
     }
     this.client.respond(downstream(headers), { waitForTrailers: true });
+    // Node's compatibility response (the gateway's h2 requests come through it) answers
+    // wantTrailers with its own, empty, trailers: the backend's must be the ones sent.
+    this.client.removeAllListeners("wantTrailers");
     this.client.once("wantTrailers", this.sendTrailers);
     this.upstream!.pipe(this.client);
   };

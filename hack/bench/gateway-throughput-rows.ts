@@ -1,5 +1,6 @@
 // The rows of gateway-throughput.ts: what the gateway serves in each, and nginx configured to do
 // the same work, so every row compares like with like.
+import { createHash } from "node:crypto";
 import type { V1EndpointSlice, V1Ingress } from "@kubernetes/client-node";
 import type { ObserveOptions } from "../../gateway/observability/observer";
 
@@ -43,7 +44,7 @@ export const ROWS: readonly Row[] = [
     log: true,
   },
   {
-    name: "access control + metrics",
+    name: "allowlist + basic auth + rate limit + metrics",
     work: "access",
     observe: { metrics: true, accessLog: false },
     log: false,
@@ -61,13 +62,25 @@ const POLICY: { main: Record<string, string>; canaries: Record<string, string>[]
 };
 
 /**
- * The "access" row: loopback allowed (the client is in it, so every network is checked) and a
- * rate limit far above what the run sends, so every request is counted and none refused.
+ * The "access" row: loopback allowed (the client is in it, so every network is checked), basic
+ * auth with one user, and a rate limit far above what the run sends, so every request is
+ * counted and none refused. The user's hash is {SHA}: nginx checks the password on every
+ * request (no cache), so a costly hash would measure the hash, not the proxy.
  */
 const ACCESS = {
   "allowlist-source-range": "10.0.0.0/8, 192.168.0.0/16, 127.0.0.0/8",
   "limit-rps": "1000000",
+  "auth-type": "basic",
+  "auth-secret": "bench-users",
+  "auth-realm": "bench",
 };
+
+const USER = "bench";
+const PASSWORD = "bench-password";
+/** The htpasswd line both check against. */
+export const HTPASSWD = `${USER}:{SHA}${createHash("sha1").update(PASSWORD).digest("base64")}\n`;
+/** What every request of the run sends (the other rows forward it as any header). */
+export const AUTHORIZATION = `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString("base64")}`;
 
 function prefixed(annotations: Record<string, string>): Record<string, string> {
   return Object.fromEntries(Object.entries(annotations).map(([k, v]) => [NGINX_PREFIX + k, v]));
@@ -120,7 +133,20 @@ export function benchView(backendPort: number, work: Work) {
     ports: [{ port: backendPort, protocol: "TCP" }],
     endpoints: [{ addresses: ["127.0.0.1"], conditions: { ready: true } }],
   };
-  return { version: 1, ingresses: ingressesOf(work), endpointSlices: [slice], tlsPairs: [] };
+  const authSecrets = [
+    {
+      namespace: "bench",
+      name: "bench-users",
+      data: { auth: Buffer.from(HTPASSWD).toString("base64") },
+    },
+  ];
+  return {
+    version: 1,
+    ingresses: ingressesOf(work),
+    endpointSlices: [slice],
+    tlsPairs: [],
+    authSecrets,
+  };
 }
 
 // ingress-nginx's proxy headers, as its template sets them on every location.
@@ -170,12 +196,20 @@ const LOG_FORMAT = `log_format bench escape=json '{"level":30,"time":$msec,"pid"
 
 const ACCESS_HTTP = `limit_req_zone $binary_remote_addr zone=bench:10m rate=1000000r/s;`;
 const ACCESS_LOCATION = `allow 10.0.0.0/8; allow 192.168.0.0/16; allow 127.0.0.0/8; deny all;
+      auth_basic "bench";
+      auth_basic_user_file HTPASSWD_FILE;
       limit_req zone=bench burst=5000000 nodelay;
       limit_req_status 503;
       proxy_pass http://web;`;
 
 /** The http block of the nginx that does the row's work, listening on `port`. */
-export function peerConfig(row: Row, port: number, backendPort: number, logPath: string): string {
+export function peerConfig(
+  row: Row,
+  port: number,
+  backendPort: number,
+  files: { log: string; htpasswd: string },
+): string {
+  const logPath = files.log;
   const upstreams = ["web", "canary-0", "canary-1", "canary-2"]
     .map(
       name =>
@@ -187,7 +221,7 @@ export function peerConfig(row: Row, port: number, backendPort: number, logPath:
     row.work === "policy"
       ? POLICY_LOCATION
       : row.work === "access"
-        ? ACCESS_LOCATION
+        ? ACCESS_LOCATION.replace("HTPASSWD_FILE", files.htpasswd)
         : "proxy_pass http://web;";
   // The gateway writes its batch every 50 ms; nginx's buffer is flushed as often.
   const log = row.log ? `access_log ${logPath} bench buffer=64k flush=50ms;` : "";

@@ -15,7 +15,7 @@
 // machine's load. Then @fastify/http-proxy and RSS of a gateway process after compiling 10k and
 // 100k hosts. Numbers are printed; nothing is asserted.
 import { execFile, execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { get } from "node:http";
 import { loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -24,7 +24,16 @@ import { startDataPlane } from "../../gateway/data-plane";
 import { freePort } from "../control-plane/ports";
 import { NGINX, nginxConfig, startNginx, stopNginx } from "../nginx";
 import { imageNode } from "../node-runtime/runtime";
-import { benchView, HOST, ORIGIN, peerConfig, ROWS, type Row } from "./gateway-throughput-rows";
+import {
+  AUTHORIZATION,
+  benchView,
+  HOST,
+  HTPASSWD,
+  ORIGIN,
+  peerConfig,
+  ROWS,
+  type Row,
+} from "./gateway-throughput-rows";
 import { cpuMs, withChildren } from "./proc-cpu";
 
 const run = promisify(execFile);
@@ -93,6 +102,8 @@ async function wrk(port: number, options: Options, pids: () => number[]): Promis
     `Host: ${HOST}`,
     "-H",
     `Origin: ${ORIGIN}`,
+    "-H",
+    `Authorization: ${AUTHORIZATION}`,
     `http://127.0.0.1:${port}/hello`,
   ]);
   const spent = cpuMs(pids()) - before;
@@ -133,7 +144,7 @@ interface GatewaySetup {
 /** The status and CORS headers (Access-Control-*, Vary) of an answer to the bench's request. */
 function answerShape(port: number): Promise<string> {
   return new Promise((resolve, reject) => {
-    const headers = { Origin: ORIGIN, Host: HOST };
+    const headers = { Origin: ORIGIN, Host: HOST, Authorization: AUTHORIZATION };
     get({ host: "127.0.0.1", port, path: "/hello", headers }, res => {
       res.resume();
       const cors = Object.entries(res.headers).filter(([name]) =>
@@ -184,7 +195,12 @@ interface Peer {
 async function startPeer(dir: string, row: Row, backendPort: number, options: Options) {
   const port = await freePort();
   const name = `peer-${ROWS.indexOf(row)}`;
-  const config = peerConfig(row, port, backendPort, join(dir, `${name}-access.log`));
+  const htpasswd = join(dir, "htpasswd");
+  writeFileSync(htpasswd, HTPASSWD, { mode: 0o644 });
+  // nginx's workers (user nobody) read the file on every request: the folder must let them in.
+  chmodSync(dir, 0o755);
+  const files = { log: join(dir, `${name}-access.log`), htpasswd };
+  const config = peerConfig(row, port, backendPort, files);
   const child = await startNginx(dir, name, nginxConfig(dir, options.workers, config));
   const peer: Peer = { port, pids: () => withChildren(child.pid!), stop: () => stopNginx(child) };
   return peer;

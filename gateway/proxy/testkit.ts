@@ -132,6 +132,7 @@ export function backendOf(answer: Answer): string | undefined {
 export async function startHttpsBackend(
   name: string,
   tls: { cert: string; key: string; clientCa?: string },
+  host = "127.0.0.1",
 ): Promise<Backend> {
   const server = createHttpsServer(
     {
@@ -147,7 +148,7 @@ export async function startHttpsBackend(
       res.end(JSON.stringify({ name, headers: req.headers, client: peer?.subject?.CN ?? "" }));
     },
   );
-  await new Promise<void>(resolve => server.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>(resolve => server.listen(0, host, resolve));
   return {
     port: (server.address() as AddressInfo).port,
     server: server as unknown as Server,

@@ -1,6 +1,12 @@
 // The data plane inside one process: the HTTP and HTTPS listeners, the current routing table and
 // certificates (one reference each, swapped by apply), the upstream pools, and a graceful close.
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import {
+  createServer,
+  STATUS_CODES,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import type { Http2ServerRequest, Http2ServerResponse, ServerHttp2Stream } from "node:http2";
 import type { AddressInfo, Socket } from "node:net";
@@ -49,6 +55,7 @@ import type { AppliedView, GatewayView } from "../view";
 import { Exchange, type ExchangeContext, type ProxyCounters } from "./forward";
 import { forwardGrpc, grpcCallHeaders } from "./grpc/forward";
 import { GrpcSessions } from "./grpc/sessions";
+import { grpcCodeFor, isGrpcRequest, trailersOnly } from "./grpc/status";
 import { clientIp, upstreamRequestHeaders, type ClientInfo } from "./headers";
 import { checkNodeRequest, type CheckedRequest } from "./node-request";
 import {
@@ -407,7 +414,7 @@ export class Engine {
     const { host, target } = checked;
     const main = findRoute(this.table, host, target);
     if (main === undefined) {
-      reply(res, 404);
+      if (!answeredGrpc(req, 404, "")) reply(res, 404);
       return;
     }
     const plan = planFor(main, req, client, checked);
@@ -432,7 +439,9 @@ export class Engine {
     const route = noteRoute(tally, main, plan);
     if (plan?.kind === "proxy" && plan.release !== undefined) res.once("close", plan.release);
     if (plan?.kind === "answer") {
-      answer(res, plan.answer, req.method === "HEAD");
+      if (!answeredGrpc(req, plan.answer.status, plan.decision)) {
+        answer(res, plan.answer, req.method === "HEAD");
+      }
       return;
     }
     const routed = { req, res, main, route, plan, checked, client, proto, tally, fields };
@@ -449,7 +458,9 @@ export class Engine {
         return;
       }
       tally?.routed(main, "main", verdict.decision);
-      answer(res, verdict.answer, req.method === "HEAD");
+      if (!answeredGrpc(req, verdict.answer.status, verdict.decision)) {
+        answer(res, verdict.answer, req.method === "HEAD");
+      }
     });
   }
 
@@ -617,6 +628,22 @@ export class Engine {
 }
 
 const PROXY_HEADER_REFUSAL = refusal("invalid-proxy-header");
+
+/**
+ * A gRPC call over HTTP/2 that the gateway answers itself gets its answer as a gRPC status in a
+ * trailers-only response (a client reads grpc-status, not the HTTP status); false for any other
+ * request, which gets the plain answer.
+ */
+function answeredGrpc(req: IncomingMessage, status: number, decision: string): boolean {
+  const stream = (req as unknown as { stream?: ServerHttp2Stream }).stream;
+  if (stream === undefined || !isGrpcRequest(req.headers["content-type"])) return false;
+  if (stream.headersSent || stream.destroyed) return true;
+  const reason = decision === "" ? (STATUS_CODES[status] ?? "refused") : decision;
+  stream.respond(trailersOnly(grpcCodeFor(status, decision), `${status} ${reason}`), {
+    endStream: true,
+  });
+  return true;
+}
 
 const AUTHORIZATION: ReadonlySet<string> = new Set(["authorization"]);
 

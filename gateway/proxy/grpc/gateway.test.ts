@@ -48,15 +48,26 @@ describe("data plane: gRPC over HTTP/2 to a backend-protocol GRPC route", () => 
     );
     plane = await startDataPlane({ httpPort: 0, httpsPort: 0, host: "127.0.0.1" });
     await plane.apply(
-      hostsView("echo", port, { grpc: { "nginx.ingress.kubernetes.io/backend-protocol": "GRPC" } }),
+      hostsView("echo", port, {
+        grpc: { "nginx.ingress.kubernetes.io/backend-protocol": "GRPC" },
+        office: {
+          "nginx.ingress.kubernetes.io/backend-protocol": "GRPC",
+          "nginx.ingress.kubernetes.io/allowlist-source-range": "10.0.0.0/8",
+        },
+      }),
     );
-    // The gateway's default certificate is its own: not verified here, the name set for routing.
-    const credentials = grpc.credentials.createSsl(null, null, null, { rejectUnauthorized: false });
-    client = new EchoClient(`127.0.0.1:${plane.httpsPort}`, credentials, {
-      "grpc.default_authority": "grpc.test",
-      "grpc.ssl_target_name_override": "grpc.test",
-    }) as unknown as typeof client;
+    client = clientFor("grpc.test");
   });
+  /** A grpc-js client of the gateway's HTTPS port for `host` (its :authority and SNI name). */
+  const clientFor = (host: string) => {
+    // The gateway's default certificate is its own: not verified here.
+    const credentials = grpc.credentials.createSsl(null, null, null, { rejectUnauthorized: false });
+    return new EchoClient(`127.0.0.1:${plane.httpsPort}`, credentials, {
+      "grpc.default_authority": host,
+      "grpc.ssl_target_name_override": host,
+    }) as unknown as typeof client;
+  };
+
   after(async () => {
     client.close();
     await plane.close({ drainMs: 200 });
@@ -95,5 +106,23 @@ describe("data plane: gRPC over HTTP/2 to a backend-protocol GRPC route", () => 
       got,
       Array.from({ length: 20 }, (_, i) => String(i)),
     );
+  });
+
+  it("answers its own refusals as gRPC statuses: a source range, a host it does not serve", async () => {
+    for (const [host, code, details] of [
+      ["office.test", grpc.status.PERMISSION_DENIED, "403 source-range-denied"],
+      ["nowhere.test", grpc.status.UNIMPLEMENTED, "404 Not Found"],
+    ] as const) {
+      const other = clientFor(host);
+      try {
+        const error = await new Promise<grpc.ServiceError | null>(resolve =>
+          other.Unary(Buffer.from("x"), (e: grpc.ServiceError | null) => resolve(e)),
+        );
+        assert.equal(error?.code, code, host);
+        assert.equal(error?.details, details, host);
+      } finally {
+        other.close();
+      }
+    }
   });
 });

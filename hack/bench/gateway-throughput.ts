@@ -173,7 +173,7 @@ async function benchGateway(setup: GatewaySetup, options: Options, row: Row): Pr
     observe,
   });
   // One worker serves in this process; with more, the primary and its workers.
-  const pids = () => [process.pid, ...plane.status().workers.map(w => w.pid)];
+  const pids = () => [...new Set([process.pid, ...plane.status().workers.map(w => w.pid)])];
   try {
     const applied = await plane.apply(benchView(backendPort, row.work));
     if (applied.problems.length > 0) throw new Error(applied.problems.join("\n"));

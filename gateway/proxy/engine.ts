@@ -488,7 +488,7 @@ export class Engine {
       planned.headers = authorizedFlat(planned.headers, pass);
       planned.responseFor = status => withAuthCookies(planned.response, pass, status);
     }
-    const stream = (req as unknown as { stream?: ServerHttp2Stream }).stream;
+    const stream = h2StreamOf(req);
     if (upstream?.grpc === true && stream !== undefined) {
       this.callGrpc(stream, route, planned);
       return;
@@ -629,13 +629,18 @@ export class Engine {
 
 const PROXY_HEADER_REFUSAL = refusal("invalid-proxy-header");
 
+/** The HTTP/2 stream under a request that came through Node's compatibility layer; else undefined. */
+function h2StreamOf(req: IncomingMessage): ServerHttp2Stream | undefined {
+  return (req as unknown as { stream?: ServerHttp2Stream }).stream;
+}
+
 /**
  * A gRPC call over HTTP/2 that the gateway answers itself gets its answer as a gRPC status in a
  * trailers-only response (a client reads grpc-status, not the HTTP status); false for any other
  * request, which gets the plain answer.
  */
 function answeredGrpc(req: IncomingMessage, status: number, decision: string): boolean {
-  const stream = (req as unknown as { stream?: ServerHttp2Stream }).stream;
+  const stream = h2StreamOf(req);
   if (stream === undefined || !isGrpcRequest(req.headers["content-type"])) return false;
   if (stream.headersSent || stream.destroyed) return true;
   const reason = decision === "" ? (STATUS_CODES[status] ?? "refused") : decision;

@@ -12,6 +12,7 @@ import {
   type ServerHttp2Stream,
 } from "node:http2";
 import type { Endpoint } from "../../routing/table";
+import { CONNECTION_SPECIFIC } from "../h2/request";
 import type { UpstreamTls } from "../../routing/upstream";
 import { RST, type GrpcSessions } from "./sessions";
 import { GrpcCode, encodeGrpcMessage, grpcTimeoutMs, trailersOnly } from "./status";
@@ -30,18 +31,16 @@ export interface GrpcCallOptions {
   readTimeoutMs: number;
 }
 
-/** Fields that belong to one connection (RFC 9113 §8.2.2) and pseudo-headers: never copied. */
-const NOT_FORWARDED = new Set([
-  "connection",
-  "keep-alive",
-  "proxy-connection",
-  "transfer-encoding",
-  "upgrade",
+/**
+ * Fields that belong to one connection (RFC 9113 §8.2.2, the h2 front door's list), Host (sent
+ * as :authority), TE (set to "trailers") and HTTP2-Settings: never copied.
+ */
+const NOT_FORWARDED: ReadonlySet<string> = new Set([
+  ...CONNECTION_SPECIFIC,
   "host",
   "te",
   "http2-settings",
 ]);
-
 /** The client's request headers as the backend gets them: `te: trailers`, as gRPC requires. */
 export function upstreamGrpcHeaders(
   client: IncomingHttpHeaders,

@@ -15,7 +15,7 @@ import {
 } from "../request-rules";
 
 /** The fields that belong to one HTTP/1.1 connection and are malformed in HTTP/2 (8.2.2). */
-const CONNECTION_SPECIFIC: ReadonlySet<string> = new Set([
+export const CONNECTION_SPECIFIC: ReadonlySet<string> = new Set([
   "connection",
   "keep-alive",
   "proxy-connection",

@@ -23,7 +23,7 @@ import { promisify } from "node:util";
 import { startDataPlane } from "../../gateway/data-plane";
 import { freePort } from "../control-plane/ports";
 import { NGINX, nginxConfig, startNginx, stopNginx } from "../nginx";
-import { imageNode } from "../node-runtime/runtime";
+import { rerunOnImageNode } from "../node-runtime/runtime";
 import {
   AUTHORIZATION,
   benchView,
@@ -34,6 +34,7 @@ import {
   ROWS,
   type Row,
 } from "./gateway-throughput-rows";
+import { integerFlag, runBench } from "./cli";
 import { cpuMs, withChildren } from "./proc-cpu";
 
 const run = promisify(execFile);
@@ -54,13 +55,7 @@ interface Options {
 }
 
 function parseOptions(argv: string[]): Options {
-  const value = (name: string, fallback: number) => {
-    const index = argv.indexOf(name);
-    const parsed = index < 0 ? fallback : Number(argv[index + 1]);
-    if (!Number.isInteger(parsed) || parsed <= 0)
-      throw new Error(`${name}: expected a positive integer`);
-    return parsed;
-  };
+  const value = (name: string, fallback: number) => integerFlag(argv, name, fallback);
   return {
     workers: value("--workers", 1),
     duration: value("--duration", 10),
@@ -343,25 +338,10 @@ function ensureTools(): void {
   execFileSync("bash", [join(__dirname, "..", "system-packages.sh")], { stdio: "inherit" });
 }
 
-/**
- * The gateway's numbers are for the runtime the image ships (the Dockerfile's NODE_VERSION): run
- * there unless `--this-node` says otherwise. The fastify peer and the memory runs inherit it.
- */
-async function onImageNode(): Promise<boolean> {
-  const node = imageNode();
-  const { stdout } = await run(node, ["--version"]);
-  if (stdout.trim() === process.version) return false;
-  console.log(
-    `re-running on the image's Node.js ${stdout.trim()} (this one is ${process.version})`,
-  );
-  const child = spawn(node, [...process.execArgv, ...process.argv.slice(1)], { stdio: "inherit" });
-  const code = await new Promise<number | null>(resolve => child.once("exit", resolve));
-  process.exit(code ?? 1);
-}
-
 async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2));
-  if (!options.thisNode && (await onImageNode())) return;
+  // The gateway's numbers are for the image's runtime; the fastify peer and memory runs inherit it.
+  if (!options.thisNode && (await rerunOnImageNode())) return;
   console.log(`Node.js ${process.version}`);
   if (!options.memoryOnly) ensureTools();
   if (!options.memoryOnly) await throughput(options);
@@ -372,10 +352,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+runBench(main);

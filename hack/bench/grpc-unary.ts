@@ -27,15 +27,14 @@ import { integerFlag, runBench } from "./cli";
 import { cpuMs, withChildren } from "./proc-cpu";
 import {
   benchCertificate,
-  loadAverages,
   interleavedRounds,
   nginxTlsServer,
-  quantile,
   startListeningChild,
   startTlsGateway,
   stopChild,
   type Target,
 } from "./tls-peers";
+import { loadAverages, quantile } from "./stats";
 
 /** Time for the client processes to start, connect and warm up before the counted window. */
 const WARM_UP_MS = 3000;

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { waitedChildrenCpuMs } from "./proc-cpu";
 import { parseH2load, requestTimesUs } from "./h2-throughput";
-import { quantile } from "./tls-peers";
+import { quantile } from "./stats";
 
 // h2load 1.52's summary, as it prints one (figures changed).
 const SUMMARY = `starting benchmark...

@@ -26,15 +26,14 @@ import { integerFlag, runBench } from "./cli";
 import { cpuMs, waitedChildrenCpuMs, withChildren } from "./proc-cpu";
 import {
   benchCertificate,
-  loadAverages,
   interleavedRounds,
   nginxTlsServer,
-  quantile,
   startListeningChild,
   startTlsGateway,
   stopChild,
   type Target,
 } from "./tls-peers";
+import { loadAverages, quantile } from "./stats";
 
 const run = promisify(execFile);
 const H2LOAD = "/usr/bin/h2load";

@@ -3,9 +3,9 @@
 // a backend process of their own, latency percentiles and the run's summary line.
 import { spawn, type ChildProcess } from "node:child_process";
 import { writeFileSync } from "node:fs";
-import { loadavg } from "node:os";
 import { join } from "node:path";
 import { startDataPlane, type DataPlane, type GatewayView } from "../../gateway/data-plane";
+import { medianBy, spread } from "./stats";
 import { makeDefaultCertificates, type PemPair } from "../../gateway/tls/default-certificate";
 
 export interface BenchCertificate {
@@ -107,32 +107,6 @@ export async function stopChild(child: ChildProcess): Promise<void> {
   const exited = new Promise(resolve => child.once("exit", resolve));
   child.kill("SIGTERM");
   await exited;
-}
-
-/** The q-quantile (0..1) of ascending `sorted`, nearest rank. */
-export function quantile(sorted: readonly number[], q: number): number {
-  if (sorted.length === 0) return NaN;
-  const rank = Math.ceil(q * sorted.length);
-  return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1]!;
-}
-
-/** "0.71 1.02 1.50": the 1, 5 and 15 minute load averages now. */
-export function loadAverages(): string {
-  return loadavg()
-    .map(l => l.toFixed(2))
-    .join(" ");
-}
-
-/** The element with the median of `key` (lower middle for an even count). */
-export function medianBy<T>(items: readonly T[], key: (item: T) => number): T {
-  const sorted = [...items].sort((a, b) => key(a) - key(b));
-  return sorted[Math.floor((sorted.length - 1) / 2)]!;
-}
-
-/** "min–max" of `key` over the runs, for the spread next to the median. */
-export function spread<T>(items: readonly T[], key: (item: T) => number, digits = 0): string {
-  const values = items.map(key);
-  return `${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)}`;
 }
 
 /** A proxy under test: where it listens and which processes serve (for their CPU). */

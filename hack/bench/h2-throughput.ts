@@ -1,7 +1,7 @@
 // HTTP/2 over TLS: the gateway against Debian's nginx, h2load driving both the same way.
 //
 //   npx tsx hack/bench/h2-throughput.ts [--duration 10] [--rounds 2] [--connections 10]
-//                                       [--streams 10] [--workers 1] [--this-node]
+//                                       [--streams 10] [--workers 1] [--this-node] [--h1]
 //
 // One Node backend (a process of its own, HTTP/1.1, a small fixed answer) behind both. nginx
 // (`listen ... ssl http2`, worker_processes = --workers, upstream keepalive, ingress-nginx's
@@ -11,7 +11,8 @@
 // --rounds interleaved rounds. Before measuring, both must answer the same status and body over
 // h2. Per run: req/s, p50/p99 (h2load's per-request log), the proxy's CPU per request from /proc,
 // and the backend's and h2load's CPU; then the medians and the gateway/nginx ratios. Nothing is
-// asserted: numbers are printed.
+// asserted: numbers are printed. --h1: the same over HTTP/1.1 on the same TLS listeners (h2load
+// then pipelines --streams requests per connection), to tell h2's cost from TLS's.
 import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -46,6 +47,8 @@ interface Options {
   streams: number;
   workers: number;
   thisNode: boolean;
+  /** HTTP/1.1 over the same TLS instead (h2load --h1): what h2 itself costs, apart from TLS. */
+  h1: boolean;
 }
 
 function parseOptions(argv: string[]): Options {
@@ -57,6 +60,7 @@ function parseOptions(argv: string[]): Options {
     streams: value("--streams", 10),
     workers: value("--workers", 1),
     thisNode: argv.includes("--this-node"),
+    h1: argv.includes("--h1"),
   };
 }
 
@@ -116,6 +120,7 @@ async function h2load(target: Target, context: Context, duration: number): Promi
     `-D${duration}`,
     `--connect-to=127.0.0.1:${target.port}`,
     `--log-file=${log}`,
+    ...(options.h1 ? ["--h1"] : []),
     `https://${HOST}:${target.port}${PATH}`,
   ];
   const proxyBefore = cpuMs(target.pids());
@@ -192,7 +197,7 @@ async function bench(options: Options): Promise<void> {
       throw new Error(`answers differ: nginx ${fromNginx}, gateway ${fromGateway}`);
     const context = { dir, backendPid: backend.child.pid!, options };
     console.log(
-      `h2load -c${options.connections} -m${options.streams} -D${options.duration} (${options.connections * options.streams} streams in flight), TLS + h2, ${options.workers} worker(s), ${options.rounds} rounds; both answer ${fromNginx}; load average ${loadAverages()}`,
+      `h2load -c${options.connections} -m${options.streams} -D${options.duration} (${options.connections * options.streams} streams in flight), TLS + ${options.h1 ? "HTTP/1.1 (--h1: pipelined)" : "h2"}, ${options.workers} worker(s), ${options.rounds} rounds; both answer ${fromNginx}; load average ${loadAverages()}`,
     );
     for (const target of targets) await h2load(target, context, 2); // warm-up (JIT, pools)
     await interleavedRounds(targets, options.rounds, t => h2load(t, context, options.duration), {

@@ -3,7 +3,11 @@
 // "reuse-port": each worker binds its own socket with SO_REUSEPORT and the kernel spreads new
 // connections over them by a hash of the addresses, so the primary accepts nothing. Node accepts
 // the `reusePort` listen option from 22.12 (22.x) and 23.1; on older runtimes a worker's own
-// socket would fail with EADDRINUSE, so the mode falls back to round robin there.
+// socket would fail with EADDRINUSE, so the mode falls back to round robin there. What reuse-port
+// gives up: the hash can spread a few clients unevenly, connections queued on a dying worker's
+// socket are reset, and any process of the same user may bind the port too (in the gateway's
+// container there is none). hack/bench/README.md has the measurement that kept round robin the
+// default.
 
 export const LISTEN_MODES = ["round-robin", "reuse-port"] as const;
 export type ListenMode = (typeof LISTEN_MODES)[number];

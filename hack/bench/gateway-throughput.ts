@@ -3,6 +3,8 @@
 //   npx tsx hack/bench/gateway-throughput.ts [--workers 1] [--duration 10] [--connections 64]
 //                                            [--rounds 3] [--memory-only] [--skip-memory]
 //                                            [--rows N] [--listen-modes round-robin,reuse-port]
+//                                            [--row I,J] (only those rows, by index)
+//                                            [--cpu-profile DIR] (a V8 profile of each gateway run)
 //
 // One nginx process (1 worker) serves a tiny static answer as the backend. Each row puts the
 // gateway (--workers processes) and an nginx configured to do the same work (worker_processes =
@@ -18,9 +20,10 @@
 // Then @fastify/http-proxy and RSS of a gateway process after compiling 10k and
 // 100k hosts. Numbers are printed; nothing is asserted.
 import { execFile, execFileSync, spawn } from "node:child_process";
-import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { get } from "node:http";
 import { loadavg, tmpdir } from "node:os";
+import { Session } from "node:inspector";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { startDataPlane } from "../../gateway/data-plane";
@@ -59,8 +62,19 @@ interface Options {
   baseline: string | undefined;
   /** How several workers share the ports; with two modes, each gateway row runs in both. */
   listenModes: ListenMode[];
-  /** Only the first N rows (default all). */
-  rows: number;
+  /** The rows measured: the first N (--rows N), or those named (--row I,J); default all. */
+  rows: readonly Row[];
+  /** Where a CPU profile of each measured gateway run goes (this process only: 1 worker). */
+  cpuProfileDir: string | undefined;
+}
+
+function rowsOf(argv: string[], first: number): readonly Row[] {
+  const index = argv.indexOf("--row");
+  if (index < 0) return ROWS.slice(0, first);
+  const picked = (argv[index + 1] ?? "").split(",").map(Number);
+  if (picked.some(i => !Number.isInteger(i) || ROWS[i] === undefined))
+    throw new Error(`--row: expected indices from 0 to ${ROWS.length - 1}, comma-separated`);
+  return picked.map(i => ROWS[i]!);
 }
 
 function parseOptions(argv: string[]): Options {
@@ -75,7 +89,10 @@ function parseOptions(argv: string[]): Options {
     thisNode: argv.includes("--this-node"),
     baseline: argv.includes("--baseline") ? argv[argv.indexOf("--baseline") + 1] : undefined,
     listenModes: listenModesOf(argv),
-    rows: value("--rows", ROWS.length),
+    rows: rowsOf(argv, value("--rows", ROWS.length)),
+    cpuProfileDir: argv.includes("--cpu-profile")
+      ? argv[argv.indexOf("--cpu-profile") + 1]
+      : undefined,
   };
 }
 
@@ -201,12 +218,31 @@ async function benchGateway(setup: GatewaySetup, options: Options, row: Row): Pr
     await checkSameWork(row, port, setup.peerPort);
     await wrk(port, { ...options, duration: 2 }, pids); // warm-up (JIT, pools)
     const primaryBefore = cpuMs([process.pid]);
-    const result = await wrk(port, options, pids);
+    const result = await profiled(options.cpuProfileDir, row, () => wrk(port, options, pids));
     if (options.workers === 1) return result;
     const primaryMs = cpuMs([process.pid]) - primaryBefore;
     return { ...result, primaryUsPerRequest: (primaryMs * 1000) / result.requests };
   } finally {
     await plane.close({ drainMs: 500 });
+  }
+}
+
+/** Runs `work` under V8's CPU profiler (this process) when `dir` is set; the profile goes there. */
+async function profiled<T>(dir: string | undefined, row: Row, work: () => Promise<T>): Promise<T> {
+  if (dir === undefined) return work();
+  const session = new Session();
+  session.connect();
+  const post = promisify(session.post.bind(session)) as (method: string) => Promise<unknown>;
+  await post("Profiler.enable");
+  await post("Profiler.start");
+  try {
+    return await work();
+  } finally {
+    const { profile } = (await post("Profiler.stop")) as { profile: object };
+    mkdirSync(dir, { recursive: true });
+    const name = `${row.name.replace(/\W+/g, "-")}-${Date.now()}.cpuprofile`;
+    writeFileSync(join(dir, name), JSON.stringify(profile));
+    session.disconnect();
   }
 }
 
@@ -268,7 +304,7 @@ async function round(
   options: Options,
   add: (name: string, result: WrkResult) => void,
 ): Promise<void> {
-  for (const [i, row] of ROWS.slice(0, options.rows).entries()) {
+  for (const [i, row] of options.rows.entries()) {
     const peer = context.peers[i]!;
     add(`nginx: ${row.name}`, await wrk(peer.port, options, peer.pids));
     const setup = {
@@ -333,8 +369,7 @@ async function throughput(options: Options): Promise<void> {
   );
   const peers: Peer[] = [];
   try {
-    for (const row of ROWS.slice(0, options.rows))
-      peers.push(await startPeer(dir, row, backendPort, options));
+    for (const row of options.rows) peers.push(await startPeer(dir, row, backendPort, options));
     console.log(
       `throughput: wrk -t1 -c${options.connections} -d${options.duration}s, ${options.workers} worker(s), loopback; load average ${loadavg()
         .map(l => l.toFixed(2))
@@ -351,7 +386,7 @@ async function throughput(options: Options): Promise<void> {
     }
     const result = (name: string) => median(rounds.get(name)!);
     console.log("  each gateway row against nginx doing the same work (ratios: gateway / nginx)");
-    for (const row of ROWS.slice(0, options.rows)) {
+    for (const row of options.rows) {
       const peer = result(`nginx: ${row.name}`);
       printRow(`nginx: ${row.name}`, peer, undefined);
       printSpread(rounds.get(`nginx: ${row.name}`)!);
@@ -364,7 +399,7 @@ async function throughput(options: Options): Promise<void> {
         printRow(`baseline: ${row.name}`, result(`baseline: ${row.name}`), peer);
       if (row.note !== undefined) console.log(`    (${row.note})`);
     }
-    const plainPeer = result(`nginx: ${ROWS[0]!.name}`);
+    const plainPeer = result(`nginx: ${options.rows[0]!.name}`);
     printRow(
       "@fastify/http-proxy (1 process)",
       await benchFastify(backendPort, options),

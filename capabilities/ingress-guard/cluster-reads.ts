@@ -1,7 +1,8 @@
 // The reads admission needs: the TLS Secrets an Ingress names, the Ingresses that name a Secret.
 // Through the kept-alive reader: the API server waits on each of them.
 import type { Result } from "../../core/result";
-import { inspectTlsPair, type CertificateFacts } from "../../core/tls/certificate";
+import type { CertificateFacts } from "../../core/tls/certificate";
+import { InspectionCache } from "../../core/tls/inspection-cache";
 import { selectsIngress, type ServingScope } from "../../core/ingress/selection";
 import type { Ingress } from "../../core/ingress/types";
 import type { SecretLookup } from "../../core/ingress/validate-tls";
@@ -13,6 +14,9 @@ import type { Secret } from "../../core/ingress/types";
 function decode(value: string | undefined): string {
   return value === undefined ? "" : Buffer.from(value, "base64").toString("utf8");
 }
+
+/** The same Secret is read for every Ingress naming it: parse its pair once while it is unchanged. */
+const inspections = new InspectionCache();
 
 /**
  * Facts about each named Secret as stored (base64 data); undefined for a Secret that does not
@@ -32,7 +36,11 @@ export async function tlsSecretLookup(
         );
         facts.set(
           name,
-          inspectTlsPair(decode(secret.data?.["tls.crt"]), decode(secret.data?.["tls.key"]), now),
+          inspections.inspect(
+            decode(secret.data?.["tls.crt"]),
+            decode(secret.data?.["tls.key"]),
+            now,
+          ),
         );
       } catch (error) {
         if (!isNotFound(error)) throw error;

@@ -25,6 +25,28 @@ describe("headerInLines", () => {
   }
 });
 
+describe("headerInLines, generated", () => {
+  // Token characters, with the ones just before and after A-Z and a-z in ASCII, where a careless
+  // case fold would confuse them (@ [ ` {, and ^ _ | ~ among tchar).
+  const CHARS = "aAzZmM09-_^`|~!#$%&'*+.";
+  const pick = (random: () => number, text: string) => text[Math.floor(random() * text.length)]!;
+
+  it("finds what a lower-casing reference finds, over 2000 random heads", () => {
+    let seed = 7;
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const name = () =>
+      Array.from({ length: 1 + Math.floor(random() * 4) }, () => pick(random, CHARS)).join("");
+    for (let i = 0; i < 2000; i++) {
+      const pairs = Array.from({ length: 1 + Math.floor(random() * 6) }, () => [name(), name()]);
+      const lines = pairs.map(([n, v]) => `${n}: ${v}\r\n`).join("");
+      const wanted = name().toLowerCase();
+      const values = pairs.filter(([n]) => n!.toLowerCase() === wanted).map(([, v]) => v);
+      const expected = values.length === 0 ? undefined : values.join(", ");
+      assert.equal(headerInLines(lines, wanted), expected, `${JSON.stringify(lines)} ${wanted}`);
+    }
+  });
+});
+
 describe("cookieValue and queryValue", () => {
   it("finds a cookie among several, trimmed; undefined when absent or no header", () => {
     assert.equal(cookieValue("a=1; canary=always;b=2", "canary"), "always");

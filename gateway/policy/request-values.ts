@@ -19,10 +19,21 @@ export interface RequestFacts extends RequestValues {
   readonly client: Address;
 }
 
+/** Whether the header line at `start` is named `lowerName` (ASCII case ignored), without copying it. */
+function namedAt(lines: string, start: number, lowerName: string): boolean {
+  for (let i = 0; i < lowerName.length; i++) {
+    let code = lines.charCodeAt(start + i);
+    if (code >= 65 && code <= 90) code |= 0x20; // A-Z to a-z
+    if (code !== lowerName.charCodeAt(i)) return false;
+  }
+  return true;
+}
+
 /**
  * The value of header `lowerName` in "Name: value\r\n" lines (names compared without case;
  * `lowerName` must be lower case); several lines of it are joined with `separator`, as Node's
- * parser and nginx's $http_ variables join them (", ", and "; " for Cookie).
+ * parser and nginx's $http_ variables join them (", ", and "; " for Cookie). Nothing is
+ * allocated for the lines it passes over: the canary rules, CORS and affinity each ask.
  */
 export function headerInLines(
   lines: string,
@@ -35,10 +46,7 @@ export function headerInLines(
     const end = lines.indexOf("\r\n", start);
     const stop = end < 0 ? lines.length : end;
     const colon = start + lowerName.length;
-    if (
-      lines.charCodeAt(colon) === 58 /* : */ &&
-      lines.slice(start, colon).toLowerCase() === lowerName
-    ) {
+    if (lines.charCodeAt(colon) === 58 /* : */ && namedAt(lines, start, lowerName)) {
       const value = lines.slice(colon + 1, stop).trim();
       found = found === undefined ? value : `${found}${separator}${value}`;
     }

@@ -7,6 +7,7 @@ import {
   editResponseHead,
   ownResponseText,
   type HeaderEdits,
+  withoutHeaderLines,
 } from "./head-edits";
 
 const edits: HeaderEdits = { set: [["X-Canary", "yes"]], add: [["Vary", "Origin"]] };
@@ -67,5 +68,45 @@ describe("ownResponseText", () => {
       ownResponseText(robots, false, true),
       "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n",
     );
+  });
+});
+
+describe("withoutHeaderLines, generated", () => {
+  /** The plain way: split, lower-case every name, keep the rest, each line with its CRLF. */
+  function reference(lines: string, names: ReadonlySet<string>): string {
+    return lines
+      .split("\r\n")
+      .filter((line, i, all) => i < all.length - 1 || line !== "")
+      .filter(line => !names.has(line.slice(0, line.indexOf(":")).toLowerCase()))
+      .map(line => `${line}\r\n`)
+      .join("");
+  }
+
+  it("drops what the reference drops and keeps the rest byte for byte, over 2000 heads", () => {
+    let seed = 11;
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const NAMES = [
+      "Vary",
+      "vary",
+      "VARY",
+      "Access-Control-Allow-Origin",
+      "X-A",
+      "x-a",
+      "X-AB",
+      "X",
+    ];
+    const pick = () => NAMES[Math.floor(random() * NAMES.length)]!;
+    for (let i = 0; i < 2000; i++) {
+      const count = Math.floor(random() * 6);
+      const lines = Array.from({ length: count }, () => `${pick()}: v${i}\r\n`).join("");
+      const names = new Set(
+        Array.from({ length: Math.floor(random() * 3) }, () => pick().toLowerCase()),
+      );
+      assert.equal(
+        withoutHeaderLines(lines, names),
+        reference(lines, names),
+        JSON.stringify([lines, [...names]]),
+      );
+    }
   });
 });

@@ -2,6 +2,7 @@
 // path's header text ("Name: value\r\n" lines) and Node's flat [name, value, …] arrays. Also the
 // gateway's own answers (preflight, robots, redirect) as raw HTTP/1.1 text for the fast path.
 import { reasonPhrase } from "../proxy/replies";
+import { namedAt } from "./request-values";
 
 export type HeaderPair = readonly [name: string, value: string];
 
@@ -29,18 +30,36 @@ export function editHeaderLines(lines: string, edits: HeaderEdits): string {
   return out;
 }
 
-/** "Name: value\r\n" lines without those whose lower-case name is in `names`. */
+/** Whether the line at `start` (its name ends at `colon`) has a name in `names`, compared in place. */
+function namedIn(lines: string, start: number, colon: number, names: ReadonlySet<string>): boolean {
+  for (const name of names) {
+    if (name.length === colon - start && namedAt(lines, start, name)) return true;
+  }
+  return false;
+}
+
+/**
+ * "Name: value\r\n" lines without those whose lower-case name is in `names`. Kept lines are
+ * copied in runs, and when none goes the text itself is returned: an upstream rarely sends the
+ * headers a policy replaces.
+ */
 export function withoutHeaderLines(lines: string, names: ReadonlySet<string>): string {
   let out = "";
+  let run = 0;
   let start = 0;
   while (start < lines.length) {
     const end = lines.indexOf("\r\n", start);
     const stop = end < 0 ? lines.length : end;
-    const line = lines.slice(start, stop);
-    if (!names.has(line.slice(0, line.indexOf(":")).toLowerCase())) out += `${line}\r\n`;
+    const colon = lines.indexOf(":", start);
+    if (colon >= 0 && colon < stop && namedIn(lines, start, colon, names)) {
+      out += lines.slice(run, start);
+      run = stop + 2;
+    }
     start = stop + 2;
   }
-  return out;
+  out = run === 0 ? lines : out + lines.slice(run);
+  // Every line ends with CRLF, the last one included.
+  return out === "" || out.endsWith("\r\n") ? out : `${out}\r\n`;
 }
 
 /** A response head (status line and "\r\n"-separated lines, no final CRLF) with the edits applied. */

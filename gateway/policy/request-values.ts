@@ -20,7 +20,7 @@ export interface RequestFacts extends RequestValues {
 }
 
 /** Whether the header line at `start` is named `lowerName` (ASCII case ignored), without copying it. */
-function namedAt(lines: string, start: number, lowerName: string): boolean {
+export function namedAt(lines: string, start: number, lowerName: string): boolean {
   for (let i = 0; i < lowerName.length; i++) {
     let code = lines.charCodeAt(start + i);
     if (code >= 65 && code <= 90) code |= 0x20; // A-Z to a-z

@@ -23,6 +23,7 @@ import { checksumModel } from "../kube/checksum-kinds";
 import { describeObject, InputError, readObjects, type SourcedObject } from "./read-objects";
 import { inspectTlsPair } from "../core/tls/certificate";
 import { formatErrors } from "../core/result";
+import { counted, NO_PROGRESS, type Progress } from "./progress";
 
 const OBJECT_KIND = { ingress: "Ingress", secret: "Secret" } as const;
 
@@ -76,11 +77,16 @@ export function objectsFromFiles(
   paths: string[],
   kind: ChecksumKind,
   scope: ServingScope,
+  progress: Progress = NO_PROGRESS,
 ): { objects: (Ingress | Secret)[]; ignored: string[] } {
   const objects: (Ingress | Secret)[] = [];
   const ignored: string[] = [];
   const seen = new Map<string, string>();
-  for (const sourced of readObjects(paths)) {
+  const read = readObjects(paths, (done, total) =>
+    progress.update(counted("reading", done, total, "files")),
+  );
+  progress.clear();
+  for (const sourced of read) {
     if (sourced.object.kind !== OBJECT_KIND[kind]) {
       ignored.push(
         `${describeObject(sourced)}: not a${kind === "ingress" ? "n Ingress" : " Secret"} (--kind ${kind})`,
@@ -183,10 +189,14 @@ async function classIsDefault(): Promise<boolean> {
 export async function publish(
   options: ChecksumOptions & { namespace: string; scope: Omit<ServingScope, "classIsDefault"> },
   say: (line: string) => void,
+  progress: Progress = NO_PROGRESS,
 ): Promise<void> {
   const scope = { ...options.scope, classIsDefault: await classIsDefault() };
+  // One list call: the cluster's objects at one resourceVersion, so no count to show until it ends.
+  progress.update(`listing ${OBJECT_KIND[options.kind]} objects in every namespace…`);
   const listed =
     options.kind === "ingress" ? await K8s(k.Ingress).Get() : await K8s(k.Secret).Get();
+  progress.clear();
   const objects = (listed.items as (Ingress | Secret)[]).filter(o =>
     countsForChecksum(options.kind, o, scope),
   );
@@ -216,10 +226,12 @@ export async function publish(
     say(
       `kept ${created.kind} ${options.namespace}/${previous.metadata?.name}: the previous one, trusted for the grace period`,
     );
-  for (const old of older) {
+  for (const [index, old] of older.entries()) {
+    progress.update(counted("deleting", index + 1, older.length, `older ${created.kind} objects`));
     await K8s(model).Delete(old);
     say(`deleted older ${created.kind} ${options.namespace}/${old.metadata?.name}`);
   }
+  progress.clear();
 }
 
 /**

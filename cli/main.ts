@@ -19,6 +19,7 @@ import type { KeyObject } from "node:crypto";
 import { permissionCommand } from "./permission";
 import { errorLine, exitCodeFor, UsageError } from "./errors";
 import { chooseKubeconfig, useContext } from "./kubeconfig";
+import { besideProgress, progressOn, type Progress, type ProgressStream } from "./progress";
 
 const VERSION = packageJson.version;
 
@@ -68,6 +69,8 @@ const CLUSTER_NOTE = `Commands that talk to the cluster (publish, uninstall, per
 KUBECONFIG, else ~/.kube/config, else the pod's service account; --context NAME picks a context of it.
 Exit codes: 0 done, 1 the command could not be done (the cluster refused or was unreachable),
 2 the command line or an input file is wrong.
+A long run shows its progress (files read, objects or pods done) on one line of stderr when that
+is a terminal, rewritten in place; piped or redirected, nothing more is written.
 `;
 
 const CHECKSUM_NOTE = `--mode defaults to content (Bulwark's); tengine reproduces Tengine-Ingress's IDs.
@@ -134,11 +137,32 @@ function oneOf<T extends string>(
   return chosen as T;
 }
 
+/**
+ * `out` and `err` take the command's output; `terminal` (process.stderr) gets progress when it is
+ * a TTY, and nothing otherwise.
+ */
 export async function main(
   argv: string[],
-  out: (s: string) => void,
-  err: (s: string) => void,
+  stdout: (s: string) => void,
+  stderr: (s: string) => void,
+  terminal?: ProgressStream,
 ): Promise<number> {
+  const progress = progressOn(terminal);
+  const writers = {
+    out: besideProgress(progress, stdout),
+    err: besideProgress(progress, stderr),
+    progress,
+  };
+  try {
+    return await runCommand(argv, writers);
+  } finally {
+    // A failure's line goes to stderr after this, never onto the progress line.
+    progress.clear();
+  }
+}
+
+async function runCommand(argv: string[], writers: Writers): Promise<number> {
+  const { out, progress } = writers;
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -150,15 +174,24 @@ export async function main(
   if (informational !== undefined) return (out(informational), 0);
   if (group === "permission") {
     requireCluster(values);
-    return permissionCommand(positionals, values, out);
+    return permissionCommand(positionals, values, out, progress);
   }
-  if (asked("uninstall")) return (requireCluster(values), uninstallCommand(values, out));
+  if (asked("uninstall")) {
+    return (requireCluster(values), uninstallCommand(values, out, progress));
+  }
   if (group === "checksum" && command === "keygen") return keygenCommand(values.out, out);
   if (group !== "checksum" || (command !== "compute" && command !== "publish")) {
     throw new UsageError(`unknown command "${positionals.join(" ")}"; see bulwark --help`);
   }
   withFileArguments(command, values, positionals.slice(2));
-  return checksumCommand(command, values, out, err);
+  return checksumCommand(command, values, writers);
+}
+
+/** Where a command writes: its output, its notes, and its progress on a terminal. */
+interface Writers {
+  out: (s: string) => void;
+  err: (s: string) => void;
+  progress: Progress;
 }
 
 type ParsedValues = ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>["values"];
@@ -186,8 +219,7 @@ function withFileArguments(command: string, values: ParsedValues, rest: string[]
 async function checksumCommand(
   command: "compute" | "publish",
   values: ParsedValues,
-  out: (s: string) => void,
-  err: (s: string) => void,
+  writers: Writers,
 ): Promise<number> {
   const kind = oneOf("kind", values.kind, ["ingress", "secret"] as const);
   const mode = oneOf("mode", values.mode, ["tengine", "content"] as const, "content");
@@ -199,9 +231,9 @@ async function checksumCommand(
     ),
   };
   if (command === "publish")
-    return publishCommand(values, { kind, mode, signKey, scope: settled }, out);
+    return publishCommand(values, { kind, mode, signKey, scope: settled }, writers);
   const scope = { ...settled, classIsDefault: values["default-class"] === true };
-  return computeCommand(values, { kind, mode, signKey, scope }, out, err);
+  return computeCommand(values, { kind, mode, signKey, scope }, writers);
 }
 
 /** Before a command's first API call: which cluster it talks to (cli/kubeconfig.ts). */
@@ -220,7 +252,7 @@ async function publishCommand(
     context?: string;
   },
   options: ChecksumOptions & { scope: Omit<ServingScope, "classIsDefault"> },
-  out: (s: string) => void,
+  { out, progress }: Writers,
 ): Promise<number> {
   if (!values.namespace)
     throw new UsageError("-n NAMESPACE is required: where the checksum object is created");
@@ -238,7 +270,7 @@ async function publishCommand(
   if (values["default-class"])
     throw new UsageError("--default-class is for compute: publish reads the IngressClass");
   requireCluster(values);
-  await publish({ ...options, namespace: values.namespace }, line => out(`${line}\n`));
+  await publish({ ...options, namespace: values.namespace }, line => out(`${line}\n`), progress);
   return 0;
 }
 
@@ -278,12 +310,11 @@ type Values = { output?: string; namespace?: string; file?: string[] };
 function computeCommand(
   values: Values,
   options: ChecksumOptions & { scope: ServingScope },
-  out: (s: string) => void,
-  err: (s: string) => void,
+  { out, err, progress }: Writers,
 ): number {
   if (!values.file?.length) throw new UsageError("-f FILE_OR_DIR is required");
   const output = oneOf("output", values.output, ["json", "yaml"] as const, "json");
-  const { objects, ignored } = objectsFromFiles(values.file, options.kind, options.scope);
+  const { objects, ignored } = objectsFromFiles(values.file, options.kind, options.scope, progress);
   for (const line of ignored) err(`ignored ${line}\n`);
   const result = compute(objects, options);
   for (const skipped of result.skipped) err(`left out ${skipped.key}: ${skipped.reason}\n`);
@@ -297,6 +328,7 @@ export function run(): void {
     process.argv.slice(2),
     s => process.stdout.write(s),
     s => process.stderr.write(s),
+    process.stderr,
   ).then(
     code => process.exit(code),
     (error: unknown) => {

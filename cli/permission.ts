@@ -22,6 +22,7 @@ import {
 } from "../capabilities/pod-permission/permission-crds";
 import { apiMessage, isNotFound } from "../kube/api-errors";
 import { CommandFailed, UsageError } from "./errors";
+import { counted, NO_PROGRESS, type Progress } from "./progress";
 import { afterReset } from "../core/permission/pod-retry";
 
 export interface ResetOptions {
@@ -80,6 +81,8 @@ export type ResetSelector = { all: true } | { group: string } | { provider: stri
 
 export interface BulkResetOptions extends Omit<ResetOptions, "pod"> {
   selector: ResetSelector;
+  /** A count of the pods marked pending, on a terminal. */
+  progress?: Progress;
 }
 
 /** The groups of `namespace` that name `provider` in a permission. */
@@ -133,8 +136,10 @@ export async function resetPermissions(
   );
   const before = await store.resetMany(targets.map(pod => pod.metadata?.uid ?? ""));
   let open = 0;
+  const progress = options.progress ?? NO_PROGRESS;
   for (const [index, pod] of targets.entries()) {
     const { name = "", uid = "" } = pod.metadata ?? {};
+    progress.update(counted("resetting", index + 1, targets.length, "pods"));
     await markPending(core, namespace, name);
     const entry = before.get(uid);
     if (entry?.breaker.openedAt) open++;
@@ -142,6 +147,7 @@ export async function resetPermissions(
       `[${index + 1}/${targets.length}] reset ${namespace}/${name}: breaker was ${entry ? describeEntry(entry) : "closed"}`,
     );
   }
+  progress.clear();
   return `reset ${targets.length} pods ${what} in ${namespace} (${open} with an open breaker): breakers closed, backoffs cleared; their next attempts run at once`;
 }
 
@@ -200,6 +206,7 @@ export async function permissionCommand(
   positionals: readonly string[],
   values: PermissionValues,
   out: (s: string) => void,
+  progress: Progress = NO_PROGRESS,
 ): Promise<number> {
   const [, command, pod, ...extra] = positionals;
   if (command === "tls") return tlsCommand(positionals.slice(2), values, out);
@@ -216,7 +223,7 @@ export async function permissionCommand(
   const line =
     selector === undefined
       ? await resetPermission({ ...target, pod: pod ?? "" })
-      : await resetPermissions({ ...target, selector }, l => out(`${l}\n`));
+      : await resetPermissions({ ...target, selector, progress }, l => out(`${l}\n`));
   out(`${line}\n`);
   return 0;
 }

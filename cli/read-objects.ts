@@ -50,10 +50,17 @@ function documentsOf(file: string): unknown[] {
   }
 }
 
-/** Every object in the given files and folders ("-": standard input); Lists are flattened. */
-export function readObjects(paths: string[]): SourcedObject[] {
+/**
+ * Every object in the given files and folders ("-": standard input); Lists are flattened.
+ * `onFile` hears how many of the files are read, after each one.
+ */
+export function readObjects(
+  paths: string[],
+  onFile: (done: number, total: number) => void = () => {},
+): SourcedObject[] {
   const out: SourcedObject[] = [];
-  for (const file of [...new Set(paths.flatMap(filesUnder))]) {
+  const files = [...new Set(paths.flatMap(filesUnder))];
+  for (const [index, file] of files.entries()) {
     const docs = documentsOf(file);
     docs.forEach((doc, index) => {
       if (doc === null || doc === undefined) return;
@@ -69,6 +76,7 @@ export function readObjects(paths: string[]): SourcedObject[] {
         out.push({ source, object });
       }
     });
+    onFile(index + 1, files.length);
   }
   return out;
 }

@@ -22,6 +22,7 @@ import {
 import { POD_PERMISSION_FINALIZER } from "../core/names";
 import { isInvalid, isNotFound } from "../kube/api-errors";
 import { finalizerRemovalPatch } from "../core/json-patch";
+import { NO_PROGRESS, type Progress } from "./progress";
 
 export interface Installation {
   /** The Pepr module's name prefix: `pepr-<uuid>` (webhooks, controllers, their RBAC and Secrets). */
@@ -57,6 +58,8 @@ export const DEFAULT_INSTALLATION: Installation = {
 export interface UninstallOptions {
   dryRun: boolean;
   keepCrds: boolean;
+  /** A count of each phase's objects done, on a terminal. */
+  progress?: Progress;
 }
 
 export type PhaseName = "finalizers" | "webhooks" | "finalizers-again" | "resources" | "crds";
@@ -323,13 +326,17 @@ export async function uninstall(
   const cluster = new Cluster(kc);
   const phases = phasesFor(options);
   const summary: UninstallSummary = { phases: [] };
+  const progress = options.progress ?? NO_PROGRESS;
   if (options.dryRun) say("dry run: nothing is changed");
   else say("note: permissions granted to running pods are not revoked at their providers");
   for (const [index, phase] of phases.entries()) {
     const actions = await findPhase(cluster, install, phase.name);
     summary.phases.push({ name: phase.name, actions });
     say(`[${index + 1}/${phases.length}] ${phase.title}: ${actions.length} object(s)`);
-    for (const action of actions) {
+    for (const [done, action] of actions.entries()) {
+      progress.update(
+        `[${index + 1}/${phases.length}] ${phase.title}: ${done + 1}/${actions.length}…`,
+      );
       const verb = action.verb === "delete" ? "delete" : `remove ${install.finalizer} from`;
       const outcome = options.dryRun ? "would " + verb : await perform(cluster, install, action);
       say(
@@ -339,6 +346,7 @@ export async function uninstall(
       );
     }
   }
+  progress.clear();
   if (options.keepCrds) say(`kept: ${install.crds.join(", ")} (--keep-crds)`);
   say(options.dryRun ? "dry run done" : "Bulwark is uninstalled");
   return summary;
@@ -348,9 +356,14 @@ export async function uninstall(
 export async function uninstallCommand(
   flags: { "dry-run"?: boolean; "keep-crds"?: boolean },
   out: (s: string) => void,
+  progress: Progress = NO_PROGRESS,
   kc: KubeConfig = defaultKubeConfig(),
 ): Promise<number> {
-  const options = { dryRun: flags["dry-run"] ?? false, keepCrds: flags["keep-crds"] ?? false };
+  const options = {
+    dryRun: flags["dry-run"] ?? false,
+    keepCrds: flags["keep-crds"] ?? false,
+    progress,
+  };
   await uninstall(kc, DEFAULT_INSTALLATION, options, line => out(`${line}\n`));
   return 0;
 }

@@ -1,7 +1,15 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { integer, loadEnv, logLevel, parseDurationMs, readFlags, seconds } from "./env-settings";
+import {
+  integer,
+  loadEnv,
+  logLevel,
+  optionalNumber,
+  parseDurationMs,
+  readFlags,
+  seconds,
+} from "./env-settings";
 
 describe("readFlags", () => {
   const known = { port: "BULWARK_PORT", host: "BULWARK_HOST" };
@@ -71,4 +79,21 @@ describe("parseDurationMs", () => {
     it(`given ${JSON.stringify(text)}, returns ${expected}`, () =>
       assert.equal(parseDurationMs(text), expected));
   }
+});
+
+describe("optionalNumber", () => {
+  const schema = z.object({ PORT: optionalNumber("PORT", { min: 0, max: 65535 }) });
+  it("is undefined when unset and the number when set, 0 included", () => {
+    assert.deepEqual(loadEnv(schema, {}), { ok: true, settings: {} });
+    assert.deepEqual(loadEnv(schema, { PORT: "0" }), { ok: true, settings: { PORT: 0 } });
+    assert.deepEqual(loadEnv(schema, { PORT: "9465" }), { ok: true, settings: { PORT: 9465 } });
+  });
+  it("refuses what number refuses, naming the variable", () => {
+    for (const bad of ["x", "-1", "65536", "1.5"]) {
+      assert.deepEqual(loadEnv(schema, { PORT: bad }), {
+        ok: false,
+        message: `PORT must be an integer from 0 to 65535; got ${JSON.stringify(bad)}`,
+      });
+    }
+  });
 });

@@ -35,6 +35,25 @@ export function number(
     });
 }
 
+/** A number as `number` reads it, or undefined when unset (a feature that is off until set). */
+export function optionalNumber(
+  name: string,
+  range: { min: number; max: number; integer?: boolean },
+) {
+  const read = number(name, range.min, range);
+  return z
+    .string()
+    .optional()
+    .transform((text, ctx) => {
+      if (text === undefined) return undefined;
+      const parsed = read.safeParse(text);
+      if (parsed.success) return parsed.data;
+      for (const issue of parsed.error.issues)
+        ctx.addIssue({ code: "custom", message: issue.message });
+      return z.NEVER;
+    });
+}
+
 /** An integer from `min` to `max`, `fallback` when unset. */
 export function integer(name: string, fallback: number, min: number, max: number) {
   return number(name, fallback, { min, max });

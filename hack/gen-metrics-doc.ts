@@ -107,7 +107,8 @@ export function sections(): Section[] {
     },
     {
       title: "Permission server",
-      where: "its HTTPS port (`BULWARK_PERMISSION_PORT`, 8443), `/metrics`",
+      where:
+        "its plain-HTTP metrics port (`BULWARK_PERMISSION_METRICS_PORT`, chart value `permissionServer.metricsPort`, 9465, container port `metrics`), `/metrics`, no CA needed; also on its API port (`BULWARK_PERMISSION_PORT`, 8443, HTTPS when TLS is on)",
       dashboards: ["permission-server/grafana-dashboard.json"],
       rows: rowsOf(new PermissionMetrics().registry, "bulwark_"),
     },

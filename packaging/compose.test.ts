@@ -386,8 +386,6 @@ describe("PodMonitors (metrics.podMonitor)", () => {
         port: string;
         path: string;
         interval?: string;
-        scheme?: string;
-        tlsConfig?: { ca: { secret: { name: string; key: string } }; serverName: string };
       }[];
     };
   }
@@ -419,27 +417,21 @@ describe("PodMonitors (metrics.podMonitor)", () => {
       ).spec.template.metadata.annotations;
       assert.equal(String(port?.containerPort), annotations?.["prometheus.io/port"], component);
     }
+    // The permission server's plain metrics port: no scheme, no CA, though its API is HTTPS.
     const server = find<PodMonitor>(objects, "PodMonitor", "bulwark-permission-server");
-    assert.deepEqual(server.spec.podMetricsEndpoints[0], {
-      port: "api",
-      path: "/metrics",
-      interval: "30s",
-      scheme: "https",
-      tlsConfig: {
-        ca: { secret: { name: "bulwark-permission-server-tls", key: "ca.crt" } },
-        serverName: "bulwark-permission-server.bulwark-system.svc",
-      },
-    });
+    assert.deepEqual(server.spec.podMetricsEndpoints, [
+      { port: "metrics", path: "/metrics", interval: "30s" },
+    ]);
   });
 
-  it("plain HTTP to the permission server without TLS; none for a workload turned off", () => {
+  it("the same plain endpoint with the permission server's TLS off; none for a workload turned off", () => {
     const objects = manifests(v => {
       v.metrics.podMonitor.enabled = true;
       v.permissionServer.tls.enabled = false;
       v.edgeHealth.enabled = false;
     });
     const server = find<PodMonitor>(objects, "PodMonitor", "bulwark-permission-server");
-    assert.deepEqual(server.spec.podMetricsEndpoints, [{ port: "api", path: "/metrics" }]);
+    assert.deepEqual(server.spec.podMetricsEndpoints, [{ port: "metrics", path: "/metrics" }]);
     assert.equal(objects.filter(o => o.kind === "PodMonitor").length, 2);
   });
 

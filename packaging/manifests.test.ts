@@ -248,6 +248,13 @@ describe("workload manifests", () => {
     const read = permissionSettings(env, []);
     assert.ok(read.ok, read.ok ? "" : read.message);
     assert.equal(read.settings.port, 8443);
+    // /metrics in plain HTTP on its own port, which the scrape annotations name: no CA needed.
+    assert.equal(read.settings.metricsPort, 9465);
+    const metricsPort = container.ports?.find(p => p.name === "metrics")?.containerPort;
+    assert.equal(metricsPort, 9465);
+    const annotations = deployment.spec?.template.metadata?.annotations ?? {};
+    assert.equal(annotations["prometheus.io/port"], "9465");
+    assert.equal(annotations["prometheus.io/scheme"], undefined);
     assert.equal(read.settings.namespace, "bulwark-system");
     assert.equal(read.settings.replica, "bulwark-permission-server-abc");
     assert.equal(read.settings.audience, "bulwark-permission-server");

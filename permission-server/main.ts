@@ -13,10 +13,11 @@ const VERSION = (require("../package.json") as { version: string }).version;
 
 const HELP = `${NAME} ${VERSION}: grants pods their PermissionGroup before they start
 
-Usage: ${NAME} [--port N] [--host ADDR] [--namespace NS] [--kubeconfig FILE]
+Usage: ${NAME} [--port N] [--metrics-port N] [--host ADDR] [--namespace NS] [--kubeconfig FILE]
 
 Settings (environment; durations like 500ms, 2m, 1h):
   BULWARK_PERMISSION_PORT=8443  BULWARK_PERMISSION_HOST=0.0.0.0
+  BULWARK_PERMISSION_METRICS_PORT                  plain-HTTP /metrics (unset: only on the API port)
   BULWARK_TLS_CERT_PATH  BULWARK_TLS_KEY_PATH      serve HTTPS (both, or neither)
   KUBECONFIG                                       in-cluster config when unset
   BULWARK_NAMESPACE=bulwark-system                 where the breaker ConfigMap lives

@@ -4,6 +4,7 @@
 import { createServer as createHttpServer, type Server } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
+import { once } from "node:events";
 import { PERMISSION_MANAGED_LABEL } from "../core/names";
 import { TokenReviewer } from "./http/auth";
 import { BreakerStore } from "../kube/breaker-store";
@@ -16,6 +17,7 @@ import { isNotFound } from "../kube/api-errors";
 import { makeKube, type Kube } from "./kube";
 import { errorText, type Logger } from "../kube/log";
 import { Metrics } from "./metrics";
+import { serveMetrics } from "../kube/metrics-server";
 import { PodCache } from "./pods/cache";
 import { Revoker } from "./grants/revoker";
 import type { Settings } from "./settings";
@@ -33,6 +35,8 @@ export interface ServerOptions {
 export interface RunningServer {
   readonly url: string;
   readonly port: number;
+  /** http://HOST:PORT/metrics when BULWARK_PERMISSION_METRICS_PORT is set. */
+  readonly metricsUrl?: string;
   readonly metrics: Metrics;
   readonly grants: GrantService;
   stop(): Promise<void>;
@@ -65,6 +69,22 @@ async function listen(server: Server, port: number, host: string): Promise<numbe
   });
   return (server.address() as AddressInfo).port;
 }
+
+/** The plain-HTTP /metrics listener; a port it cannot take stops the start, as the API's does. */
+async function listenMetrics(
+  metrics: Metrics,
+  settings: Settings,
+  log: Logger,
+): Promise<{ server: Server; url: string } | undefined> {
+  if (settings.metricsPort === undefined) return undefined;
+  const server = serveMetrics(metrics.registry, settings.metricsPort, settings.host, log);
+  await once(server, "listening");
+  const { port } = server.address() as AddressInfo;
+  return { server, url: `http://${displayHost(settings.host)}:${port}/metrics` };
+}
+
+/** Where a client on this machine reaches a listener bound to `host`. */
+const displayHost = (host: string) => (host === "0.0.0.0" ? "127.0.0.1" : host);
 
 export async function startServer(
   settings: Settings,
@@ -115,8 +135,8 @@ export async function startServer(
   server.keepAliveTimeout = settings.longPollMaxMs + 5000;
   server.requestTimeout = 0;
   const port = await listen(server, settings.port, settings.host);
-  const host = settings.host === "0.0.0.0" ? "127.0.0.1" : settings.host;
-  const url = `${settings.tls ? "https" : "http"}://${host}:${port}`;
+  const url = `${settings.tls ? "https" : "http"}://${displayHost(settings.host)}:${port}`;
+  const plainMetrics = await listenMetrics(metrics, settings, log);
 
   const prune = setInterval(() => {
     void pruneBreakers(kube, store, log);
@@ -129,17 +149,23 @@ export async function startServer(
     }
   }, 1000);
   gauges.unref();
-  log.info("permission server listening", { url, replica: settings.replica });
+  log.info("permission server listening", {
+    url,
+    metrics: plainMetrics?.url,
+    replica: settings.replica,
+  });
 
   return {
     url,
     port,
+    ...(plainMetrics ? { metricsUrl: plainMetrics.url } : {}),
     metrics,
     grants,
     stop: async () => {
       clearInterval(prune);
       clearInterval(gauges);
       stopReload();
+      plainMetrics?.server.close();
       await new Promise<void>(resolve => {
         server.close(() => resolve());
         server.closeAllConnections();

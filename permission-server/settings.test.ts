@@ -16,6 +16,7 @@ describe("permission server settings", () => {
     });
     assert.equal(settings.breakerThreshold, 3);
     assert.equal(settings.port, 8443);
+    assert.equal(settings.metricsPort, undefined, "no plain metrics port unless set");
     assert.equal(settings.cmdb, undefined);
   });
 
@@ -26,6 +27,13 @@ describe("permission server settings", () => {
       "--namespace=perm",
     ]);
     assert.ok(loaded.ok && loaded.settings.port === 9000 && loaded.settings.namespace === "perm");
+  });
+
+  it("reads the plain metrics port from the environment or --metrics-port", () => {
+    const fromEnv = loadSettings({ BULWARK_PERMISSION_METRICS_PORT: "9465" }, []);
+    assert.ok(fromEnv.ok && fromEnv.settings.metricsPort === 9465);
+    const fromFlag = loadSettings({}, ["--metrics-port=0"]);
+    assert.ok(fromFlag.ok && fromFlag.settings.metricsPort === 0);
   });
 
   const bad: [Record<string, string>, string[], RegExp][] = [
@@ -42,6 +50,11 @@ describe("permission server settings", () => {
     ],
     [{ BULWARK_CMDB_PARAMS: "[1]" }, [], /BULWARK_CMDB_PARAMS must be a JSON object/],
     [{ BULWARK_NAMESPACE: "Bad_NS" }, [], /^BULWARK_NAMESPACE must be a Kubernetes object name/],
+    [
+      { BULWARK_PERMISSION_METRICS_PORT: "metrics" },
+      [],
+      /^BULWARK_PERMISSION_METRICS_PORT must be an integer from 0 to 65535; got "metrics"$/,
+    ],
     [{}, ["--nope"], /^unknown flag --nope/],
     [{}, ["--port"], /^--port needs a value \(BULWARK_PERMISSION_PORT\)/],
   ];

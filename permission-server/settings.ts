@@ -10,6 +10,7 @@ import {
   logLevel,
   number,
   objectName,
+  optionalNumber,
   optionalText,
   readFlags,
   type Loaded,
@@ -36,6 +37,11 @@ export const settingsSchema = z
   .object({
     BULWARK_PERMISSION_PORT: number("BULWARK_PERMISSION_PORT", 8443, { min: 0, max: 65535 }),
     BULWARK_PERMISSION_HOST: z.string().default("0.0.0.0"),
+    // Plain HTTP, /metrics only: scrapers need no CA. Unset: /metrics on the API port alone.
+    BULWARK_PERMISSION_METRICS_PORT: optionalNumber("BULWARK_PERMISSION_METRICS_PORT", {
+      min: 0,
+      max: 65535,
+    }),
     BULWARK_TLS_CERT_PATH: optionalText("BULWARK_TLS_CERT_PATH", "a PEM certificate file"),
     BULWARK_TLS_KEY_PATH: optionalText("BULWARK_TLS_KEY_PATH", "a PEM key file"),
     BULWARK_TLS_RELOAD_INTERVAL: duration("BULWARK_TLS_RELOAD_INTERVAL", "10s", 100),
@@ -90,6 +96,8 @@ export const settingsSchema = z
   .transform(env => ({
     port: env.BULWARK_PERMISSION_PORT,
     host: env.BULWARK_PERMISSION_HOST,
+    /** The plain-HTTP /metrics port (0: any free port); undefined: not served. */
+    metricsPort: env.BULWARK_PERMISSION_METRICS_PORT,
     tls:
       env.BULWARK_TLS_CERT_PATH && env.BULWARK_TLS_KEY_PATH
         ? {
@@ -135,6 +143,7 @@ export type Settings = z.output<typeof settingsSchema>;
 /** Flags that set a variable: `--port 9000` is BULWARK_PERMISSION_PORT=9000. */
 const FLAGS: Record<string, string> = {
   port: "BULWARK_PERMISSION_PORT",
+  "metrics-port": "BULWARK_PERMISSION_METRICS_PORT",
   host: "BULWARK_PERMISSION_HOST",
   namespace: "BULWARK_NAMESPACE",
   kubeconfig: "KUBECONFIG",

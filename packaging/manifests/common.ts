@@ -167,17 +167,12 @@ export function containerResources(
 }
 
 /** Pod annotations Prometheus' kubernetes_sd "pod" role reads (no PodMonitor needed). */
-export function scrapeAnnotations(
-  values: BulwarkValues,
-  port: number,
-  https = false,
-): Record<string, string> {
+export function scrapeAnnotations(values: BulwarkValues, port: number): Record<string, string> {
   if (!values.metrics.scrape) return {};
   return {
     "prometheus.io/scrape": "true",
     "prometheus.io/port": String(port),
     "prometheus.io/path": "/metrics",
-    ...(https ? { "prometheus.io/scheme": "https" } : {}),
   };
 }
 
@@ -188,12 +183,12 @@ export function scrapeAnnotations(
 export function podMetadata(
   values: BulwarkValues,
   component: Component,
-  metrics: { port: number; https?: boolean },
+  metrics: { port: number },
 ): { labels: Record<string, string>; annotations?: Record<string, string> } {
   const { podLabels, podAnnotations } = placementOf(values, component);
   const annotations = {
     ...podAnnotations,
-    ...scrapeAnnotations(values, metrics.port, metrics.https),
+    ...scrapeAnnotations(values, metrics.port),
   };
   return {
     labels: labels(values, component, podLabels),

@@ -13,6 +13,7 @@ import {
 import { edgeHealthObjects } from "./edge-health";
 import { gatewayObjects } from "./gateway";
 import { podMonitors } from "./monitoring";
+import { networkPolicies } from "./network-policies";
 import { permissionServerObjects } from "./permission-server";
 import { rbacObjects } from "./rbac";
 import { publisherPolicyObjects } from "../../capabilities/ingress-guard/publisher-policy";
@@ -71,6 +72,7 @@ export function workloadManifests(values: BulwarkValues): KubernetesObject[] {
     ...components.flatMap(c => rbacObjects(values, c)),
     ...components.flatMap(c => workloads[c](values)),
     ...podMonitors(values, components),
+    ...networkPolicies(values, components),
     // The checksum guard runs in the Pepr module whatever workloads are on.
     ...publisherPolicyObjects(values.gateway.checksum.publisherNamespaces).map(o =>
       ownObject(values, o),

@@ -1,6 +1,6 @@
 // PodMonitors for the prometheus-operator (metrics.podMonitor, off by default): one per enabled
-// workload, selecting its pods by the workload's selector and scraping the port its /metrics is on,
-// the permission server's over HTTPS, trusting the CA in its serving Secret. The scrape annotations
+// workload, selecting its pods by the workload's selector and scraping the plain-HTTP port its
+// /metrics is on (the permission server's metrics port, not its HTTPS API). The scrape annotations
 // (common.ts) are for a Prometheus that discovers pods itself; either or both may be on.
 import type { KubernetesObject, V1Deployment } from "@kubernetes/client-node";
 import { labels, selectorLabels, workloadName, type Component } from "./common";
@@ -9,7 +9,7 @@ import type { BulwarkValues } from "./values";
 /** The named container port each workload serves /metrics on. */
 const METRICS_PORT: Record<Component, string> = {
   gateway: "admin",
-  "permission-server": "api",
+  "permission-server": "metrics",
   "edge-health": "metrics",
 };
 
@@ -17,29 +17,11 @@ interface PodMetricsEndpoint {
   port: string;
   path: string;
   interval?: string;
-  scheme?: "https";
-  tlsConfig?: { ca: { secret: { name: string; key: string } }; serverName: string };
 }
 
 function endpoint(values: BulwarkValues, component: Component): PodMetricsEndpoint {
   const { interval } = values.metrics.podMonitor;
-  const { tls } = values.permissionServer;
-  const https = component === "permission-server" && tls.enabled;
-  return {
-    port: METRICS_PORT[component],
-    path: "/metrics",
-    ...(interval ? { interval } : {}),
-    ...(https
-      ? {
-          scheme: "https",
-          // The certificate names the Service; Prometheus scrapes the pod's address.
-          tlsConfig: {
-            ca: { secret: { name: tls.secretName, key: "ca.crt" } },
-            serverName: `${workloadName(values, component)}.${values.namespace}.svc`,
-          },
-        }
-      : {}),
-  };
+  return { port: METRICS_PORT[component], path: "/metrics", ...(interval ? { interval } : {}) };
 }
 
 export function podMonitor(values: BulwarkValues, component: Component): KubernetesObject {

@@ -41,6 +41,7 @@ export function permissionServerEnv(values: BulwarkValues): V1EnvVar[] {
     // Each replica's name in pod claims.
     fieldEnv("BULWARK_REPLICA_NAME", "metadata.name"),
     valueEnv("BULWARK_PERMISSION_PORT", server.port),
+    valueEnv("BULWARK_PERMISSION_METRICS_PORT", server.metricsPort),
     valueEnv("BULWARK_PERMISSION_AUDIENCE", server.audience),
     ...(server.tls.enabled
       ? [
@@ -56,7 +57,10 @@ export function permissionServerDeployment(values: BulwarkValues): V1Deployment 
   const scheme = server.tls.enabled ? "HTTPS" : "HTTP";
   const container = workloadContainer(values, "permission-server", {
     env: permissionServerEnv(values),
-    ports: [{ name: "api", containerPort: server.port, protocol: "TCP" }],
+    ports: [
+      { name: "api", containerPort: server.port, protocol: "TCP" },
+      { name: "metrics", containerPort: server.metricsPort, protocol: "TCP" },
+    ],
     livenessProbe: httpProbe(
       PERMISSION_SERVER_HEALTH.live,
       "api",
@@ -84,10 +88,8 @@ export function permissionServerDeployment(values: BulwarkValues): V1Deployment 
       selector: { matchLabels: selector },
       strategy: { type: "RollingUpdate", rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
       template: {
-        metadata: podMetadata(values, "permission-server", {
-          port: server.port,
-          https: server.tls.enabled,
-        }),
+        // Scraped on the plain metrics port: no CA needed.
+        metadata: podMetadata(values, "permission-server", { port: server.metricsPort }),
         spec: {
           serviceAccountName: permissionServerName(values),
           securityContext: podSecurityContext(),

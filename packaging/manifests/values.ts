@@ -69,6 +69,27 @@ const tolerationSchema = z.strictObject({
 });
 export type Toleration = z.infer<typeof tolerationSchema>;
 
+/** A Kubernetes LabelSelector; empty ({}) selects everything. */
+const labelSelectorSchema = (what: string) =>
+  z
+    .strictObject({
+      matchLabels: labelMap.optional().describe("Labels the selected objects carry, all of them."),
+      matchExpressions: z
+        .array(
+          z.strictObject({
+            key: z.string().min(1).describe("The label key."),
+            operator: z
+              .enum(["In", "NotIn", "Exists", "DoesNotExist"])
+              .describe("How the key's value is matched."),
+            values: z.array(z.string()).optional().describe("With In and NotIn: the values."),
+          }),
+        )
+        .optional()
+        .describe("Label requirements, all of them."),
+    })
+    .describe(`${what} (a LabelSelector; {}: every one).`);
+export type LabelSelector = z.infer<ReturnType<typeof labelSelectorSchema>>;
+
 /** A PermissionProvider the install creates (cluster-scoped): its name and spec, as in the CRD. */
 const providerSchema = z.strictObject({
   name: z
@@ -273,7 +294,12 @@ const permissionServerSchema = z
         "Run the permission server (and the pod metadata policy). One release per cluster: the Pepr module calls one.",
       ),
     replicas: z.int().min(1).describe("Permission server pods."),
-    port: port.describe("One port for the API, /healthz and /metrics."),
+    port: port.describe(
+      "The API's port, with /healthz (the probes) and /metrics, HTTPS when tls.enabled.",
+    ),
+    metricsPort: port.describe(
+      "Plain-HTTP /metrics only (BULWARK_PERMISSION_METRICS_PORT, container port metrics): what the scrape annotations and the PodMonitor name, no CA needed.",
+    ),
     tls: z
       .strictObject({
         enabled: z
@@ -449,10 +475,29 @@ export const chartValuesSchema = z
             ),
           })
           .describe(
-            "PodMonitors for the prometheus-operator, instead of or beside the scrape annotations; the permission server's is HTTPS with its Secret's ca.crt when TLS is on.",
+            "PodMonitors for the prometheus-operator, instead of or beside the scrape annotations.",
           ),
       })
       .describe("Metrics scraping."),
+    networkPolicy: z
+      .strictObject({
+        enabled: z
+          .boolean()
+          .describe(
+            "A NetworkPolicy (ingress) for the gateway and one for the permission server; the network plugin must enforce them. The edge-health daemons run on the host network, which NetworkPolicies do not apply to: none for them.",
+          ),
+        metrics: z
+          .strictObject({
+            namespaceSelector: labelSelectorSchema("The namespaces that may scrape"),
+            podSelector: labelSelectorSchema("The pods in them that may scrape"),
+          })
+          .describe(
+            "Who may reach the gateway's admin port and the permission server's metrics port (e.g. namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: monitoring}}); the defaults let every pod in.",
+          ),
+      })
+      .describe(
+        "NetworkPolicies: the gateway's HTTP and HTTPS ports stay open to all; the permission server's API port admits only pods the Pepr module injected (label permission.bulwark.dev/managed=true, any namespace) and the Pepr module's namespace pepr-system.",
+      ),
     gateway: gatewaySchema,
     permissionServer: permissionServerSchema,
     edgeHealth: edgeHealthSchema,
@@ -518,6 +563,10 @@ export function defaultChartValues(image: string = DEFAULT_IMAGE): ChartValues {
       scrape: true,
       podMonitor: { enabled: false, interval: "", labels: {} },
     },
+    networkPolicy: {
+      enabled: false,
+      metrics: { namespaceSelector: {}, podSelector: {} },
+    },
     gateway: {
       enabled: true,
       replicas: 2,
@@ -558,6 +607,7 @@ export function defaultChartValues(image: string = DEFAULT_IMAGE): ChartValues {
       enabled: true,
       replicas: 2,
       port: 8443,
+      metricsPort: 9465,
       tls: { enabled: true, secretName: "bulwark-permission-server-tls" },
       audience: "bulwark-permission-server",
       providers: [],

@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { CustomObjectsApi } from "@kubernetes/client-node";
 import { main } from "../../cli/main";
+import type { ProgressStream } from "../../cli/progress";
 import type { TestCluster } from "./cluster";
 
 /** Where checksum objects are trusted: the default publisher namespace. */
@@ -30,12 +31,14 @@ export async function publishChecksum(
   ns: string,
   kind: "ingress" | "secret",
   mode: "content" | "tengine" = "content",
+  terminal?: ProgressStream,
 ): Promise<string> {
   let out = "";
   const code = await main(
     ["checksum", "publish", "--kind", kind, "--mode", mode, "-n", ns],
     s => (out += s),
     () => {},
+    terminal,
   );
   assert.equal(code, 0, out);
   const name = /created \w+ [^/]+\/(\S+):/.exec(out)?.[1];

@@ -65,13 +65,12 @@ commonLabels; (dict "root" $ ["component" C] ["extra" MAP]).
 
 {{/*
 A pod template's annotations: Prometheus' scrape annotations (when on) over podAnnotations
-("extra"); (dict "root" $ "port" PORT ["https" true] "extra" MAP "indent" N).
+("extra"); (dict "root" $ "port" PORT "extra" MAP "indent" N).
 */}}
 {{- define "bulwark.podAnnotations" -}}
 {{- $scrape := dict -}}
 {{- if .root.Values.metrics.scrape -}}
 {{- $scrape = dict "prometheus.io/scrape" "true" "prometheus.io/port" (toString .port) "prometheus.io/path" "/metrics" -}}
-{{- if .https }}{{ $_ := set $scrape "prometheus.io/scheme" "https" }}{{ end -}}
 {{- end -}}
 {{- include "bulwark.annotations" (dict "map" (merge $scrape (.extra | default dict)) "indent" .indent) -}}
 {{- end }}

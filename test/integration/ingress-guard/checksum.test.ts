@@ -114,7 +114,22 @@ describe("the global checksum", () => {
     await nextCreationSecond(firstAt);
     const second = await publishChecksum(PUBLISHER, "ingress", "content");
     await nextCreationSecond(Date.now());
-    const third = await publishChecksum(PUBLISHER, "ingress", "content");
+    // This time on a terminal: the listing, then the deletions, on one line erased at the end.
+    const ERASE = "\r\x1b[2K";
+    const terminal: string[] = [];
+    const third = await publishChecksum(PUBLISHER, "ingress", "content", {
+      isTTY: true,
+      write: s => (terminal.push(String(s)), true),
+    });
+    assert.equal(terminal[0], `${ERASE}listing Ingress objects in every namespace…`);
+    assert.equal(terminal.at(-1), ERASE);
+    for (const line of terminal) {
+      assert.ok(line.startsWith(ERASE), JSON.stringify(line));
+      assert.match(
+        line.slice(ERASE.length),
+        /^(listing .*…|deleting 1\/1 older IngressCheckSum objects…)?$/,
+      );
+    }
     const object = await waitForCondition(PUBLISHER, "ingresschecksums", third, "True");
     assert.deepEqual(
       (await checksumObjects(PUBLISHER, "ingresschecksums")).map(o => o.metadata.name),

@@ -1,8 +1,9 @@
 // The Helm chart renders the same objects as the manifest generators for the same values, over a
-// matrix of values and releases; `helm lint --strict` passes for each; the real API server accepts
-// them (server-side dry run); it composes (two releases, a parent chart with global values); it
-// refuses what `npm run build --values` refuses, naming the same field; and an upgrade from the
-// chart before release-prefixed names changes no immutable field. Also Pepr's generated chart for
+// matrix of values and releases (PodMonitors and NetworkPolicies on in some); `helm lint --strict`
+// passes for each; the real API server accepts them (server-side dry run); it composes (two
+// releases, a parent chart with global values); it refuses what `npm run build --values` refuses,
+// naming the same field; and an upgrade from the chart before release-prefixed names changes no
+// immutable field. Also Pepr's generated chart for
 // the module, told the init image the same way, named bulwark-module.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -198,6 +199,18 @@ function variant(): BulwarkValues {
   values.commonLabels = { "example.com/team": "platform", "example.com/cost-center": "42a" };
   values.metrics.scrape = false;
   values.metrics.podMonitor = { enabled: true, interval: "", labels: { release: "kps" } };
+  values.networkPolicy = {
+    enabled: true,
+    metrics: {
+      namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "monitoring" } },
+      podSelector: {
+        matchExpressions: [
+          { key: "app.kubernetes.io/name", operator: "In", values: ["prometheus", "agent"] },
+          { key: "example.com/scraper", operator: "Exists" },
+        ],
+      },
+    },
+  };
   Object.assign(values.gateway, {
     replicas: 4,
     ordinalStart: 3,
@@ -248,6 +261,7 @@ function variant(): BulwarkValues {
   values.gateway.resources.limits.cpu = 4;
   values.permissionServer.tls.enabled = true;
   values.permissionServer.replicas = 3;
+  values.permissionServer.metricsPort = 9475;
   values.permissionServer.providers = [
     { name: "packaging-authz", spec: { type: "http", address: "https://authz.example.com" } },
   ];
@@ -299,6 +313,7 @@ function renamed(): BulwarkValues[] {
   const canary = defaultValues(IMAGE, { release: "bulwark-canary", namespace: "bulwark-canary" });
   canary.permissionServer.tls.enabled = false;
   canary.metrics.podMonitor = { enabled: true, interval: "1m30s", labels: {} };
+  canary.networkPolicy.enabled = true;
   canary.gateway.persistence.storageClassName = "standard";
   const override = defaultValues(IMAGE, { release: "platform-security", namespace: "platform" });
   override.fullnameOverride = "guard";
@@ -422,6 +437,11 @@ describe("charts/bulwark", () => {
         { edgeHealth: { priorityClassName: 5 } },
         "edgeHealth.priorityClassName",
         /\/edgeHealth\/priorityClassName/,
+      ],
+      [
+        { networkPolicy: { metrics: { podSelector: { matchExpressions: [{ key: "a" }] } } } },
+        "networkPolicy.metrics.podSelector.matchExpressions.0.operator",
+        /\/networkPolicy\/metrics\/podSelector\/matchExpressions\/0/,
       ],
       [
         { permissionServer: { tolerations: [{ operator: "Maybe" }] } },

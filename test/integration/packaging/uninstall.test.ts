@@ -24,6 +24,7 @@ import { ROOT } from "../../../packaging/build";
 import { applyOrThrow } from "../../../hack/control-plane/kube";
 import { waitUntil } from "../../harness/wait";
 import { uninstall, type Installation, type PhaseName } from "../../../cli/uninstall";
+import { progressOn } from "../../../cli/progress";
 import { POD_PERMISSION_FINALIZER } from "../../../core/names";
 import { testCluster, testNamespace } from "../../harness/cluster";
 
@@ -230,12 +231,22 @@ describe("bulwark uninstall", () => {
 
   it("strips the finalizer first, then removes webhooks, the rest, and the CRD last", async () => {
     const lines: string[] = [];
+    const ERASE = "\r\x1b[2K";
+    const terminal: string[] = [];
+    const progress = progressOn({ isTTY: true, write: s => (terminal.push(String(s)), true) });
     await uninstall(
       cluster.kc,
       install,
-      { dryRun: false, keepCrds: false },
+      { dryRun: false, keepCrds: false, progress },
       l => void lines.push(l),
     );
+    // On a terminal, each phase's count rewritten in place, erased at the end.
+    assert.equal(terminal[0], `${ERASE}[1/5] strip the pod-permission finalizer from pods: 1/2…`);
+    assert.equal(terminal.at(-1), ERASE);
+    for (const line of terminal) {
+      assert.ok(line.startsWith(ERASE), JSON.stringify(line));
+      assert.match(line.slice(ERASE.length), /^(\[\d\/5\] .*: \d+\/\d+…)?$/);
+    }
     const phaseLines = lines.filter(l => /^\[\d\/\d\]/.test(l));
     assert.equal(phaseLines.length, 5);
     assert.match(

@@ -277,22 +277,29 @@ describe("permission server: outages and the per-pod breaker", () => {
         "--configmap",
         BREAKERS,
       ];
+      terminal.splice(0);
       assert.equal(
         await cli(
           args,
           s => out.push(s),
           s => out.push(s),
+          { isTTY: true, write: s => (terminal.push(String(s)), true) },
         ),
         0,
       );
       return out.join("");
     };
+    /** What a terminal on stderr was shown: the progress line, erased before each output line. */
+    const terminal: string[] = [];
 
     const byGroup = await reset("--group", "bulk-a");
     assert.match(byGroup, /^2 of 2 pods of group bulk-a in \S+ have a breaker entry/m);
     assert.match(byGroup, /^\[1\/2\] reset \S+\/bulk-a-[01]: breaker was open since /m);
     assert.match(byGroup, /^\[2\/2\] reset /m);
     assert.match(byGroup, /^reset 2 pods of group bulk-a in \S+ \(2 with an open breaker\)/m);
+    assert.equal(terminal[0], "\r\x1b[2Kresetting 1/2 pods…");
+    assert.equal(terminal.at(-1), "\r\x1b[2K");
+    assert.doesNotMatch(byGroup, /resetting/, "progress never goes to the output");
     const data = await breakerData();
     assert.equal(data[uids[0]!], undefined);
     assert.equal(data[uids[1]!], undefined);

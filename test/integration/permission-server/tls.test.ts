@@ -2,7 +2,8 @@
 // user without cert-manager makes it (`bulwark permission tls`, against the real API server): the
 // init client given the Secret's ca.crt is granted over HTTPS; one given another CA refuses before
 // sending its token; a renewal is picked up by the running server (the CA is kept, so the same
-// bundle still verifies it); with no certificate configured the server speaks plain HTTP.
+// bundle still verifies it); with no certificate configured the server speaks plain HTTP. The
+// metrics port answers /metrics in plain HTTP while the API port refuses plain HTTP.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -80,6 +81,7 @@ describe("permission server: TLS with the CLI-made Secret", () => {
       BULWARK_TLS_CERT_PATH: join(dir, "tls.crt"),
       BULWARK_TLS_KEY_PATH: join(dir, "tls.key"),
       BULWARK_TLS_RELOAD_INTERVAL: "200ms",
+      BULWARK_PERMISSION_METRICS_PORT: "0",
     })) as [RunningServer];
   });
 
@@ -103,6 +105,20 @@ describe("permission server: TLS with the CLI-made Secret", () => {
     const { pod, token } = await startedPod("trusting", "127.0.6.1");
     assert.deepEqual(await runInitFor(server.url, pod, token, ca), { granted: true });
     assert.ok(authz.isGranted("127.0.6.1", "orders", "read"));
+  });
+
+  it("the metrics port answers /metrics in plain HTTP; the API port refuses plain HTTP", async () => {
+    const metricsUrl = server.metricsUrl ?? "";
+    assert.match(metricsUrl, /^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
+    const scraped = await fetch(metricsUrl);
+    assert.equal(scraped.status, 200);
+    assert.match(scraped.headers.get("content-type") ?? "", /^text\/plain/);
+    assert.match(await scraped.text(), /^# TYPE bulwark_permission_jobs_total counter$/m);
+    // Only /metrics: the API is not reachable around TLS through it.
+    assert.equal((await fetch(new URL("/healthz", metricsUrl))).status, 404);
+    assert.equal((await fetch(new URL("/v1/grants", metricsUrl), { method: "POST" })).status, 404);
+    const plainToApi = server.url.replace(/^https:/, "http:") + "/metrics";
+    await assert.rejects(fetch(plainToApi), "the API port speaks only TLS");
   });
 
   it("an init client given another CA refuses the server and never sends its token", async () => {

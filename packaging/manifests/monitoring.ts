@@ -3,7 +3,13 @@
 // the permission server's over HTTPS, trusting the CA in its serving Secret. The scrape annotations
 // (common.ts) are for a Prometheus that discovers pods itself; either or both may be on.
 import type { KubernetesObject, V1Deployment } from "@kubernetes/client-node";
-import { labels, selectorLabels, workloadName, type Component } from "./common";
+import {
+  labels,
+  permissionTlsSecret,
+  selectorLabels,
+  workloadName,
+  type Component,
+} from "./common";
 import type { BulwarkValues } from "./values";
 
 /** The named container port each workload serves /metrics on. */
@@ -34,7 +40,7 @@ function endpoint(values: BulwarkValues, component: Component): PodMetricsEndpoi
           scheme: "https",
           // The certificate names the Service; Prometheus scrapes the pod's address.
           tlsConfig: {
-            ca: { secret: { name: tls.secretName, key: "ca.crt" } },
+            ca: { secret: { name: permissionTlsSecret(values), key: "ca.crt" } },
             serverName: `${workloadName(values, component)}.${values.namespace}.svc`,
           },
         }

@@ -23,6 +23,7 @@ import type { RouteTableStats } from "./routing/table";
 import { makeDefaultCertificates, type PemPair } from "./tls/default-certificate";
 import type { AppliedView, GatewayView } from "./view";
 import { diffView, wholeView } from "./view-delta";
+import { effectiveListenMode, type ListenMode } from "./listen-mode";
 import type { FromWorker, ToWorker } from "./data-plane-worker";
 
 export interface DataPlaneOptions {
@@ -42,6 +43,11 @@ export interface DataPlaneOptions {
   observe?: ObserveOptions;
   /** The front door's deadlines and limits (default: nginx's). */
   frontDoor?: FrontDoorLimits;
+  /**
+   * How several workers share the ports (listen-mode.ts; default round robin through this
+   * process); reuse-port falls back to round robin on a Node.js without it.
+   */
+  listenMode?: ListenMode;
 }
 
 export interface WorkerStatus {
@@ -182,7 +188,7 @@ class ClusterDataPlane implements DataPlane {
   httpsPort: number | undefined = undefined;
 
   constructor(
-    private readonly init: Extract<ToWorker, { type: "init" }>,
+    private init: Extract<ToWorker, { type: "init" }>,
     private readonly count: number,
   ) {}
 
@@ -193,7 +199,15 @@ class ClusterDataPlane implements DataPlane {
       serialization: "advanced",
     });
     const ready = [];
-    for (let i = 0; i < this.count; i++) ready.push(this.fork());
+    if (this.init.options.reusePort === true) {
+      // Each worker binds its own socket: the first picks the ports (0 = any free one), and
+      // every later worker, replacements included, binds the same ones.
+      await this.fork();
+      const { options } = this.init;
+      this.init = { ...this.init, options: { ...options, httpPort: this.httpPort } };
+      if (options.httpsPort !== undefined) this.init.options.httpsPort = this.httpsPort;
+    } else ready.push(this.fork());
+    for (let i = 1; i < this.count; i++) ready.push(this.fork());
     await Promise.all(ready);
   }
 
@@ -367,8 +381,9 @@ function send(worker: Worker, message: ToWorker): void {
 }
 
 /**
- * Each worker enforces 1/workers of every rate limit: the primary balances new connections among
- * them round-robin, so a pod's total stays the configured one (README, "Migrating").
+ * Each worker enforces 1/workers of every rate limit: new connections are spread evenly among
+ * them (the primary's round robin, or the kernel's address hash with reuse-port), so a pod's
+ * total stays the configured one (README, "Migrating").
  */
 function withLimitShare(compile: CompileOptions, workers: number): CompileOptions {
   const limits = { ...(compile.traffic.limits ?? DEFAULT_LIMIT_OPTIONS), share: workers };
@@ -387,6 +402,8 @@ export async function startDataPlane(options: DataPlaneOptions): Promise<DataPla
     compile: withLimitShare(options.compile ?? DEFAULT_COMPILE_OPTIONS, workers),
     observe: options.observe,
     frontDoor: options.frontDoor,
+    reusePort:
+      workers > 1 && effectiveListenMode(options.listenMode ?? "round-robin") === "reuse-port",
   };
   if (workers <= 1) return new LocalDataPlane(await Engine.start(engineOptions));
   const plane = new ClusterDataPlane({ type: "init", options: engineOptions }, workers);

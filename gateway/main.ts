@@ -31,6 +31,9 @@ Settings (environment):
                                canary-referrer allow-lists (comma lists)
   BULWARK_HTTP_PORT=8080  BULWARK_HTTPS_PORT=8443  BULWARK_ADMIN_PORT=9090
   BULWARK_LISTEN_HOST=0.0.0.0  BULWARK_WORKERS=1
+  BULWARK_LISTEN_MODE=round-robin   how workers share the ports: round-robin (the primary accepts and
+                               hands connections out) or reuse-port (a socket per worker, SO_REUSEPORT;
+                               Node >= 22.12, round robin otherwise)
   BULWARK_STATE_DIR=/var/lib/bulwark-gateway   where the last good view is kept
   BULWARK_INGRESS_CHECKSUM=off  BULWARK_SECRET_CHECKSUM=off   checksum guard per kind: off, observe
                                (verify and report what enforce would refuse) or enforce (true/false:
@@ -91,6 +94,7 @@ export async function main(argv: string[]): Promise<number> {
     httpsPort: settings.httpsPort,
     host: settings.host,
     workers: settings.workers,
+    listenMode: settings.listenMode,
     compile: settings.compile,
     observe: settings.observe,
     frontDoor: settings.frontDoor,

@@ -12,6 +12,19 @@ describe("gateway settings", () => {
     assert.deepEqual(s.checksum, { ingress: "off", secret: "off" });
     assert.deepEqual(s.watchNamespaces, []);
     assert.equal(s.workers, 1);
+    assert.equal(s.listenMode, "round-robin");
+  });
+
+  it("takes the listen mode by name and refuses any other, naming the setting", () => {
+    const set = readSettings({ BULWARK_POD_NAME: "g-0", BULWARK_LISTEN_MODE: "reuse-port" });
+    assert.ok(set.ok);
+    assert.equal(set.settings.listenMode, "reuse-port");
+    const bad = readSettings({ BULWARK_POD_NAME: "g-0", BULWARK_LISTEN_MODE: "reuseport" });
+    assert.equal(bad.ok, false);
+    assert.match(
+      bad.ok ? "" : bad.message,
+      /^BULWARK_LISTEN_MODE must be one of round-robin, reuse-port; got "reuseport"/,
+    );
   });
 
   it("given nothing about traffic, metrics and access log are on, 20 canaries, redirects to 443, exact match", () => {

@@ -8,11 +8,13 @@ import {
   loadEnv,
   logLevel,
   namespaceList,
+  oneOf,
   type Loaded,
 } from "../core/env-settings";
 import { podOrdinalFromName } from "../core/annotations/rollout";
 import { parseExcludedNamespaces } from "../core/ingress/selection";
 import { referrerAllowList } from "../core/annotations/referrer";
+import { LISTEN_MODES } from "./listen-mode";
 import { DEFAULT_PUBLISHER_NAMESPACES, parseGuardMode, parseKeysLocation } from "../core/checksum";
 
 /** off | observe | enforce (true/false: enforce/off). */
@@ -54,6 +56,9 @@ export const settingsSchema = z
       .min(1, "BULWARK_STATE_DIR must not be empty")
       .default("/var/lib/bulwark-gateway"),
     BULWARK_WORKERS: integer("BULWARK_WORKERS", 1, 1, 64),
+    // How several workers share the ports (listen-mode.ts): the primary's round robin, or a
+    // socket per worker (SO_REUSEPORT; round robin on a Node.js without it).
+    BULWARK_LISTEN_MODE: oneOf("BULWARK_LISTEN_MODE", LISTEN_MODES, "round-robin"),
     BULWARK_INGRESS_CHECKSUM: guardMode("BULWARK_INGRESS_CHECKSUM"),
     BULWARK_SECRET_CHECKSUM: guardMode("BULWARK_SECRET_CHECKSUM"),
     BULWARK_WATCH_NAMESPACES: namespaceList("BULWARK_WATCH_NAMESPACES"),
@@ -166,6 +171,7 @@ export const settingsSchema = z
     host: env.BULWARK_LISTEN_HOST,
     stateDir: env.BULWARK_STATE_DIR,
     workers: env.BULWARK_WORKERS,
+    listenMode: env.BULWARK_LISTEN_MODE,
     checksum: { ingress: env.BULWARK_INGRESS_CHECKSUM, secret: env.BULWARK_SECRET_CHECKSUM },
     watchNamespaces: env.BULWARK_WATCH_NAMESPACES,
     checksumGraceMs: env.BULWARK_CHECKSUM_GRACE_SECONDS * 1000,

@@ -183,6 +183,7 @@ describe("workload manifests", () => {
         v.gateway.proxyProtocol = true;
         v.gateway.http2 = false;
         v.gateway.limitStatus = 429;
+        v.gateway.listenMode = "reuse-port";
       }),
       "StatefulSet",
       "bulwark-gateway",
@@ -193,6 +194,7 @@ describe("workload manifests", () => {
     assert.equal(read.settings.ordinal, 3);
     assert.equal(read.settings.adminPort, 9090);
     assert.equal(read.settings.workers, 2);
+    assert.equal(read.settings.listenMode, "reuse-port");
     // The old booleans still mean enforce and off.
     assert.deepEqual(read.settings.checksum, { ingress: "enforce", secret: "off" });
     assert.deepEqual(read.settings.watchNamespaces, ["shop", "blog"]);

@@ -1,11 +1,14 @@
 // The reads admission needs: the TLS Secrets an Ingress names, the Ingresses that name a Secret.
-import { K8s, kind } from "pepr";
+// Through the kept-alive reader: the API server waits on each of them.
 import type { Result } from "../../core/result";
 import { inspectTlsPair, type CertificateFacts } from "../../core/tls/certificate";
 import { selectsIngress, type ServingScope } from "../../core/ingress/selection";
 import type { Ingress } from "../../core/ingress/types";
 import type { SecretLookup } from "../../core/ingress/validate-tls";
 import { isNotFound } from "../../kube/api-errors";
+import { apiReader } from "../../kube/api-reader";
+import { secretsNamedBy, tlsUsers } from "./tls-users";
+import type { Secret } from "../../core/ingress/types";
 
 function decode(value: string | undefined): string {
   return value === undefined ? "" : Buffer.from(value, "base64").toString("utf8");
@@ -24,7 +27,9 @@ export async function tlsSecretLookup(
   await Promise.all(
     [...new Set(names)].map(async name => {
       try {
-        const secret = await K8s(kind.Secret).InNamespace(namespace).Get(name);
+        const secret = await apiReader().get<Secret>(
+          `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets/${encodeURIComponent(name)}`,
+        );
         facts.set(
           name,
           inspectTlsPair(decode(secret.data?.["tls.crt"]), decode(secret.data?.["tls.key"]), now),
@@ -44,16 +49,19 @@ export async function ingressesUsingSecret(
   secretName: string,
   scope: ServingScope,
 ): Promise<Ingress[]> {
-  const list = await K8s(kind.Ingress).InNamespace(namespace).Get();
-  return (list.items as Ingress[]).filter(
-    ingress =>
-      selectsIngress(ingress, scope) &&
-      (ingress.spec?.tls ?? []).some(tls => tls.secretName === secretName),
+  const watched = tlsUsers.users(namespace, secretName);
+  const candidates =
+    watched ??
+    (
+      await apiReader().get<{ items: Ingress[] }>(
+        `/apis/networking.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/ingresses`,
+      )
+    ).items;
+  return candidates.filter(
+    ingress => selectsIngress(ingress, scope) && secretsNamedBy(ingress).includes(secretName),
   );
 }
 
 export function secretNamesOf(ingresses: Ingress[]): string[] {
-  return ingresses.flatMap(ingress =>
-    (ingress.spec?.tls ?? []).flatMap(tls => (tls.secretName ? [tls.secretName] : [])),
-  );
+  return ingresses.flatMap(secretsNamedBy);
 }

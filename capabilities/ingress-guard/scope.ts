@@ -21,6 +21,8 @@ import {
   type KeysLocation,
 } from "../../core/checksum";
 import { isNotFound } from "../../kube/api-errors";
+import { apiReader } from "../../kube/api-reader";
+import type { V1IngressClass } from "@kubernetes/client-node";
 import { parseSwitch } from "../../core/switch";
 import type { ChecksumKind } from "../../core/checksum/crd";
 
@@ -55,7 +57,8 @@ export function securityAnnotationMode(
 /** Whether IngressClass bulwark is the cluster's default now (absent: it is not). */
 export async function readClassIsDefault(): Promise<boolean> {
   try {
-    return isDefaultClass(await K8s(kind.IngressClass).Get(INGRESS_CLASS));
+    const path = `/apis/networking.k8s.io/v1/ingressclasses/${INGRESS_CLASS}`;
+    return isDefaultClass(await apiReader().get<V1IngressClass>(path));
   } catch (error) {
     if (isNotFound(error)) return false;
     throw error;

@@ -1,5 +1,5 @@
 // Pod CREATE: validate (the group must exist, no hostNetwork), then inject in one mutation.
-import { K8s, Log, type a, type PeprMutateRequest, type PeprValidateRequest } from "pepr";
+import { Log, type a, type PeprMutateRequest, type PeprValidateRequest } from "pepr";
 import { PERMISSION_GROUP_ANNOTATION, PERMISSION_MANAGED_LABEL } from "../../core/names";
 import {
   planInjection,
@@ -7,9 +7,9 @@ import {
   type InjectConfig,
   type PermissionPod,
 } from "../../core/permission";
-import { PermissionGroup } from "./permission-kinds";
 import type { PermissionSettings } from "./settings";
 import { isNotFound } from "../../kube/api-errors";
+import { apiReader } from "../../kube/api-reader";
 
 type ValidateResponse = ReturnType<PeprValidateRequest<a.Pod>["Approve"]>;
 
@@ -55,7 +55,9 @@ export function validatePermissionPod(settings: PermissionSettings) {
     const group = pod.metadata?.annotations?.[PERMISSION_GROUP_ANNOTATION];
     if (!group || namespace === settings.inject.ownNamespace) return req.Approve();
     try {
-      await K8s(PermissionGroup).InNamespace(namespace).Get(group);
+      await apiReader().get(
+        `/apis/bulwark.dev/v1alpha1/namespaces/${encodeURIComponent(namespace)}/permissiongroups/${encodeURIComponent(group)}`,
+      );
       return req.Approve();
     } catch (error) {
       if (!isNotFound(error)) throw error;

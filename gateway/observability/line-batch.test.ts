@@ -53,4 +53,25 @@ describe("LineBatch", () => {
     mock.timers.tick(10_000);
     assert.deepEqual(writes, ["last\n"], "the flush cancelled the pending write");
   });
+
+  it("given lines past the batch's size, writes the batch early and keeps every byte in order", () => {
+    const { out, writes } = sink();
+    const batch = new LineBatch(out, 10_000);
+    const lines = Array.from({ length: 3000 }, (_, i) => `{"n":${i},"pad":"${"x".repeat(200)}"}\n`);
+    for (const line of lines) batch.push(line);
+    batch.flush();
+    assert.ok(writes.length > 1, "more than one write for about 600 KiB");
+    assert.equal(writes.join(""), lines.join(""));
+  });
+
+  it("given non-ASCII text and a line longer than a batch, writes them whole as UTF-8", () => {
+    const { out, writes } = sink();
+    const batch = new LineBatch(out, 10_000);
+    const long = `{"path":"/${"é".repeat(100_000)}"}\n`;
+    batch.push('{"ua":"Mozilla — ünïcode ✓ 😀"}\n');
+    batch.push(long);
+    batch.push("tail\n");
+    batch.flush();
+    assert.equal(writes.join(""), `{"ua":"Mozilla — ünïcode ✓ 😀"}\n${long}tail\n`);
+  });
 });

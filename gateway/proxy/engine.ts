@@ -85,6 +85,8 @@ export interface EngineOptions {
   observe?: ObserveOptions;
   /** Head and body deadlines and sizes, underscores in header names (nginx's defaults). */
   frontDoor?: FrontDoorLimits;
+  /** Bind the listeners with SO_REUSEPORT, a socket per worker (listen-mode.ts). */
+  reusePort?: boolean;
 }
 
 const EMPTY_TABLE: RouteTable = {
@@ -98,10 +100,11 @@ const EMPTY_TABLE: RouteTable = {
 /** nginx's keepalive_timeout default: idle client connections close after 75 s. */
 const CLIENT_KEEPALIVE_MS = 75_000;
 
-function listen(server: Server, port: number, host: string): Promise<number> {
+function listen(server: Server, port: number, host: string, reusePort = false): Promise<number> {
   return new Promise((resolve, reject) => {
     server.once("error", reject);
-    server.listen(port, host, () => {
+    // reusePort (Node >= 22.12) makes a cluster worker bind its own socket instead of the primary's.
+    server.listen({ port, host, reusePort }, () => {
       server.off("error", reject);
       resolve((server.address() as AddressInfo).port);
     });
@@ -176,12 +179,12 @@ export class Engine {
     };
     const http = createServer(serverOptions);
     engine.attach(http, "http");
-    engine.httpPort = await listen(http, options.httpPort, options.host);
+    engine.httpPort = await listen(http, options.httpPort, options.host, options.reusePort);
     if (options.httpsPort !== undefined) {
       const https = createHttpsServer(serverOptions);
       chooseCertificatePerClient(https, engine.certificates, engine.startH2());
       engine.attach(https, "https");
-      engine.httpsPort = await listen(https, options.httpsPort, options.host);
+      engine.httpsPort = await listen(https, options.httpsPort, options.host, options.reusePort);
     }
     return engine;
   }

@@ -150,7 +150,7 @@ export function benchView(backendPort: number, work: Work) {
 }
 
 // ingress-nginx's proxy headers, as its template sets them on every location.
-const PROXY_HEADERS = `proxy_http_version 1.1;
+export const PROXY_HEADERS = `proxy_http_version 1.1;
       proxy_set_header Connection "";
       proxy_set_header Host $host;
       proxy_set_header X-Request-ID $request_id;

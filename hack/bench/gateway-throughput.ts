@@ -2,6 +2,9 @@
 //
 //   npx tsx hack/bench/gateway-throughput.ts [--workers 1] [--duration 10] [--connections 64]
 //                                            [--rounds 3] [--memory-only] [--skip-memory]
+//                                            [--rows N] [--listen-modes round-robin,reuse-port]
+//                                            [--row I,J] (only those rows, by index)
+//                                            [--cpu-profile DIR] (a V8 profile of each gateway run)
 //
 // One nginx process (1 worker) serves a tiny static answer as the backend. Each row puts the
 // gateway (--workers processes) and an nginx configured to do the same work (worker_processes =
@@ -12,18 +15,22 @@
 // (nginx: a log_format of the same fields, buffered); with access control (a source allowlist
 // and a rate limit not reached; nginx: allow/deny and limit_req). For every run, req/s and the
 // proxy's CPU time per request (from /proc over the run), the figure that moves least with the
-// machine's load. Then @fastify/http-proxy and RSS of a gateway process after compiling 10k and
+// machine's load; with several workers, the primary's share of it (--listen-modes runs each
+// gateway row once per way the workers share the ports: the primary's round robin, SO_REUSEPORT).
+// Then @fastify/http-proxy and RSS of a gateway process after compiling 10k and
 // 100k hosts. Numbers are printed; nothing is asserted.
 import { execFile, execFileSync, spawn } from "node:child_process";
-import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { get } from "node:http";
 import { loadavg, tmpdir } from "node:os";
+import { Session } from "node:inspector";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { startDataPlane } from "../../gateway/data-plane";
+import { LISTEN_MODES, type ListenMode } from "../../gateway/listen-mode";
 import { freePort } from "../control-plane/ports";
 import { NGINX, nginxConfig, startNginx, stopNginx } from "../nginx";
-import { imageNode } from "../node-runtime/runtime";
+import { rerunOnImageNode } from "../node-runtime/runtime";
 import {
   AUTHORIZATION,
   benchView,
@@ -34,7 +41,9 @@ import {
   ROWS,
   type Row,
 } from "./gateway-throughput-rows";
+import { integerFlag, runBench } from "./cli";
 import { cpuMs, withChildren } from "./proc-cpu";
+import { spread } from "./stats";
 
 const run = promisify(execFile);
 const WRK = "/usr/bin/wrk";
@@ -51,16 +60,25 @@ interface Options {
   thisNode: boolean;
   /** Another checkout whose data plane is measured too, in the same rounds (before/after a change). */
   baseline: string | undefined;
+  /** How several workers share the ports; with two modes, each gateway row runs in both. */
+  listenModes: ListenMode[];
+  /** The rows measured: the first N (--rows N), or those named (--row I,J); default all. */
+  rows: readonly Row[];
+  /** Where a CPU profile of each measured gateway run goes (this process only: 1 worker). */
+  cpuProfileDir: string | undefined;
+}
+
+function rowsOf(argv: string[], first: number): readonly Row[] {
+  const index = argv.indexOf("--row");
+  if (index < 0) return ROWS.slice(0, first);
+  const picked = (argv[index + 1] ?? "").split(",").map(Number);
+  if (picked.some(i => !Number.isInteger(i) || ROWS[i] === undefined))
+    throw new Error(`--row: expected indices from 0 to ${ROWS.length - 1}, comma-separated`);
+  return picked.map(i => ROWS[i]!);
 }
 
 function parseOptions(argv: string[]): Options {
-  const value = (name: string, fallback: number) => {
-    const index = argv.indexOf(name);
-    const parsed = index < 0 ? fallback : Number(argv[index + 1]);
-    if (!Number.isInteger(parsed) || parsed <= 0)
-      throw new Error(`${name}: expected a positive integer`);
-    return parsed;
-  };
+  const value = (name: string, fallback: number) => integerFlag(argv, name, fallback);
   return {
     workers: value("--workers", 1),
     duration: value("--duration", 10),
@@ -70,7 +88,23 @@ function parseOptions(argv: string[]): Options {
     skipMemory: argv.includes("--skip-memory"),
     thisNode: argv.includes("--this-node"),
     baseline: argv.includes("--baseline") ? argv[argv.indexOf("--baseline") + 1] : undefined,
+    listenModes: listenModesOf(argv),
+    rows: rowsOf(argv, value("--rows", ROWS.length)),
+    cpuProfileDir: argv.includes("--cpu-profile")
+      ? argv[argv.indexOf("--cpu-profile") + 1]
+      : undefined,
   };
+}
+
+/** `--listen-modes round-robin,reuse-port`: the modes each gateway row runs in. */
+function listenModesOf(argv: string[]): ListenMode[] {
+  const index = argv.indexOf("--listen-modes");
+  if (index < 0) return ["round-robin"];
+  const modes = (argv[index + 1] ?? "").split(",");
+  for (const mode of modes)
+    if (!LISTEN_MODES.includes(mode as ListenMode))
+      throw new Error(`--listen-modes: ${mode} is not one of ${LISTEN_MODES.join(", ")}`);
+  return modes as ListenMode[];
 }
 
 interface WrkResult {
@@ -81,6 +115,8 @@ interface WrkResult {
   requests: number;
   /** CPU of the proxy under test over the run, per request, in µs. */
   cpuUsPerRequest: number;
+  /** With several gateway workers: the part of it the primary (this process) spent. */
+  primaryUsPerRequest?: number;
 }
 
 function toMs(text: string): number {
@@ -139,6 +175,7 @@ interface GatewaySetup {
   start: StartDataPlane;
   /** The row's nginx, whose answer the gateway's must match (status and CORS headers). */
   peerPort: number;
+  listenMode: ListenMode;
 }
 
 /** The status and CORS headers (Access-Control-*, Vary) of an answer to the bench's request. */
@@ -169,6 +206,7 @@ async function benchGateway(setup: GatewaySetup, options: Options, row: Row): Pr
     httpPort: port,
     host: "127.0.0.1",
     workers: options.workers,
+    listenMode: setup.listenMode,
     defaultCertificates: [],
     observe,
   });
@@ -179,9 +217,32 @@ async function benchGateway(setup: GatewaySetup, options: Options, row: Row): Pr
     if (applied.problems.length > 0) throw new Error(applied.problems.join("\n"));
     await checkSameWork(row, port, setup.peerPort);
     await wrk(port, { ...options, duration: 2 }, pids); // warm-up (JIT, pools)
-    return await wrk(port, options, pids);
+    const primaryBefore = cpuMs([process.pid]);
+    const result = await profiled(options.cpuProfileDir, row, () => wrk(port, options, pids));
+    if (options.workers === 1) return result;
+    const primaryMs = cpuMs([process.pid]) - primaryBefore;
+    return { ...result, primaryUsPerRequest: (primaryMs * 1000) / result.requests };
   } finally {
     await plane.close({ drainMs: 500 });
+  }
+}
+
+/** Runs `work` under V8's CPU profiler (this process) when `dir` is set; the profile goes there. */
+async function profiled<T>(dir: string | undefined, row: Row, work: () => Promise<T>): Promise<T> {
+  if (dir === undefined) return work();
+  const session = new Session();
+  session.connect();
+  const post = promisify(session.post.bind(session)) as (method: string) => Promise<unknown>;
+  await post("Profiler.enable");
+  await post("Profiler.start");
+  try {
+    return await work();
+  } finally {
+    const { profile } = (await post("Profiler.stop")) as { profile: object };
+    mkdirSync(dir, { recursive: true });
+    const name = `${row.name.replace(/\W+/g, "-")}-${Date.now()}.cpuprofile`;
+    writeFileSync(join(dir, name), JSON.stringify(profile));
+    session.disconnect();
   }
 }
 
@@ -243,7 +304,7 @@ async function round(
   options: Options,
   add: (name: string, result: WrkResult) => void,
 ): Promise<void> {
-  for (const [i, row] of ROWS.entries()) {
+  for (const [i, row] of options.rows.entries()) {
     const peer = context.peers[i]!;
     add(`nginx: ${row.name}`, await wrk(peer.port, options, peer.pids));
     const setup = {
@@ -251,12 +312,37 @@ async function round(
       logPath: join(context.dir, `gateway-${i}-access.log`),
       start: startDataPlane,
       peerPort: peer.port,
+      listenMode: options.listenModes[0]!,
     };
-    add(`gateway: ${row.name}`, await benchGateway(setup, options, row));
+    for (const listenMode of options.listenModes) {
+      const result = await benchGateway({ ...setup, listenMode }, options, row);
+      add(gatewayName(row, listenMode, options), result);
+    }
     const baseline = context.baseline;
     if (baseline === undefined) continue;
     add(`baseline: ${row.name}`, await benchGateway({ ...setup, start: baseline }, options, row));
   }
+}
+
+/** A gateway row's name; with several listen modes, the mode in brackets. */
+function gatewayName(row: Row, mode: ListenMode, options: Options): string {
+  return options.listenModes.length > 1 ? `gateway: ${row.name} [${mode}]` : `gateway: ${row.name}`;
+}
+
+/** With several workers: how the gateway's CPU per request splits between primary and workers. */
+function cpuSplit(r: WrkResult): string {
+  if (r.primaryUsPerRequest === undefined) return "";
+  const workers = r.cpuUsPerRequest - r.primaryUsPerRequest;
+  return `  (primary ${r.primaryUsPerRequest.toFixed(1)}, workers ${workers.toFixed(1)} µs/req)`;
+}
+
+/** Under a row's median: the spread of its rounds (req/s, CPU per request). */
+function printSpread(runs: WrkResult[]): void {
+  if (runs.length < 2) return;
+  const rps = spread(runs, r => r.rps);
+  console.log(
+    `    ${runs.length} rounds: ${rps} req/s, ${spread(runs, r => r.cpuUsPerRequest, 1)} µs/req`,
+  );
 }
 
 function printRow(name: string, r: WrkResult, peer: WrkResult | undefined): void {
@@ -265,7 +351,7 @@ function printRow(name: string, r: WrkResult, peer: WrkResult | undefined): void
       ? ""
       : `  req/s ratio ${(r.rps / peer.rps).toFixed(2)}  CPU/req ratio ${(r.cpuUsPerRequest / peer.cpuUsPerRequest).toFixed(2)}`;
   console.log(
-    `  ${name.padEnd(40)} ${r.rps.toFixed(0).padStart(8)} req/s  p50 ${r.p50ms.toFixed(2)} ms  p99 ${r.p99ms.toFixed(2)} ms  CPU ${r.cpuUsPerRequest.toFixed(1).padStart(5)} µs/req${vs}${r.errors > 0 ? `  non-2xx ${r.errors}` : ""}`,
+    `  ${name.padEnd(40)} ${r.rps.toFixed(0).padStart(8)} req/s  p50 ${r.p50ms.toFixed(2)} ms  p99 ${r.p99ms.toFixed(2)} ms  CPU ${r.cpuUsPerRequest.toFixed(1).padStart(5)} µs/req${cpuSplit(r)}${vs}${r.errors > 0 ? `  non-2xx ${r.errors}` : ""}`,
   );
 }
 
@@ -283,7 +369,7 @@ async function throughput(options: Options): Promise<void> {
   );
   const peers: Peer[] = [];
   try {
-    for (const row of ROWS) peers.push(await startPeer(dir, row, backendPort, options));
+    for (const row of options.rows) peers.push(await startPeer(dir, row, backendPort, options));
     console.log(
       `throughput: wrk -t1 -c${options.connections} -d${options.duration}s, ${options.workers} worker(s), loopback; load average ${loadavg()
         .map(l => l.toFixed(2))
@@ -300,15 +386,20 @@ async function throughput(options: Options): Promise<void> {
     }
     const result = (name: string) => median(rounds.get(name)!);
     console.log("  each gateway row against nginx doing the same work (ratios: gateway / nginx)");
-    for (const row of ROWS) {
+    for (const row of options.rows) {
       const peer = result(`nginx: ${row.name}`);
       printRow(`nginx: ${row.name}`, peer, undefined);
-      printRow(`gateway: ${row.name}`, result(`gateway: ${row.name}`), peer);
+      printSpread(rounds.get(`nginx: ${row.name}`)!);
+      for (const mode of options.listenModes) {
+        const name = gatewayName(row, mode, options);
+        printRow(name, result(name), peer);
+        printSpread(rounds.get(name)!);
+      }
       if (baseline !== undefined)
         printRow(`baseline: ${row.name}`, result(`baseline: ${row.name}`), peer);
       if (row.note !== undefined) console.log(`    (${row.note})`);
     }
-    const plainPeer = result(`nginx: ${ROWS[0]!.name}`);
+    const plainPeer = result(`nginx: ${options.rows[0]!.name}`);
     printRow(
       "@fastify/http-proxy (1 process)",
       await benchFastify(backendPort, options),
@@ -343,25 +434,10 @@ function ensureTools(): void {
   execFileSync("bash", [join(__dirname, "..", "system-packages.sh")], { stdio: "inherit" });
 }
 
-/**
- * The gateway's numbers are for the runtime the image ships (the Dockerfile's NODE_VERSION): run
- * there unless `--this-node` says otherwise. The fastify peer and the memory runs inherit it.
- */
-async function onImageNode(): Promise<boolean> {
-  const node = imageNode();
-  const { stdout } = await run(node, ["--version"]);
-  if (stdout.trim() === process.version) return false;
-  console.log(
-    `re-running on the image's Node.js ${stdout.trim()} (this one is ${process.version})`,
-  );
-  const child = spawn(node, [...process.execArgv, ...process.argv.slice(1)], { stdio: "inherit" });
-  const code = await new Promise<number | null>(resolve => child.once("exit", resolve));
-  process.exit(code ?? 1);
-}
-
 async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2));
-  if (!options.thisNode && (await onImageNode())) return;
+  // The gateway's numbers are for the image's runtime; the fastify peer and memory runs inherit it.
+  if (!options.thisNode && (await rerunOnImageNode())) return;
   console.log(`Node.js ${process.version}`);
   if (!options.memoryOnly) ensureTools();
   if (!options.memoryOnly) await throughput(options);
@@ -372,10 +448,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+runBench(main);

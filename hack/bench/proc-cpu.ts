@@ -34,3 +34,15 @@ export function withChildren(pid: number): number[] {
 export function cpuMs(pids: readonly number[]): number {
   return pids.reduce((sum, pid) => sum + processCpuMs(pid), 0);
 }
+
+/**
+ * From a process's /proc/<pid>/stat text: the CPU of the children it has waited for (cutime +
+ * cstime), in ms. A shell that ran a load generator and then printed its own stat gives that
+ * generator's CPU this way.
+ */
+export function waitedChildrenCpuMs(stat: string): number {
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  // cutime is field 16, cstime 17 (state is field 3, index 0 here).
+  const ticks = Number(fields[13]) + Number(fields[14]);
+  return (ticks * 1000) / TICKS_PER_SECOND;
+}

@@ -38,6 +38,8 @@ export interface PeprModuleOptions {
   watcherRestartDelayMs?: number;
   /** Extra environment for the module process (e.g. BULWARK_METRICS_PORT). */
   env?: NodeJS.ProcessEnv;
+  /** Node.js flags for both processes (a benchmark's --cpu-prof; NODE_OPTIONS refuses it). */
+  nodeFlags?: string[];
   log?: (message: string) => void;
 }
 
@@ -181,14 +183,15 @@ export async function startPeprModule(
   delete baseEnv.PEPR_MODE;
   // As in a cluster: one admission process, one watcher process (Pepr's two Deployments).
   log(`starting the Pepr module's admission controller on ${url}`);
-  const admission = startProcess("pepr-admission", process.execPath, [bundle], {
+  const nodeArgs = [...(options.nodeFlags ?? []), bundle];
+  const admission = startProcess("pepr-admission", process.execPath, nodeArgs, {
     cwd: options.root,
     logFile: join(cp.dir, "logs", "pepr-admission.log"),
     env: { ...baseEnv, BULWARK_PEPR_PORT: String(port) },
   });
   const watcher = superviseWatcher({
     start: () =>
-      startProcess("pepr-watcher", process.execPath, [bundle], {
+      startProcess("pepr-watcher", process.execPath, nodeArgs, {
         cwd: options.root,
         logFile: join(cp.dir, "logs", "pepr-watcher.log"),
         env: { ...baseEnv, PEPR_WATCH_MODE: "true", BULWARK_PEPR_PORT: String(watcherPort) },

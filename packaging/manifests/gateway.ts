@@ -49,6 +49,7 @@ export function gatewayEnv(values: BulwarkValues): V1EnvVar[] {
     valueEnv("BULWARK_HTTPS_PORT", gateway.ports.https),
     valueEnv("BULWARK_ADMIN_PORT", gateway.ports.admin),
     valueEnv("BULWARK_WORKERS", gateway.workers),
+    valueEnv("BULWARK_LISTEN_MODE", gateway.listenMode),
     valueEnv("BULWARK_STATE_DIR", GATEWAY_STATE_DIR),
     valueEnv("BULWARK_INGRESS_CHECKSUM", gateway.checksum.ingress),
     valueEnv("BULWARK_SECRET_CHECKSUM", gateway.checksum.secret),

@@ -9,6 +9,7 @@ import packageJson from "../../package.json";
 import { fail, ok, type FieldError, type Result } from "../../core/result";
 import { GUARD_MODES } from "../../core/checksum";
 import { releasePrefix } from "../../core/names";
+import { LISTEN_MODES } from "../../gateway/listen-mode";
 
 /** The image a build names when it is given none: the published one for this package's version. */
 export const DEFAULT_IMAGE = `ghcr.io/bulwark-dev/bulwark:${packageJson.version}`;
@@ -161,6 +162,11 @@ const gatewaySchema = z
       .min(1)
       .max(64)
       .describe("Worker processes of the data plane (BULWARK_WORKERS); match the CPU limit."),
+    listenMode: z
+      .enum(LISTEN_MODES)
+      .describe(
+        "How the workers share the ports (BULWARK_LISTEN_MODE): round-robin (the primary accepts and hands connections out) or reuse-port (a socket per worker, SO_REUSEPORT; round robin on a Node.js without it).",
+      ),
     watchNamespaces: z
       .array(z.string().min(1))
       .describe("Namespaces to serve Ingresses from (BULWARK_WATCH_NAMESPACES); empty: all."),
@@ -525,6 +531,7 @@ export function defaultChartValues(image: string = DEFAULT_IMAGE): ChartValues {
         externalTrafficPolicy: "Local",
       },
       workers: 2,
+      listenMode: "round-robin",
       watchNamespaces: [],
       trustedProxies: [],
       proxyProtocol: false,

@@ -84,7 +84,7 @@ export async function rejection(write: () => Promise<unknown>): Promise<string> 
 
 /** A PermissionProvider `authz-<namespace>` (cluster-scoped) and a PermissionGroup in the namespace using it. */
 export async function createPermissionGroup(
-  cluster: TestCluster,
+  cluster: Pick<TestCluster, "kc">,
   namespace: string,
   group: string,
 ): Promise<string> {

@@ -1,0 +1,94 @@
+// Which Ingresses name a TLS Secret, kept from a watch in the admission process. A TLS Secret's
+// admission used to list every Ingress of its namespace on each write: with 10k Ingresses in
+// one namespace that was megabytes of JSON per cert-manager renewal. The Secret webhook fails
+// open and the gateway re-validates every pair it serves, so an answer from a watch a moment
+// behind the API server is good enough here; until the first list has arrived, callers read the
+// API server instead.
+import { KubeConfig, makeInformer, NetworkingV1Api, type V1Ingress } from "@kubernetes/client-node";
+import { Log } from "pepr";
+import type { Ingress } from "../../core/ingress/types";
+import { keepWatching } from "../../kube/informer";
+
+const key = (namespace: string, name: string): string => `${namespace}/${name}`;
+
+/** The Secret names an Ingress's tls entries give. */
+export function secretsNamedBy(ingress: Ingress): string[] {
+  return (ingress.spec?.tls ?? []).flatMap(tls => (tls.secretName ? [tls.secretName] : []));
+}
+
+/** Ingresses by the (namespace, Secret) they name; pure, fed by the watch. */
+export class TlsUsersIndex {
+  readonly #ingresses = new Map<string, Ingress>();
+  readonly #bySecret = new Map<string, Set<string>>();
+
+  put(ingress: Ingress): void {
+    this.remove(ingress);
+    const namespace = ingress.metadata?.namespace ?? "";
+    const secrets = secretsNamedBy(ingress);
+    if (secrets.length === 0) return;
+    const own = key(namespace, ingress.metadata?.name ?? "");
+    // What the selection and the review read: no managedFields, status or labels.
+    const { name, annotations } = ingress.metadata ?? {};
+    this.#ingresses.set(own, { metadata: { name, namespace, annotations }, spec: ingress.spec });
+    for (const secret of secrets) {
+      const users = this.#bySecret.get(key(namespace, secret)) ?? new Set<string>();
+      users.add(own);
+      this.#bySecret.set(key(namespace, secret), users);
+    }
+  }
+
+  remove(ingress: Ingress): void {
+    const namespace = ingress.metadata?.namespace ?? "";
+    const own = key(namespace, ingress.metadata?.name ?? "");
+    const previous = this.#ingresses.get(own);
+    if (previous === undefined) return;
+    this.#ingresses.delete(own);
+    for (const secret of secretsNamedBy(previous)) {
+      const users = this.#bySecret.get(key(namespace, secret));
+      users?.delete(own);
+      if (users?.size === 0) this.#bySecret.delete(key(namespace, secret));
+    }
+  }
+
+  /** The Ingresses of `namespace` naming `secretName`, in no particular order. */
+  users(namespace: string, secretName: string): Ingress[] {
+    const keys = this.#bySecret.get(key(namespace, secretName)) ?? [];
+    return [...keys].flatMap(k => this.#ingresses.get(k) ?? []);
+  }
+}
+
+/** The index and the watch that feeds it, started on first use. */
+class WatchedTlsUsers {
+  readonly index = new TlsUsersIndex();
+  #synced = false;
+  #started = false;
+
+  /** The users from the watch, or undefined until its first list has arrived (start it then). */
+  users(namespace: string, secretName: string): Ingress[] | undefined {
+    if (!this.#started) this.#start();
+    return this.#synced ? this.index.users(namespace, secretName) : undefined;
+  }
+
+  #start(): void {
+    this.#started = true;
+    const kc = new KubeConfig();
+    kc.loadFromDefault();
+    const api = kc.makeApiClient(NetworkingV1Api);
+    const path = "/apis/networking.k8s.io/v1/ingresses";
+    const informer = makeInformer<V1Ingress>(kc, path, () => api.listIngressForAllNamespaces());
+    informer.on("add", ingress => this.index.put(ingress as Ingress));
+    informer.on("update", ingress => this.index.put(ingress as Ingress));
+    informer.on("delete", ingress => this.index.remove(ingress as Ingress));
+    keepWatching(informer, {
+      what: "ingresses (TLS Secret users)",
+      warn: (message, fields) => Log.warn(fields, message),
+    });
+    // start() resolves once the first list is in and the watch runs.
+    informer.start().then(
+      () => (this.#synced = true),
+      error => Log.warn({ err: String(error) }, "ingress watch failed to start"),
+    );
+  }
+}
+
+export const tlsUsers = new WatchedTlsUsers();

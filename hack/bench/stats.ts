@@ -1,0 +1,28 @@
+// Figures of a benchmark's runs: quantiles, medians, spreads, the machine's load.
+import { loadavg } from "node:os";
+
+/** The q-quantile (0..1) of ascending `sorted`, nearest rank. */
+export function quantile(sorted: readonly number[], q: number): number {
+  if (sorted.length === 0) return NaN;
+  const rank = Math.ceil(q * sorted.length);
+  return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1]!;
+}
+
+/** "0.71 1.02 1.50": the 1, 5 and 15 minute load averages now. */
+export function loadAverages(): string {
+  return loadavg()
+    .map(l => l.toFixed(2))
+    .join(" ");
+}
+
+/** The element with the median of `key` (lower middle for an even count). */
+export function medianBy<T>(items: readonly T[], key: (item: T) => number): T {
+  const sorted = [...items].sort((a, b) => key(a) - key(b));
+  return sorted[Math.floor((sorted.length - 1) / 2)]!;
+}
+
+/** "min–max" of `key` over the runs, for the spread next to the median. */
+export function spread<T>(items: readonly T[], key: (item: T) => number, digits = 0): string {
+  const values = items.map(key);
+  return `${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)}`;
+}

@@ -1,0 +1,93 @@
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { createServer, type Server } from "node:https";
+import type { AddressInfo } from "node:net";
+import { KubeConfig } from "@kubernetes/client-node";
+import { makeCertificate } from "../test/fixtures/certificates";
+import { ApiReader, ApiReadError } from "./api-reader";
+import { isNotFound } from "./api-errors";
+
+// An HTTPS server in the API server's place, counting TLS handshakes and the tokens it is sent.
+describe("ApiReader", () => {
+  const cert = makeCertificate({ key: "ecdsa", dnsNames: ["localhost"] });
+  let server: Server;
+  let handshakes = 0;
+  const tokens: string[] = [];
+  let reader: ApiReader;
+
+  before(async () => {
+    server = createServer({ cert: cert.certPem, key: cert.keyPem }, (req, res) => {
+      tokens.push(req.headers.authorization ?? "");
+      if (req.url === "/api/v1/namespaces/shop/secrets/web-tls") {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify({ kind: "Secret", metadata: { name: "web-tls" } }));
+        return;
+      }
+      res.writeHead(404, { "content-type": "application/json" });
+      res.end(JSON.stringify({ kind: "Status", message: 'secrets "gone" not found', code: 404 }));
+    });
+    server.on("secureConnection", () => handshakes++);
+    await new Promise<void>(resolve => server.listen(0, "127.0.0.1", resolve));
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [
+        {
+          name: "c",
+          server: `https://localhost:${(server.address() as AddressInfo).port}`,
+          caData: Buffer.from(cert.certPem).toString("base64"),
+        },
+      ],
+      users: [{ name: "u", token: "t0ken" }],
+      contexts: [{ name: "x", cluster: "c", user: "u" }],
+      currentContext: "x",
+    });
+    reader = new ApiReader(kc);
+  });
+  after(() => server.close());
+
+  it("reads over one kept-alive TLS connection, with the kubeconfig's token and CA", async () => {
+    const before = handshakes;
+    for (let i = 0; i < 20; i++) {
+      const secret = await reader.get<{ metadata: { name: string } }>(
+        "/api/v1/namespaces/shop/secrets/web-tls",
+      );
+      assert.equal(secret.metadata.name, "web-tls");
+    }
+    assert.ok(
+      handshakes - before <= 1,
+      `${handshakes - before} handshakes for 20 sequential reads`,
+    );
+    assert.ok(tokens.every(t => t === "Bearer t0ken"));
+  });
+
+  it("fails a read the API server refuses with its status and its Status message", async () => {
+    const error = await reader.get("/api/v1/namespaces/shop/secrets/gone").then(
+      () => assert.fail("a 404 resolved"),
+      (e: unknown) => e,
+    );
+    assert.ok(error instanceof ApiReadError);
+    assert.ok(isNotFound(error));
+    assert.match(error.message, /secrets "gone" not found/);
+  });
+
+  it("refuses a server whose certificate the kubeconfig's CA does not sign", async () => {
+    const other = makeCertificate({ key: "ecdsa", dnsNames: ["localhost"] });
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [
+        {
+          name: "c",
+          server: `https://localhost:${(server.address() as AddressInfo).port}`,
+          caData: Buffer.from(other.certPem).toString("base64"),
+        },
+      ],
+      users: [{ name: "u", token: "t0ken" }],
+      contexts: [{ name: "x", cluster: "c", user: "u" }],
+      currentContext: "x",
+    });
+    await assert.rejects(
+      new ApiReader(kc).get("/api/v1/namespaces/shop/secrets/web-tls"),
+      /self[- ]signed|unable to verify|certificate/i,
+    );
+  });
+});

@@ -23,7 +23,7 @@ RUN npm run build \
  && npm pack --pack-destination /tmp \
  && mv /tmp/bulwark-*.tgz /tmp/bulwark.tgz
 
-# Start-up and size against the former tsx image: docs/upgrade-uninstall.md ("The image"); e.g.
+# Start-up and size against the former tsx image: docs/install.md ("The image, in detail"); e.g.
 # the gateway is ready 1.1 s after spawn instead of 7.2 s, production node_modules 128 MB not 233 MB.
 # ---- runtime: production dependencies from the lockfile (Pepr, tsx and TypeScript are dev
 # dependencies: no program here imports them), the packed files, a non-root user. Plain `node`

@@ -44,6 +44,11 @@ describe("bulwark help and version", () => {
     ],
     [["permission", "reset", "-h"], /bulwark permission reset POD/, /permission tls|checksum/],
     [["uninstall", "--help"], /bulwark uninstall \[--dry-run\]/, /checksum|permission reset/],
+    [
+      ["install", "secrets", "--help"],
+      /bulwark install secrets \[-n bulwark-system\] \[--release bulwark\]/,
+      /checksum|permission reset|uninstall \[/,
+    ],
   ];
   for (const [argv, shows, hides] of sections) {
     it(`given ${JSON.stringify(argv)}, prints that command's usage alone and exits 0`, async () => {
@@ -57,6 +62,18 @@ describe("bulwark help and version", () => {
   }
   it("given an unknown command, refuses it naming the command", async () => {
     await assert.rejects(run("versions"), /unknown command "versions"/);
+    await assert.rejects(run("install", "certs"), /unknown command "install certs"/);
+  });
+  it("refuses a release or prefix that cannot start a name, before any cluster is chosen", async () => {
+    await assert.rejects(run("install", "secrets", "--release", "Edge_1"), {
+      name: "Error",
+      message: '--release must be a DNS label (a-z, 0-9, -), got "Edge_1"',
+    });
+    await assert.rejects(
+      run("install", "secrets", "--prefix", "x."),
+      /--prefix must be a DNS label/,
+    );
+    await assert.rejects(run("install", "secrets", "extra"), /unexpected argument "extra"/);
   });
 });
 

@@ -17,6 +17,7 @@ import { parseKeysLocation, parsePublisherNamespaces, parseSigningKey } from "..
 import { readFileSync } from "node:fs";
 import type { KeyObject } from "node:crypto";
 import { permissionCommand } from "./permission";
+import { installCommand } from "./install";
 import { errorLine, exitCodeFor, UsageError } from "./errors";
 import { chooseKubeconfig, useContext } from "./kubeconfig";
 import { besideProgress, progressOn, type Progress, type ProgressStream } from "./progress";
@@ -58,14 +59,25 @@ const USAGE = {
       The same for every pod of the namespace (of the group, or whose group uses the provider) that
       has a breaker entry or is blocked or backing off: one ConfigMap write, then a line per pod.
 `,
-  "permission tls": `  bulwark permission tls [--server-namespace bulwark-system] [--secret bulwark-permission-server-tls]
-                         [--days 365] [--san DNS:NAME|IP:ADDRESS]...
-      Creates or renews the permission server's serving Secret (tls.crt, tls.key, ca.crt) with
-      openssl; the CA is kept in Secret <secret>-ca and reused, so injected pods keep trusting it.
+  "permission tls": `  bulwark permission tls [--server-namespace bulwark-system] [--release bulwark] [--prefix PREFIX]
+                         [--secret <prefix>-permission-server-tls] [--days 365] [--san DNS:NAME|IP:ADDRESS]...
+      Creates or renews (always) the permission server's serving Secret (tls.crt, tls.key, ca.crt)
+      with openssl, for Service <prefix>-permission-server; the CA is kept in Secret <secret>-ca and
+      reused, so injected pods keep trusting it.
+`,
+  "install secrets": `  bulwark install secrets [-n bulwark-system] [--release bulwark] [--prefix PREFIX] [--renew]
+                          [--days 365] [--san DNS:NAME|IP:ADDRESS]...
+      Makes every Secret the install needs and never writes, in the release's namespace:
+      <prefix>-permission-server-tls (the permission server's certificate, with openssl; its CA in
+      <prefix>-permission-server-tls-ca) and <prefix>-edge-health-hmac (the edge-health daemons'
+      key, hmackey). <prefix> is the chart's: the release name when it contains bulwark, else
+      <release>-bulwark; --prefix is the chart's fullnameOverride. Run it again at will: a Secret
+      that is there is kept (other keys too); the certificate is renewed within 30 days of its end,
+      when it does not name the Service, or with --renew. The namespace must exist.
 `,
 } as const;
 
-const CLUSTER_NOTE = `Commands that talk to the cluster (publish, uninstall, permission) use --kubeconfig FILE, else
+const CLUSTER_NOTE = `Commands that talk to the cluster (publish, uninstall, permission, install) use --kubeconfig FILE, else
 KUBECONFIG, else ~/.kube/config, else the pod's service account; --context NAME picks a context of it.
 Exit codes: 0 done, 1 the command could not be done (the cluster refused or was unreachable),
 2 the command line or an input file is wrong.
@@ -120,6 +132,9 @@ const OPTIONS = {
   group: { type: "string" },
   provider: { type: "string" },
   out: { type: "string" },
+  release: { type: "string" },
+  prefix: { type: "string" },
+  renew: { type: "boolean" },
   kubeconfig: { type: "string" },
   context: { type: "string" },
 } as const;
@@ -179,6 +194,8 @@ async function runCommand(argv: string[], writers: Writers): Promise<number> {
   if (asked("uninstall")) {
     return (requireCluster(values), uninstallCommand(values, out, progress));
   }
+  if (group === "install")
+    return installCommand(positionals, values, out, () => requireCluster(values));
   if (group === "checksum" && command === "keygen") return keygenCommand(values.out, out);
   if (group !== "checksum" || (command !== "compute" && command !== "publish")) {
     throw new UsageError(`unknown command "${positionals.join(" ")}"; see bulwark --help`);

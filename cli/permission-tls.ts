@@ -9,14 +9,19 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CoreV1Api, KubeConfig, type V1Secret } from "@kubernetes/client-node";
 import { apiMessage, isNotFound } from "../kube/api-errors";
+import { INSTANCE_LABEL, PART_OF, PART_OF_LABEL } from "../packaging/manifests/common";
+import { permissionCaSecretName } from "../core/names";
 import { CommandFailed, UsageError } from "./errors";
 
-export const PERMISSION_SERVER_SERVICE = "bulwark-permission-server";
 const CA_DAYS = 3650;
 
 export interface TlsOptions {
   /** Bulwark's namespace: where the server and its Service run. */
   namespace: string;
+  /** The release the Secrets belong to (their app.kubernetes.io/instance label). */
+  release: string;
+  /** The permission server's Service, `<prefix>-permission-server`: the certificate names it. */
+  service: string;
   secret: string;
   days: number;
   /** More subjectAltNames (`DNS:name`, `IP:addr`), e.g. for a server reached another way. */
@@ -25,8 +30,11 @@ export interface TlsOptions {
 }
 
 /** The names a caller may use for the Service, as openssl subjectAltName entries. */
-export function servingNames(namespace: string, extra: readonly string[]): string[] {
-  const service = PERMISSION_SERVER_SERVICE;
+export function servingNames(
+  service: string,
+  namespace: string,
+  extra: readonly string[],
+): string[] {
   const names = [
     `DNS:${service}`,
     `DNS:${service}.${namespace}`,
@@ -46,19 +54,26 @@ interface Pem {
   key: string;
 }
 
-function tlsSecret(namespace: string, name: string, data: Record<string, string>): V1Secret {
+/** A Secret the install needs, labelled as the install's objects are (uninstall finds it). */
+export function installSecret(
+  where: { namespace: string; name: string; release: string },
+  type: string,
+  data: Record<string, string>,
+  keep: V1Secret["data"] = {},
+): V1Secret {
+  const labels = { [PART_OF_LABEL]: PART_OF, [INSTANCE_LABEL]: where.release };
+  const encoded = Object.entries(data).map(([k, v]) => [k, Buffer.from(v).toString("base64")]);
   return {
     apiVersion: "v1",
     kind: "Secret",
-    type: "kubernetes.io/tls",
-    metadata: { name, namespace, labels: { "app.kubernetes.io/part-of": "bulwark" } },
-    data: Object.fromEntries(
-      Object.entries(data).map(([k, v]) => [k, Buffer.from(v).toString("base64")]),
-    ),
+    type,
+    metadata: { name: where.name, namespace: where.namespace, labels },
+    // The Secret's other keys stay: only what the install needs is written.
+    data: { ...keep, ...Object.fromEntries(encoded) },
   };
 }
 
-function decode(secret: V1Secret, key: string): string | undefined {
+export function decode(secret: V1Secret, key: string): string | undefined {
   const value = secret.data?.[key];
   return value === undefined ? undefined : Buffer.from(value, "base64").toString("utf8");
 }
@@ -110,7 +125,7 @@ function signServing(dir: string, ca: Pem, names: string[], days: number): Pem {
   ];
   writeFileSync(join(dir, "tls.ext"), extensions.join("\n"));
   openssl(dir, args(`${EC_KEY} tls.key`));
-  const commonName = names[2]?.slice(4) ?? PERMISSION_SERVER_SERVICE;
+  const commonName = names[2]?.slice(4) ?? "bulwark-permission-server";
   openssl(dir, args(`req -new -key tls.key -subj /CN=${commonName} -out tls.csr`));
   openssl(
     dir,
@@ -121,7 +136,7 @@ function signServing(dir: string, ca: Pem, names: string[], days: number): Pem {
   return readPem(dir, "tls");
 }
 
-async function readSecret(
+export async function readSecret(
   core: CoreV1Api,
   namespace: string,
   name: string,
@@ -135,7 +150,7 @@ async function readSecret(
 }
 
 /** Creates the Secret, or replaces it (keeping its resourceVersion, so a concurrent writer conflicts). */
-async function putSecret(
+export async function putSecret(
   core: CoreV1Api,
   body: V1Secret,
   current: V1Secret | undefined,
@@ -159,22 +174,29 @@ export async function writePermissionTls(options: TlsOptions): Promise<string> {
   const kc = options.kubeconfig ?? new KubeConfig();
   if (!options.kubeconfig) kc.loadFromDefault();
   const core = kc.makeApiClient(CoreV1Api);
-  const { namespace, secret } = options;
-  const names = servingNames(namespace, options.extraNames);
-  const caName = `${secret}-ca`;
+  const { namespace, secret, release } = options;
+  const names = servingNames(options.service, namespace, options.extraNames);
+  const caName = permissionCaSecretName(secret);
   const dir = mkdtempSync(join(tmpdir(), "bulwark-tls-"));
   try {
     const caSecret = await readSecret(core, namespace, caName);
     const stored = storedCa(caSecret);
     const ca = stored ?? makeCa(dir);
     if (!stored) {
-      const body = tlsSecret(namespace, caName, { "tls.crt": ca.cert, "tls.key": ca.key });
+      const data = { "tls.crt": ca.cert, "tls.key": ca.key };
+      const body = installSecret({ namespace, name: caName, release }, "kubernetes.io/tls", data);
       await putSecret(core, body, caSecret);
     }
     const serving = signServing(dir, ca, names, options.days);
     const current = await readSecret(core, namespace, secret);
     const data = { "tls.crt": serving.cert, "tls.key": serving.key, "ca.crt": ca.cert };
-    await putSecret(core, tlsSecret(namespace, secret, data), current);
+    const body = installSecret(
+      { namespace, name: secret, release },
+      "kubernetes.io/tls",
+      data,
+      current?.data,
+    );
+    await putSecret(core, body, current);
     return (
       `${current ? "renewed" : "created"} Secret ${namespace}/${secret} for ${names.join(",")} (${options.days} days), ` +
       `signed by the CA in Secret ${namespace}/${caName} (${stored ? "reused" : "new"})`

@@ -11,7 +11,16 @@ import {
   setHeaderOptions,
   type V1Pod,
 } from "@kubernetes/client-node";
-import { PERMISSION_GROUP_ANNOTATION, PERMISSION_STATUS_ANNOTATION } from "../core/names";
+import {
+  installSecretNames,
+  PERMISSION_GROUP_ANNOTATION,
+  PERMISSION_STATUS_ANNOTATION,
+  permissionServerServiceName,
+} from "../core/names";
+import { DEFAULT_INSTALL_NAMESPACE, daysOf, releaseOf } from "./install";
+// A static import: bin/bulwark.js runs the sources through tsx's CommonJS hook, which a dynamic
+// import() bypasses (it failed with "Cannot find module .../cli/permission-tls").
+import { writePermissionTls } from "./permission-tls";
 import { parseGrantStatus } from "../core/permission/grant-status";
 import type { PodEntry } from "../core/permission/pod-retry";
 import { BreakerStore } from "../kube/breaker-store";
@@ -173,6 +182,8 @@ export interface PermissionValues {
   secret?: string;
   days?: string;
   san?: string[];
+  release?: string;
+  prefix?: string;
 }
 
 async function tlsCommand(
@@ -182,19 +193,16 @@ async function tlsCommand(
 ): Promise<number> {
   if (extra.length > 0) {
     throw new UsageError(
-      "usage: bulwark permission tls [--server-namespace NS] [--secret NAME] [--days N] [--san DNS:NAME]...",
+      "usage: bulwark permission tls [--server-namespace NS] [--release NAME] [--prefix PREFIX] [--secret NAME] [--days N] [--san DNS:NAME]...",
     );
   }
-  const days = Number(values.days ?? 365);
-  if (!Number.isInteger(days) || days < 1) {
-    throw new UsageError(`--days must be a whole number of days >= 1, got "${values.days}"`);
-  }
-  // Loaded here: only this command needs openssl and child processes.
-  const { writePermissionTls } = await import("./permission-tls");
+  const { release, prefix } = releaseOf(values);
   const line = await writePermissionTls({
-    namespace: values["server-namespace"] ?? "bulwark-system",
-    secret: values.secret ?? "bulwark-permission-server-tls",
-    days,
+    namespace: values["server-namespace"] ?? DEFAULT_INSTALL_NAMESPACE,
+    release,
+    service: permissionServerServiceName(prefix),
+    secret: values.secret ?? installSecretNames(prefix).permissionTls,
+    days: daysOf(values.days),
     extraNames: values.san ?? [],
   });
   out(`${line}\n`);

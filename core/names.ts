@@ -41,3 +41,33 @@ export const EDGE_KEPT_READY_ANNOTATION = "edge.bulwark.dev/kept-ready";
 
 /** Bulwark's own Ingress annotations, for what ingress-nginx has no key for (core/annotations). */
 export const BULWARK_INGRESS_ANNOTATION_PREFIX = "bulwark.dev/";
+
+// An install's names (packaging/manifests/values.ts, charts/bulwark/templates/_helpers.tpl): the
+// chart, the manifests build and the CLI's `install secrets` must agree on them.
+
+/**
+ * The prefix of every name an install gives: fullnameOverride, else the release name when it
+ * contains "bulwark", else `<release>-bulwark`. Release `bulwark` keeps the unprefixed names.
+ */
+export function releasePrefix(release: string, fullnameOverride = ""): string {
+  if (fullnameOverride) return fullnameOverride;
+  return release.includes("bulwark") ? release : `${release}-bulwark`;
+}
+
+/** The Secrets an install needs and never writes (`bulwark install secrets` makes them). */
+export function installSecretNames(prefix: string): {
+  permissionTls: string;
+  edgeHmac: string;
+} {
+  return {
+    permissionTls: `${prefix}-permission-server-tls`,
+    edgeHmac: `${prefix}-edge-health-hmac`,
+  };
+}
+
+/** Where `bulwark permission tls` keeps the CA that signs the serving Secret `secret`. */
+export const permissionCaSecretName = (secret: string): string => `${secret}-ca`;
+
+/** The permission server's Service (its certificate names it). */
+export const permissionServerServiceName = (prefix: string): string =>
+  `${prefix}-permission-server`;

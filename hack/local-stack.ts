@@ -6,7 +6,7 @@
 // (status and Lease, as kubelets would) and a pod runner, the stand-in for kubelet, runs pods'
 // `bulwark init` init containers. Prints "Bulwark is ready" when every part is up; SIGINT/SIGTERM
 // stop everything.
-import { copyFileSync, existsSync, mkdirSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, rmSync, symlinkSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { buildModule, MODULE_MANIFEST, ROOT, writeManifests } from "../packaging/build";
 import {
@@ -81,6 +81,7 @@ async function main(): Promise<void> {
   });
   const kubeconfig = join(STATE_DIR, "kubeconfig");
   copyFileSync(controlPlane.kubeconfigPath, kubeconfig);
+  const kubectlDir = linkKubectl(binDir);
   const crds = await installCrds(controlPlane.kubeconfigPath);
   log(`installed ${crds.length} CRDs${crds.length ? `: ${crds.join(", ")}` : ""}`);
 
@@ -134,7 +135,7 @@ async function main(): Promise<void> {
     [
       "",
       `  API server     ${controlPlane.server}`,
-      `  kubeconfig     export KUBECONFIG=${kubeconfig}`,
+      `  kubectl        export KUBECONFIG=${kubeconfig} PATH=${kubectlDir}:$PATH`,
       `  Pepr module    admission ${pepr.url} (webhooks ${pepr.webhookNames.join(", ")}), watcher PID in ${pepr.watcherPidFile}`,
       `  metrics        http://127.0.0.1:${metricsPort}/metrics`,
       `  logs           ${join(runDir, "logs")}`,
@@ -161,6 +162,18 @@ async function main(): Promise<void> {
     await stop("a component failed");
     process.exit(1);
   }
+}
+
+/**
+ * `.bulwark/bin/kubectl`: the kubectl built with the control plane (build.sh), so the README's
+ * blocks need no kubectl on the machine and speak the API server's own version.
+ */
+function linkKubectl(binDir: string): string {
+  const dir = join(STATE_DIR, "bin");
+  mkdirSync(dir, { recursive: true });
+  rmSync(join(dir, "kubectl"), { force: true });
+  symlinkSync(join(binDir, "kubectl"), join(dir, "kubectl"));
+  return dir;
 }
 
 main().catch(async error => {

@@ -15,8 +15,6 @@ command -v iptables >/dev/null || missing+=(iptables)
 command -v wrk >/dev/null || missing+=(wrk)
 # Basic auth tests check htpasswd files made by Apache's htpasswd (bcrypt, apr1, SHA).
 command -v htpasswd >/dev/null || missing+=(apache2-utils)
-# kubectl: the README's "Try it" blocks use it, and test/integration/local-stack.test.ts runs them.
-command -v kubectl >/dev/null || missing+=(kubernetes-client)
 # The HTTP/2 tests use nghttp as a real h2 client (gateway/proxy/h2/peers.test.ts).
 command -v nghttp >/dev/null || missing+=(nghttp2-client)
 if ((${#missing[@]} > 0)); then

@@ -88,7 +88,7 @@ describe("npm run build -- --image", () => {
       assert.deepEqual(values.gateway.watchNamespaces, ["shop"]);
       assert.equal(values.gateway.ports.admin, 9090, "untouched keys keep their defaults");
       assert.equal(values.permissionServer.tls.enabled, true);
-      assert.equal(values.permissionServer.tls.secretName, "bulwark-permission-server-tls");
+      assert.equal(values.permissionServer.tls.secretName, "", "empty: the release's own name");
       assert.deepEqual(values.edgeHealth.nodeSelector, { "node-role.kubernetes.io/edge": "" });
       writeFileSync(file, "gateway: {replicas: 0}\nedgeHealth: {port: http}\n");
       assert.throws(

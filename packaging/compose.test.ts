@@ -181,6 +181,39 @@ describe("names", () => {
     assert.equal(binding.spec.policyName, "edge-bulwark-checksum-publishers");
   });
 
+  it("the Secrets the install waits for are the release's: <prefix>-..., unless the values name them", () => {
+    const secretsOf = (values: BulwarkValues) => {
+      const objects = workloadManifests(values);
+      const volume = (kind: string, name: string, volumeName: string) =>
+        podSpec(find<V1Deployment>(objects, kind, name)).volumes?.find(v => v.name === volumeName)
+          ?.secret?.secretName;
+      const prefix = fullname(values);
+      return {
+        serving: volume("Deployment", `${prefix}-permission-server`, "tls"),
+        moduleCa: moduleEnv(values).find(e => e.name === "BULWARK_PERMISSION_CA_SECRET")?.value,
+        hmac: volume("DaemonSet", `${prefix}-edge-health`, "hmac"),
+      };
+    };
+    assert.deepEqual(secretsOf(defaultValues(IMAGE)), {
+      serving: "bulwark-permission-server-tls",
+      moduleCa: "bulwark-system/bulwark-permission-server-tls",
+      hmac: "bulwark-edge-health-hmac",
+    });
+    assert.deepEqual(secretsOf(defaultValues(IMAGE, { release: "edge", namespace: "edge-ns" })), {
+      serving: "edge-bulwark-permission-server-tls",
+      moduleCa: "edge-ns/edge-bulwark-permission-server-tls",
+      hmac: "edge-bulwark-edge-health-hmac",
+    });
+    const named = defaultValues(IMAGE, { release: "edge" });
+    named.permissionServer.tls.secretName = "from-cert-manager";
+    named.edgeHealth.hmacSecret.name = "site-hmac";
+    assert.deepEqual(secretsOf(named), {
+      serving: "from-cert-manager",
+      moduleCa: "bulwark-system/from-cert-manager",
+      hmac: "site-hmac",
+    });
+  });
+
   it("a name prefix longer than 40 characters is refused, naming fullnameOverride", () => {
     const long = "a".repeat(34);
     const parsed = parseValues(defaultValues(IMAGE, { release: long }));

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Builds kube-apiserver, kube-controller-manager and etcd from their published Go modules.
+# Builds kube-apiserver, kube-controller-manager, kubectl and etcd from their published Go modules.
 # Binaries land in a cache keyed by version, outside the work tree, so every clone on this
-# machine reuses them; a second run builds nothing.
+# machine reuses them; a second run builds nothing, and a cache missing one binary builds only it.
 set -euo pipefail
 
 K8S_VERSION=${K8S_VERSION:-v1.35.4}
@@ -16,14 +16,25 @@ if [[ "${1:-}" == "--print-bin-dir" ]]; then echo "$BIN_DIR"; exit 0; fi
 
 bash "$HERE/../system-packages.sh"
 
-have() { [[ -x "$BIN_DIR/$1" ]]; }
+KUBE_COMMANDS=(kube-apiserver kube-controller-manager kubectl)
+# A binary counts as built when it reports the version this cache directory is named for. The
+# output is read whole first: `grep -q` leaving a pipe early would kill kubectl with SIGPIPE, and
+# pipefail would call that a miss.
+built() {
+  local bin="$BIN_DIR/$1" said
+  [[ -x "$bin" ]] || return 1
+  case "$1" in
+    kubectl) said=$("$bin" version --client 2>/dev/null) && grep -qx "Client Version: $K8S_VERSION" <<<"$said" ;;
+    etcd) said=$("$bin" --version 2>/dev/null) && grep -qx "etcd Version: ${ETCD_VERSION#v}" <<<"$said" ;;
+    *) said=$("$bin" --version 2>/dev/null) && grep -qx "Kubernetes $K8S_VERSION" <<<"$said" ;;
+  esac
+}
 exit_if_cached() {
-  if have kube-apiserver && have kube-controller-manager && have etcd \
-    && "$BIN_DIR/kube-apiserver" --version 2>/dev/null | grep -qx "Kubernetes $K8S_VERSION"; then
-    log "cached: $BIN_DIR"
-    echo "$BIN_DIR"
-    exit 0
-  fi
+  local cmd
+  for cmd in "${KUBE_COMMANDS[@]}" etcd; do built "$cmd" || return 0; done
+  log "cached: $BIN_DIR"
+  echo "$BIN_DIR"
+  exit 0
 }
 exit_if_cached
 mkdir -p "$BIN_DIR"
@@ -47,7 +58,8 @@ if [[ "${REGENERATE:-0}" == 1 || ! -f "$HERE/kube/go.sum" ]]; then
     done
     grep '^godebug' "$gomod" >> go.mod || true
     go mod edit -require="k8s.io/kubernetes@$K8S_VERSION" \
-      -tool=k8s.io/kubernetes/cmd/kube-apiserver -tool=k8s.io/kubernetes/cmd/kube-controller-manager
+      -tool=k8s.io/kubernetes/cmd/kube-apiserver -tool=k8s.io/kubernetes/cmd/kube-controller-manager \
+      -tool=k8s.io/kubernetes/cmd/kubectl
     go mod tidy
   )
 fi
@@ -68,13 +80,16 @@ for kv in "gitVersion=$K8S_VERSION" gitMajor=1 "gitMinor=$minor" gitTreeState=cl
 done
 
 start=$(date +%s)
-for cmd in kube-apiserver kube-controller-manager; do
+for cmd in "${KUBE_COMMANDS[@]}"; do
+  if built "$cmd"; then log "cached: $cmd"; continue; fi
   log "building $cmd $K8S_VERSION (a cold build takes many minutes on 2 cores)"
   (cd "$HERE/kube" && go build -trimpath -tags selinux,notest -ldflags "$ldflags" -o "$BIN_DIR/$cmd.tmp" "k8s.io/kubernetes/cmd/$cmd")
   mv "$BIN_DIR/$cmd.tmp" "$BIN_DIR/$cmd"
 done
-log "building etcd $ETCD_VERSION"
-(cd "$HERE/etcd" && go build -trimpath -ldflags "-s -w" -o "$BIN_DIR/etcd.tmp" go.etcd.io/etcd/server/v3)
-mv "$BIN_DIR/etcd.tmp" "$BIN_DIR/etcd"
+if ! built etcd; then
+  log "building etcd $ETCD_VERSION"
+  (cd "$HERE/etcd" && go build -trimpath -ldflags "-s -w" -o "$BIN_DIR/etcd.tmp" go.etcd.io/etcd/server/v3)
+  mv "$BIN_DIR/etcd.tmp" "$BIN_DIR/etcd"
+fi
 log "built in $(( $(date +%s) - start ))s: $BIN_DIR"
 echo "$BIN_DIR"

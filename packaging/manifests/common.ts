@@ -21,6 +21,7 @@ import type {
   V1SecurityContext,
   V1ServiceAccount,
 } from "@kubernetes/client-node";
+import { installSecretNames } from "../../core/names";
 import { fullname, type BulwarkValues, type Placement, type Resources } from "./values";
 
 /** Every object an install creates carries it; `bulwark uninstall` finds them by it. */
@@ -39,6 +40,18 @@ export type Component = "gateway" | "permission-server" | "edge-health";
 /** `<fullname>-<suffix>`: the name of an object the install makes (bulwark-gateway, ...). */
 export function objectName(values: BulwarkValues, suffix: string): string {
   return `${fullname(values)}-${suffix}`;
+}
+
+/** The permission server's serving Secret: the values' name, else `<prefix>-permission-server-tls`. */
+export function permissionTlsSecret(values: BulwarkValues): string {
+  return (
+    values.permissionServer.tls.secretName || installSecretNames(fullname(values)).permissionTls
+  );
+}
+
+/** The edge-health daemons' HMAC Secret: the values' name, else `<prefix>-edge-health-hmac`. */
+export function edgeHmacSecret(values: BulwarkValues): string {
+  return values.edgeHealth.hmacSecret.name || installSecretNames(fullname(values)).edgeHmac;
 }
 
 export function workloadName(values: BulwarkValues, component: Component): string {

@@ -9,6 +9,7 @@ import {
 } from "../../core/names";
 import {
   containerResources,
+  edgeHmacSecret,
   fieldEnv,
   httpProbe,
   metadata,
@@ -98,7 +99,7 @@ export function edgeHealthDaemonSet(values: BulwarkValues): V1DaemonSet & Kubern
             {
               name: "hmac",
               secret: {
-                secretName: edge.hmacSecret.name,
+                secretName: edgeHmacSecret(values),
                 items: [{ key: edge.hmacSecret.key, path: edge.hmacSecret.key }],
               },
             },

@@ -7,7 +7,7 @@ import type {
   V1EnvVar,
   V1PodDisruptionBudget,
 } from "@kubernetes/client-node";
-import { scrapeAnnotations } from "./common";
+import { permissionTlsSecret, scrapeAnnotations } from "./common";
 import { moduleWatcherPodMonitor } from "./monitoring";
 import { permissionServerUrl } from "./permission-server";
 import type { BulwarkValues } from "./values";
@@ -20,7 +20,12 @@ export function moduleEnv(values: BulwarkValues): V1EnvVar[] {
     { name: "BULWARK_PERMISSION_SERVER", value: permissionServerUrl(values) },
     // Read through the API: the module's pods are in another namespace and cannot mount it.
     ...(tls.enabled
-      ? [{ name: "BULWARK_PERMISSION_CA_SECRET", value: `${values.namespace}/${tls.secretName}` }]
+      ? [
+          {
+            name: "BULWARK_PERMISSION_CA_SECRET",
+            value: `${values.namespace}/${permissionTlsSecret(values)}`,
+          },
+        ]
       : []),
     { name: "BULWARK_PERMISSION_AUDIENCE", value: values.permissionServer.audience },
     { name: "BULWARK_NAMESPACE", value: values.namespace },

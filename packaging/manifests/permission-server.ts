@@ -11,6 +11,7 @@ import {
   podSecurityContext,
   podDisruptionBudget,
   podMetadata,
+  permissionTlsSecret,
   podPlacement,
   selectorLabels,
   valueEnv,
@@ -96,7 +97,7 @@ export function permissionServerDeployment(values: BulwarkValues): V1Deployment 
           terminationGracePeriodSeconds: 30,
           containers: [container],
           ...(server.tls.enabled
-            ? { volumes: [{ name: "tls", secret: { secretName: server.tls.secretName } }] }
+            ? { volumes: [{ name: "tls", secret: { secretName: permissionTlsSecret(values) } }] }
             : {}),
           // Unless the values give constraints: spread over nodes where it can.
           ...podPlacement(values, "permission-server", {

@@ -8,6 +8,7 @@ import { z } from "zod";
 import packageJson from "../../package.json";
 import { fail, ok, type FieldError, type Result } from "../../core/result";
 import { GUARD_MODES } from "../../core/checksum";
+import { releasePrefix } from "../../core/names";
 import { LISTEN_MODES } from "../../gateway/listen-mode";
 
 /** The image a build names when it is given none: the published one for this package's version. */
@@ -309,9 +310,8 @@ const permissionServerSchema = z
           ),
         secretName: z
           .string()
-          .min(1)
           .describe(
-            "A kubernetes.io/tls Secret (tls.crt, tls.key, ca.crt) for <fullname>-permission-server.<namespace>.svc, made by cert-manager or bulwark permission tls; the Pepr module injects its ca.crt into init containers.",
+            "A kubernetes.io/tls Secret (tls.crt, tls.key, ca.crt) for <prefix>-permission-server.<namespace>.svc, by bulwark install secrets or cert-manager; the module injects its ca.crt into init containers. Empty: <prefix>-permission-server-tls.",
           ),
       })
       .describe("The permission server's TLS."),
@@ -372,12 +372,13 @@ const edgeHealthSchema = z
       .strictObject({
         name: z
           .string()
-          .min(1)
-          .describe("The Secret (release namespace); the chart never writes it."),
+          .describe(
+            "The Secret (release namespace); the chart never writes it. Empty: <prefix>-edge-health-hmac.",
+          ),
         key: z.string().min(1).describe("Its key holding the HMAC key."),
       })
       .describe(
-        "The HMAC key the daemons sign with, mounted as a file: kubectl -n NAMESPACE create secret generic bulwark-edge-health-hmac --from-literal=hmackey=$(openssl rand -hex 32).",
+        "The HMAC key the daemons sign with, mounted as a file; bulwark install secrets makes it (docs/install.md).",
       ),
     checks: checksSchema,
     votes: z
@@ -507,8 +508,7 @@ export type ChartValues = z.infer<typeof chartValuesSchema>;
 
 /** The release's fullname: the prefix of every name the install gives (bulwark.fullname). */
 export function fullname(values: { release: string; fullnameOverride: string }): string {
-  if (values.fullnameOverride) return values.fullnameOverride;
-  return values.release.includes("bulwark") ? values.release : `${values.release}-bulwark`;
+  return releasePrefix(values.release, values.fullnameOverride);
 }
 
 /** The chart's values with what Helm takes from the command line: the namespace and release. */
@@ -608,7 +608,7 @@ export function defaultChartValues(image: string = DEFAULT_IMAGE): ChartValues {
       replicas: 2,
       port: 8443,
       metricsPort: 9465,
-      tls: { enabled: true, secretName: "bulwark-permission-server-tls" },
+      tls: { enabled: true, secretName: "" },
       audience: "bulwark-permission-server",
       providers: [],
       resources: {
@@ -621,7 +621,7 @@ export function defaultChartValues(image: string = DEFAULT_IMAGE): ChartValues {
       enabled: true,
       port: 51005,
       metricsPort: 51006,
-      hmacSecret: { name: "bulwark-edge-health-hmac", key: "hmackey" },
+      hmacSecret: { name: "", key: "hmackey" },
       checks: { daemon: "", kubelet: "", tcp: "", kubeletCaHostPath: "" },
       votes: "bulwark",
       zones: {

@@ -6,16 +6,24 @@
 // a pod it cannot run, and Ctrl-C leaves no process behind.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
-import { join } from "node:path";
+import { delimiter, join } from "node:path";
 import { CoreV1Api } from "@kubernetes/client-node";
 import { ROOT } from "../../packaging/build";
 import { loadKubeConfig } from "../../hack/control-plane/kube";
 import { waitUntil } from "../harness/wait";
 
 const STATE_DIR = join(ROOT, ".bulwark");
+/** build.sh's cache: kube-apiserver and the kubectl built from the same Kubernetes modules. */
+const KUBECTL_DIR = execFileSync(
+  "bash",
+  [join(ROOT, "hack/control-plane/build.sh"), "--print-bin-dir"],
+  {
+    encoding: "utf8",
+  },
+).trim();
 const READY = "\nBulwark is ready\n";
 
 /** The fenced `sh` blocks of README.md's "## Try it" section, in order. */
@@ -43,6 +51,14 @@ const EXPECTED: { about: string; prints: RegExp[]; never?: RegExp }[] = [
   },
   { about: "deleting it revokes", prints: [/pod "orders-reader" deleted/, /Revoked/] },
   {
+    about: "a provider of the HTTP kind and a group using it, both Ready",
+    prints: [
+      /permissionprovider\.bulwark\.dev\/orders-authz condition met/,
+      /permissiongroup\.bulwark\.dev\/writers condition met/,
+      /^orders-authz +http +http:\/\/127\.0\.0\.1:\d+ +True +8 +5 /m,
+    ],
+  },
+  {
     about: "the edge zone, voted healthy, and a pod on bulwark-edge-1",
     prints: [/bulwark-edge-1 +demo +true/, /bulwark-edge-3 +demo +true/, /edge-web condition met/],
   },
@@ -56,7 +72,34 @@ const EXPECTED: { about: string; prints: RegExp[]; never?: RegExp }[] = [
     about: "a killed node is voted unhealthy and tainted NoExecute; healed",
     prints: [/bulwark-edge-2 condition met[\s\S]*bulwark-edge-1 condition met/],
   },
-  { about: "a checksum publish", prints: [/created IngressCheckSum bulwark-system\//] },
+  {
+    about: "a node labelled into a zone, the zones read, the label taken off",
+    prints: [
+      /node\/bulwark-local labeled/,
+      /^bulwark-local .* lab$/m,
+      /^bulwark-edge-1 .* demo$/m,
+      /node\/bulwark-local unlabeled/,
+    ],
+  },
+  {
+    about: "a checksum publish for each kind",
+    prints: [
+      /created IngressCheckSum bulwark-system\//,
+      /created SecretCheckSum bulwark-system\//,
+      /^ingresschecksum\.tengine\.taobao\.org\/\S+ +content /m,
+      /^secretchecksum\.tengine\.taobao\.org\/\S+ +content /m,
+    ],
+  },
+  {
+    about: "the status of each of Bulwark's kinds, and the nodes' EdgeAutonomy",
+    prints: [
+      /^demo-authz +http /m,
+      /^default +readers +orders-read +True /m,
+      /^bulwark-system +ingresschecksum\.tengine\.taobao\.org\/\S+ +content /m,
+      /^Ready=True Valid: spec is valid$/m,
+      /^bulwark-edge-1 +[A-Z]\w+$/m,
+    ],
+  },
 ];
 
 function portFree(port: number): Promise<boolean> {
@@ -157,6 +200,17 @@ describe("npm start: the README's Try it, against the local stack", () => {
     });
   }
 
+  it("the blocks run the kubectl built with the control plane, of the API server's version", async () => {
+    const run = await runBlock(
+      `${blocks[1]?.split("\n")[0] ?? ""}\nreadlink -f "$(command -v kubectl)"\nkubectl version`,
+    );
+    assert.equal(run.status, 0, run.stderr);
+    const [path] = run.stdout.split("\n");
+    assert.equal(path, join(KUBECTL_DIR, "kubectl"));
+    assert.match(run.stdout, /^Client Version: v1\.35\.4$/m);
+    assert.match(run.stdout, /^Server Version: v1\.35\.4$/m);
+  });
+
   it("never puts kube-controller-manager into master-disruption mode", () => {
     const log = readFileSync(join(STATE_DIR, "run", "logs", "kube-controller-manager.log"), "utf8");
     assert.doesNotMatch(log, /all Nodes are not-Ready|master disruption mode/i);
@@ -202,7 +256,9 @@ function runBlock(
 ): Promise<{ status: number | null; stdout: string; stderr: string }> {
   const child = spawn("bash", ["-euo", "pipefail", "-c", block], {
     cwd: ROOT,
-    env: { ...process.env, KUBECONFIG: "" },
+    // The kubectl built with the control plane first, as the blocks' own PATH line puts it, also
+    // for a block that has none: never whatever kubectl this machine happens to have.
+    env: { ...process.env, KUBECONFIG: "", PATH: `${KUBECTL_DIR}${delimiter}${process.env.PATH}` },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stdout = "";

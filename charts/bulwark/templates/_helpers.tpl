@@ -141,3 +141,12 @@ failureThreshold: {{ index . 3 }}
 {{- define "bulwark.permissionServerUrl" -}}
 {{ ternary "https" "http" .Values.permissionServer.tls.enabled }}://{{ include "bulwark.fullname" . }}-permission-server.{{ .Release.Namespace }}.svc:{{ .Values.permissionServer.port }}
 {{- end }}
+
+{{/* The Secrets the chart never writes (common.ts): the values' name, else <prefix>-...; `bulwark install secrets` makes them. */}}
+{{- define "bulwark.permissionTlsSecret" -}}
+{{ .Values.permissionServer.tls.secretName | default (printf "%s-permission-server-tls" (include "bulwark.fullname" .)) }}
+{{- end }}
+
+{{- define "bulwark.edgeHmacSecret" -}}
+{{ .Values.edgeHealth.hmacSecret.name | default (printf "%s-edge-health-hmac" (include "bulwark.fullname" .)) }}
+{{- end }}

@@ -303,7 +303,6 @@ function secondRelease(): BulwarkValues {
   values.gateway.watchNamespaces = ["edge-apps"];
   values.gateway.service.type = "ClusterIP";
   values.permissionServer.enabled = false;
-  values.permissionServer.tls.secretName = "edge-bulwark-permission-server-tls";
   values.edgeHealth.enabled = false;
   return values;
 }
@@ -510,6 +509,7 @@ describe("charts/bulwark", () => {
       /https:\/\/bulwark-permission-server\.bulwark-system\.svc:8443/,
       /bulwark-permission-server-tls/,
       /bulwark-edge-health-hmac/,
+      /bulwark install secrets -n bulwark-system --release bulwark\n/,
       /npm run build -- --image registry\.example\.com\/platform\/bulwark:9\.9\.9 --namespace bulwark-system --release bulwark/,
     ]) {
       assert.match(notes, expected);

@@ -337,6 +337,8 @@ export class Engine {
     if (this.observers === undefined) return undefined;
     const tally = new ExchangeTally(this.observers);
     tally.begin(req.method ?? "GET", req.url ?? "/", req.headers.host);
+    // "2.0" on an HTTP/2 stream (Node's compatibility request), else what the request line said.
+    tally.protocol = `HTTP/${req.httpVersion}`;
     return tally;
   }
 
@@ -759,7 +761,6 @@ function noteClient(tally: ExchangeTally, req: IncomingMessage, client: RequestC
     peer: client.peer ?? client.ip,
     userAgent: req.headers["user-agent"] ?? "",
     scheme: client.proto,
-    protocol: `HTTP/${req.httpVersion}`,
   });
 }
 

@@ -71,6 +71,7 @@ import { forwardUpgrade } from "./upgrade";
 import { ClientConnection, type FastContext } from "./fast/connection";
 import { UpstreamPool } from "./fast/upstream";
 import { H2Front } from "./h2/front";
+import { acceptsTrailers } from "./h2/trailers";
 import { asksOnlyH2c, handToH2, headWithoutH2cUpgrade, sniffPreface } from "./h2/cleartext";
 import { checkH2Request, http1FieldsOf } from "./h2/request";
 
@@ -533,6 +534,8 @@ export class Engine {
       this.callGrpc(stream, route, planned);
       return;
     }
+    // TE stays on its hop (HTTP/1.1 servers send the trailers they have without it).
+    if (stream !== undefined && acceptsTrailers(req.headers.te)) planned.relayTrailers = true;
     new Exchange(req, res, route, planned).start();
   }
 

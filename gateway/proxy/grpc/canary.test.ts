@@ -8,20 +8,10 @@ import * as grpc from "@grpc/grpc-js";
 import { startDataPlane, type DataPlane } from "../../data-plane";
 import { ingress, view } from "../../routing/testkit";
 import { loopback } from "../testkit";
+import { gatewayClientArgs, rawMethod } from "./testkit";
 
 const P = "nginx.ingress.kubernetes.io/";
-const raw = (b: Buffer) => b;
-const SERVICE = {
-  Who: {
-    path: "/test.Canary/Who",
-    requestStream: false,
-    responseStream: false,
-    requestSerialize: raw,
-    requestDeserialize: raw,
-    responseSerialize: raw,
-    responseDeserialize: raw,
-  },
-};
+const SERVICE = { Who: rawMethod("test.Canary", "Who") };
 const CanaryClient = grpc.makeGenericClientConstructor(SERVICE, "Canary");
 type Client = grpc.Client & { Who: (...args: unknown[]) => unknown };
 
@@ -90,11 +80,9 @@ describe("data plane: canary by header on gRPC metadata", () => {
 
   /** Which backend answered a call to `host` with this metadata. */
   async function who(host: string, metadata: Record<string, string> = {}): Promise<string> {
-    const credentials = grpc.credentials.createSsl(null, null, null, { rejectUnauthorized: false });
-    const client = new CanaryClient(`127.0.0.1:${plane.httpsPort}`, credentials, {
-      "grpc.default_authority": host,
-      "grpc.ssl_target_name_override": host,
-    }) as unknown as Client;
+    const client = new CanaryClient(
+      ...gatewayClientArgs(plane.httpsPort!, host),
+    ) as unknown as Client;
     clients.push(client);
     const md = new grpc.Metadata();
     for (const [key, value] of Object.entries(metadata)) md.set(key, value);

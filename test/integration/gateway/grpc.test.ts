@@ -8,6 +8,7 @@ import { applyOrThrow } from "../../../hack/control-plane/kube";
 import { waitUntil } from "../../harness/wait";
 import { testCluster, testNamespace } from "../../harness/cluster";
 import { askHttps } from "../../../gateway/proxy/h2/testkit";
+import { gatewayClientArgs, rawMethod, readStream } from "../../../gateway/proxy/grpc/testkit";
 import {
   endpointSlice,
   ensureIngressClass,
@@ -21,20 +22,10 @@ const cluster = testCluster();
 const HOST = "grpc.example.com";
 const P = "nginx.ingress.kubernetes.io/";
 
-const raw = (b: Buffer) => b;
-const method = (name: string, responseStream: boolean) => ({
-  path: `/test.Echo/${name}`,
-  requestStream: false,
-  responseStream,
-  requestSerialize: raw,
-  requestDeserialize: raw,
-  responseSerialize: raw,
-  responseDeserialize: raw,
-});
 const SERVICE = {
-  Unary: method("Unary", false),
-  Count: method("Count", true),
-  Slow: method("Slow", false),
+  Unary: rawMethod("test.Echo", "Unary"),
+  Count: rawMethod("test.Echo", "Count", true),
+  Slow: rawMethod("test.Echo", "Slow"),
 };
 const EchoClient = grpc.makeGenericClientConstructor(SERVICE, "Echo");
 type Client = grpc.Client & Record<keyof typeof SERVICE, (...args: unknown[]) => unknown>;
@@ -82,12 +73,7 @@ describe("gateway gRPC (backend-protocol GRPC)", () => {
       }),
     ]);
     gateway = await startGateway({ kubeconfigPath: cluster.kubeconfigPath, namespace: ns });
-    // The gateway's default certificate for this name: not verified here.
-    const credentials = grpc.credentials.createSsl(null, null, null, { rejectUnauthorized: false });
-    client = new EchoClient(`127.0.0.1:${gateway.httpsPort}`, credentials, {
-      "grpc.default_authority": HOST,
-      "grpc.ssl_target_name_override": HOST,
-    }) as unknown as Client;
+    client = new EchoClient(...gatewayClientArgs(gateway.httpsPort, HOST)) as unknown as Client;
   });
 
   after(async () => {
@@ -114,10 +100,9 @@ describe("gateway gRPC (backend-protocol GRPC)", () => {
   });
 
   it("streams the server's messages in order", async () => {
-    const stream = client.Count(Buffer.from("50")) as grpc.ClientReadableStream<Buffer>;
-    const got: string[] = [];
-    stream.on("data", (m: Buffer) => got.push(m.toString()));
-    const status = await new Promise<grpc.StatusObject>(resolve => stream.on("status", resolve));
+    const { got, status } = await readStream(
+      client.Count(Buffer.from("50")) as grpc.ClientReadableStream<Buffer>,
+    );
     assert.equal(status.code, grpc.status.OK);
     assert.deepEqual(
       got,

@@ -17,7 +17,16 @@ import { DEFAULT_FRONT_DOOR, type FrontDoorLimits } from "../request-rules";
 import { hostsView, loopback, namedBackend, startBackend, type Backend } from "../testkit";
 import { MAX_CONCURRENT_STREAMS } from "./front";
 import { asksOnlyH2c, CLIENT_PREFACE, headWithoutH2cUpgrade, prefaceMatch } from "./cleartext";
-import { askOn, FLAG, FRAME, frame, getHeaderBlock, rawH2c, readFrames } from "./testkit";
+import {
+  askOn,
+  FLAG,
+  FRAME,
+  frame,
+  getHeaderBlock,
+  negotiated,
+  rawH2c,
+  readFrames,
+} from "./testkit";
 
 const run = promisify(execFile);
 
@@ -358,6 +367,30 @@ describe("data plane: h2c on (BULWARK_HTTP2_CLEARTEXT)", () => {
     );
     assert.ok(counted <= 2 * MAX_CONCURRENT_STREAMS + 1, `${counted} upstream requests`);
     assert.equal(plane.status().counters.refused["h2-rapid-reset"], 1);
+  });
+});
+
+describe("data plane: h2c on, HTTP/2 on the HTTPS listener off", () => {
+  let main: Backend;
+  let plane: DataPlane;
+
+  before(async () => {
+    main = await namedBackend("main");
+    plane = await shopPlane(main, { http2: false, http2Cleartext: true });
+  });
+  after(async () => {
+    await plane.close({ drainMs: 200 });
+    await main.close();
+  });
+
+  it("each setting rules its own listener: h2c is served, the HTTPS listener offers http/1.1 only", async () => {
+    assert.equal(await negotiated(plane.httpsPort!, "shop.test", ["h2", "http/1.1"]), "http/1.1");
+    const session = await openH2c(plane.httpPort);
+    try {
+      assert.equal((await askOn(session, "shop.test", "/both")).status, 200);
+    } finally {
+      session.close();
+    }
   });
 });
 

@@ -30,12 +30,17 @@ const SERVICE = {
 const EchoClient = grpc.makeGenericClientConstructor(SERVICE, "Echo");
 type Client = grpc.Client & Record<keyof typeof SERVICE, (...args: unknown[]) => unknown>;
 
+/** Unary calls the backend has answered. */
+let unaryCalls = 0;
+
 /** A grpc-js backend on this machine's address (the API server refuses loopback endpoints). */
 async function startGrpcBackend(): Promise<{ server: grpc.Server; port: number }> {
   const server = new grpc.Server();
   server.addService(SERVICE, {
-    Unary: (call: grpc.ServerUnaryCall<Buffer, Buffer>, done: grpc.sendUnaryData<Buffer>) =>
-      done(null, Buffer.concat([Buffer.from("echo:"), call.request])),
+    Unary: (call: grpc.ServerUnaryCall<Buffer, Buffer>, done: grpc.sendUnaryData<Buffer>) => {
+      unaryCalls++;
+      done(null, Buffer.concat([Buffer.from("echo:"), call.request]));
+    },
     Count: (call: grpc.ServerWritableStream<Buffer, Buffer>) => {
       for (let i = 0; i < Number(call.request.toString()); i++) call.write(Buffer.from(String(i)));
       call.end();
@@ -123,11 +128,13 @@ describe("gateway gRPC (backend-protocol GRPC)", () => {
   });
 
   it("answers an HTTP/1.1 request to the gRPC route 502, never reaching the backend", async () => {
+    const before = unaryCalls;
     const answer = await askHttps(gateway.httpsPort, HOST, "/test.Echo/Unary", {
       method: "POST",
       headers: { "content-type": "application/grpc" },
       body: Buffer.alloc(5),
     });
     assert.equal(answer.status, 502);
+    assert.equal(unaryCalls, before);
   });
 });

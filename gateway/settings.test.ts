@@ -140,6 +140,7 @@ describe("gateway settings", () => {
       trustedProxies: [],
       proxyProtocol: false,
       http2: true,
+      http2Cleartext: false,
     });
     const set = readSettings({
       BULWARK_POD_NAME: "g-0",
@@ -152,6 +153,7 @@ describe("gateway settings", () => {
       BULWARK_TRUSTED_PROXIES: " 10.0.0.7/8, 2001:db8::/32,192.0.2.1",
       BULWARK_PROXY_PROTOCOL: "true",
       BULWARK_HTTP2: "false",
+      BULWARK_HTTP2_CLEARTEXT: "true",
     });
     assert.ok(set.ok);
     assert.deepEqual(set.settings.frontDoor, {
@@ -164,6 +166,7 @@ describe("gateway settings", () => {
       trustedProxies: ["10.0.0.0/8", "192.0.2.1", "2001:db8::/32"],
       proxyProtocol: true,
       http2: false,
+      http2Cleartext: true,
     });
   });
 

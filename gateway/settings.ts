@@ -152,6 +152,8 @@ export const settingsSchema = z
     BULWARK_PROXY_PROTOCOL: flag("BULWARK_PROXY_PROTOCOL", false),
     // HTTP/2 by ALPN on the HTTPS listener (nginx-ingress's use-http2, on by default).
     BULWARK_HTTP2: flag("BULWARK_HTTP2", true),
+    // h2c (prior knowledge only) on the HTTP port; off, as in nginx unless a listen says http2.
+    BULWARK_HTTP2_CLEARTEXT: flag("BULWARK_HTTP2_CLEARTEXT", false),
     BULWARK_CANARY_MATCH: z
       .enum(["exact", "case-insensitive"], {
         error:
@@ -211,6 +213,7 @@ export const settingsSchema = z
       trustedProxies: env.BULWARK_TRUSTED_PROXIES,
       proxyProtocol: env.BULWARK_PROXY_PROTOCOL,
       http2: env.BULWARK_HTTP2,
+      http2Cleartext: env.BULWARK_HTTP2_CLEARTEXT,
     },
     logLevel: env.LOG_LEVEL,
   }));

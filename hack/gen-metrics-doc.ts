@@ -68,7 +68,7 @@ function trafficRows(): Row[] {
     peer: "",
     userAgent: "",
     scheme: "",
-    protocol: "",
+    protocol: "HTTP/1.1",
   });
   traffic.refused("example");
   return traffic.toJSON().map(metric => {

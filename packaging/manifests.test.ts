@@ -182,6 +182,7 @@ describe("workload manifests", () => {
         v.gateway.trustedProxies = ["10.0.0.0/8", "2001:db8::/32"];
         v.gateway.proxyProtocol = true;
         v.gateway.http2 = false;
+        v.gateway.http2Cleartext = true;
         v.gateway.limitStatus = 429;
         v.gateway.listenMode = "reuse-port";
       }),
@@ -201,6 +202,7 @@ describe("workload manifests", () => {
     assert.deepEqual(read.settings.frontDoor.trustedProxies, ["10.0.0.0/8", "2001:db8::/32"]);
     assert.equal(read.settings.frontDoor.proxyProtocol, true);
     assert.equal(read.settings.frontDoor.http2, false);
+    assert.equal(read.settings.frontDoor.http2Cleartext, true);
     assert.equal(read.settings.compile.traffic.limits?.status, 429);
     assert.deepEqual(read.settings.signatures, {
       required: true,

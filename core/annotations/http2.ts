@@ -13,7 +13,7 @@ const fields = {
     annotation: `${BULWARK_INGRESS_ANNOTATION_PREFIX}http2`,
     type: "boolean",
     default: "true",
-    doc: 'Offer HTTP/2 (ALPN "h2") to TLS clients of the Ingress\'s hosts; "false" on any Ingress of a host offers that host HTTP/1.1 only (Bulwark; default true, BULWARK_HTTP2 turns it off everywhere).',
+    doc: 'Offer HTTP/2 (ALPN "h2") to TLS clients of the Ingress\'s hosts; "false" on any Ingress of a host offers that host HTTP/1.1 only (Bulwark; default true, BULWARK_HTTP2 turns it off everywhere). h2c on the HTTP port (BULWARK_HTTP2_CLEARTEXT) is chosen before any host is known, so this does not apply to it.',
     since: "0.2.0",
   },
 } as const;

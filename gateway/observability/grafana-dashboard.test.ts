@@ -2,9 +2,10 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { TrafficMetrics } from "./traffic";
+import { PROTOCOLS, TrafficMetrics } from "./traffic";
 
 interface Dashboard {
+  templating: { list: { name: string; query: unknown }[] };
   panels: { title: string; targets: { expr: string }[] }[];
 }
 
@@ -32,11 +33,32 @@ describe("the Grafana dashboard", () => {
         }
         for (const [, label] of expr.matchAll(/[{,(]\s*([a-z_]+)\s*(?:=~|!=|=)/g)) {
           assert.ok(
-            ["host", "status_class", "variant", "ingress", "service"].includes(label ?? ""),
+            ["host", "status_class", "variant", "ingress", "service", "protocol"].includes(
+              label ?? "",
+            ),
             `${panel.title}: label ${label} is not set`,
           );
         }
       }
     }
+  });
+  it("filters every panel by the protocol variable, whose choices are the label's fixed values", () => {
+    const variable = dashboard.templating.list.find(v => v.name === "protocol");
+    assert.equal(variable?.query, [...PROTOCOLS, "other"].join(","));
+    for (const panel of dashboard.panels) {
+      for (const { expr } of panel.targets) {
+        for (const [selector] of expr.matchAll(/bulwark_[a-z_]+\{[^}]*\}/g)) {
+          assert.match(selector, /protocol=~"\$protocol"/, `${panel.title}: ${selector}`);
+        }
+      }
+    }
+  });
+  it("plots requests per host and protocol", () => {
+    const byProtocol = dashboard.panels.filter(p =>
+      p.targets.some(t =>
+        /sum by \(host, protocol\) \(rate\(bulwark_gateway_requests_total/.test(t.expr),
+      ),
+    );
+    assert.equal(byProtocol.length, 1);
   });
 });

@@ -21,7 +21,6 @@ export interface ExchangeDetails {
   /** "" when the client sent none. */
   userAgent: string;
   scheme: string;
-  protocol: string;
 }
 
 /** The details while the access log is off. */
@@ -30,7 +29,6 @@ const NO_DETAILS: ExchangeDetails = {
   peer: "",
   userAgent: "",
   scheme: "",
-  protocol: "",
 };
 
 export type Variant = RequestRecord["variant"];
@@ -57,6 +55,11 @@ export class ExchangeTally {
   private details: ExchangeDetails = NO_DETAILS;
   /** The request id (set once known; the access log's, and X-Request-ID upstream). */
   requestId = "";
+  /**
+   * "HTTP/1.1" unless the request said otherwise ("HTTP/1.0", "HTTP/2.0"): the metrics' protocol
+   * label and the access log's protocol field, so both always agree.
+   */
+  protocol = "HTTP/1.1";
   requestBytes = 0;
   responseBytes = 0;
 
@@ -82,6 +85,7 @@ export class ExchangeTally {
     this.upstreamStatus = 0;
     this.details = NO_DETAILS;
     this.requestId = "";
+    this.protocol = "HTTP/1.1";
     this.requestBytes = requestBytes;
     this.responseBytes = 0;
   }
@@ -142,7 +146,7 @@ export class ExchangeTally {
       peer: details.peer,
       userAgent: details.userAgent,
       scheme: details.scheme,
-      protocol: details.protocol,
+      protocol: this.protocol,
     });
   }
 }

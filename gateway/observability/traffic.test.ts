@@ -8,6 +8,8 @@ import {
   refusalLogLine,
   answerLabel,
   DURATION_BUCKETS,
+  PROTOCOLS,
+  protocolLabel,
   statusClass,
   TrafficMetrics,
   type RequestRecord,
@@ -56,6 +58,41 @@ describe("TrafficMetrics", () => {
     metrics.observe({ ...base, status: 404, upstreamSeconds: undefined, service: "" });
     assert.equal(sample(metrics, "bulwark_gateway_upstream_duration_seconds_count", {}), 0);
     assert.equal(sample(metrics, "bulwark_gateway_requests_total", { status_class: "4xx" }), 1);
+  });
+  it("labels each series with the protocol the access log writes: HTTP/1.0, HTTP/1.1, HTTP/2.0", () => {
+    const metrics = new TrafficMetrics();
+    metrics.observe(base);
+    metrics.observe({ ...base, protocol: "HTTP/2.0", requestBytes: 5 });
+    metrics.observe({ ...base, protocol: "HTTP/2.0", status: 502 });
+    metrics.observe({ ...base, protocol: "HTTP/1.0" });
+    const requests = "bulwark_gateway_requests_total";
+    assert.equal(sample(metrics, requests, { protocol: "HTTP/1.1" }), 1);
+    assert.equal(sample(metrics, requests, { protocol: "HTTP/2.0" }), 2);
+    assert.equal(sample(metrics, requests, { protocol: "HTTP/2.0", status_class: "5xx" }), 1);
+    assert.equal(sample(metrics, requests, { protocol: "HTTP/1.0" }), 1);
+    assert.equal(
+      sample(metrics, "bulwark_gateway_request_duration_seconds_count", { protocol: "HTTP/2.0" }),
+      2,
+    );
+    assert.equal(
+      sample(metrics, "bulwark_gateway_request_bytes_total", { protocol: "HTTP/2.0" }),
+      5,
+    );
+    assert.equal(
+      sample(metrics, "bulwark_gateway_upstream_duration_seconds_count", { protocol: "HTTP/1.0" }),
+      1,
+    );
+  });
+  it("keeps the protocol label a fixed set: what a client makes up is counted as other", () => {
+    const metrics = new TrafficMetrics();
+    for (const made of ["HTTP/1.2", "HTTP/9.9", "", "h2", "HTTP/2.0\n", "x".repeat(100)]) {
+      metrics.observe({ ...base, protocol: made });
+    }
+    const labels = new Set(
+      metrics.toJSON().flatMap(m => m.values.map(v => String(v.labels.protocol))),
+    );
+    assert.deepEqual([...labels], ["other"]);
+    assert.deepEqual(PROTOCOLS.map(protocolLabel), [...PROTOCOLS]);
   });
   it("forgets hosts that are no longer served", async () => {
     const metrics = new TrafficMetrics();
@@ -131,11 +168,11 @@ describe("TrafficMetrics' Prometheus text", () => {
   /** The same observations through prom-client's own metrics, as the reference. */
   function promClientText(records: RequestRecord[], refusals: string[] = []): Promise<string> {
     const registry = new Registry();
-    const labelNames = ["host", "ingress", "service", "variant"];
+    const labelNames = ["host", "ingress", "service", "variant", "protocol"];
     const registers = [registry];
     const requests = new Counter({
       name: "bulwark_gateway_requests_total",
-      help: "Requests answered, by host, ingress, service, main/canary and status class",
+      help: "Requests answered, by host, ingress, service, main/canary, protocol and status class",
       labelNames: [...labelNames, "status_class"],
       registers,
     });
@@ -175,7 +212,8 @@ describe("TrafficMetrics' Prometheus text", () => {
     for (const r of records) {
       const decision = answerLabel(r.decision);
       if (decision !== undefined) answers.inc({ host: r.host, decision });
-      const labels = { host: r.host, ingress: r.ingress, service: r.service, variant: r.variant };
+      const { host, ingress, service, variant } = r;
+      const labels = { host, ingress, service, variant, protocol: protocolLabel(r.protocol) };
       requests.inc({ ...labels, status_class: statusClass(r.status) });
       duration.observe(labels, r.durationSeconds);
       if (r.upstreamSeconds !== undefined) upstream.observe(labels, r.upstreamSeconds);
@@ -195,6 +233,8 @@ describe("TrafficMetrics' Prometheus text", () => {
       { ...base, status: 101, durationSeconds: 30 },
       { ...base, status: 403, upstreamSeconds: undefined, decision: "source-range-denied" },
       { ...base, status: 503, upstreamSeconds: undefined, decision: "refused: snippet" },
+      { ...base, protocol: "HTTP/2.0", responseBytes: 3 },
+      { ...base, protocol: "HTTP/1.0", status: 404, upstreamSeconds: undefined },
     ];
     const refusals = ["bare-line-feed", "invalid-host", "bare-line-feed"];
     const ours = new TrafficMetrics();

@@ -1,7 +1,7 @@
 // Per-host traffic metrics and the access log record, as ingress-nginx's and Tengine-Ingress's
 // per-host monitoring exposes them: requests by status class, request and upstream durations,
-// request and response bytes, labelled by host, ingress, service and canary/main. QPS and success
-// rate are rates of the request counter; RT percentiles come from the histograms.
+// request and response bytes, labelled by host, ingress, service, canary/main and protocol. QPS and
+// success rate are rates of the request counter; RT percentiles come from the histograms.
 
 import { hostname } from "node:os";
 import { PINO_LEVELS } from "../../kube/log";
@@ -44,12 +44,23 @@ export interface RequestRecord {
   userAgent: string;
   /** "http" or "https". */
   scheme: string;
-  /** "HTTP/1.1" or "HTTP/1.0". */
+  /** The request's protocol as nginx's $server_protocol writes it: "HTTP/1.1", "HTTP/2.0"… */
   protocol: string;
 }
 
-type LabelName = "host" | "ingress" | "service" | "variant";
+type LabelName = "host" | "ingress" | "service" | "variant" | "protocol";
 type Labels = Record<LabelName, string>;
+
+/** The protocols the gateway serves: the `protocol` label's values, as the access log writes them. */
+export const PROTOCOLS = ["HTTP/1.0", "HTTP/1.1", "HTTP/2.0"] as const;
+
+/**
+ * The `protocol` label for a request's protocol: one of PROTOCOLS, or "other" for one the front
+ * door refused (an HTTP/1.2 request line), so the label's values stay a fixed set.
+ */
+export function protocolLabel(protocol: string): string {
+  return (PROTOCOLS as readonly string[]).includes(protocol) ? protocol : "other";
+}
 
 const STATUS_CLASSES = ["1xx", "2xx", "3xx", "4xx", "5xx", "other"] as const;
 
@@ -82,7 +93,7 @@ class HistogramTally {
   }
 }
 
-/** Everything counted for one host/ingress/service/variant. */
+/** Everything counted for one host/ingress/service/variant/protocol. */
 class LabelSetTally {
   readonly requests = new Float64Array(STATUS_CLASSES.length);
   readonly duration = new HistogramTally();
@@ -174,7 +185,8 @@ export class TrafficMetrics {
   }
 
   private tallyFor(record: RequestRecord): LabelSetTally {
-    const key = `${record.host}\n${record.ingress}\n${record.service}\n${record.variant}`;
+    const protocol = protocolLabel(record.protocol);
+    const key = `${record.host}\n${record.ingress}\n${record.service}\n${record.variant}\n${protocol}`;
     let found = this.tallies.get(key);
     if (found === undefined) {
       found = new LabelSetTally({
@@ -182,6 +194,7 @@ export class TrafficMetrics {
         ingress: record.ingress,
         service: record.service,
         variant: record.variant,
+        protocol,
       });
       this.tallies.set(key, found);
     }
@@ -233,7 +246,7 @@ export class TrafficMetrics {
     return [
       counter(
         NAMES.requests,
-        "Requests answered, by host, ingress, service, main/canary and status class",
+        "Requests answered, by host, ingress, service, main/canary, protocol and status class",
         tallies.flatMap(t =>
           STATUS_CLASSES.flatMap((cls, i) =>
             t.requests[i] === 0

@@ -71,6 +71,8 @@ import { forwardUpgrade } from "./upgrade";
 import { ClientConnection, type FastContext } from "./fast/connection";
 import { UpstreamPool } from "./fast/upstream";
 import { H2Front } from "./h2/front";
+import { acceptsTrailers } from "./h2/trailers";
+import { asksOnlyH2c, handToH2, headWithoutH2cUpgrade, sniffPreface } from "./h2/cleartext";
 import { checkH2Request, http1FieldsOf } from "./h2/request";
 
 export interface EngineOptions {
@@ -140,8 +142,10 @@ export class Engine {
   private readonly upgraded = new Set<Duplex>();
   private readonly fastPool = new UpstreamPool();
   private readonly fastConnections = new Set<ClientConnection>();
-  /** HTTP/2 sessions of the HTTPS listener; undefined when HTTP/2 is off. */
+  /** HTTP/2 sessions of the HTTPS listener and h2c ones; undefined when both are off. */
   private h2: H2Front | undefined = undefined;
+  /** HTTP port connections whose first bytes are still read for the h2c preface. */
+  private readonly sniffing = new Set<Socket>();
   /** Per host of the current table: whether its Ingresses let the listener offer HTTP/2. */
   private h2Hosts = new WeakMap<HostRoutes, boolean>();
   closing = false;
@@ -177,6 +181,7 @@ export class Engine {
       ),
       requireHostHeader: true,
     };
+    engine.h2 = engine.createH2Front();
     const http = createServer(serverOptions);
     engine.attach(http, "http");
     engine.httpPort = await listen(http, options.httpPort, options.host, options.reusePort);
@@ -245,6 +250,7 @@ export class Engine {
     for (const server of this.servers) server.closeAllConnections();
     for (const socket of this.upgraded) socket.destroy();
     for (const connection of this.fastConnections) connection.destroy();
+    for (const socket of this.sniffing) socket.destroy();
     this.h2?.destroy();
     await closed;
     this.observers?.flush();
@@ -255,15 +261,17 @@ export class Engine {
 
   private attach(server: Server, proto: "http" | "https"): void {
     tune(server, this.limits);
-    this.installFastPath(server, proto);
+    const nodeServes = this.installFastPath(server, proto);
     this.servers.push(server);
     // The listener's port, known once listening; read per request from the socket.
     server.on("request", (req: IncomingMessage, res: ServerResponse) =>
       this.onRequest(req, res, proto),
     );
-    server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) =>
-      this.onUpgrade(req, socket, head, proto),
-    );
+    server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      if (asksOnlyH2c(req.headers.upgrade))
+        ignoreH2cUpgrade(req, socket as Socket, head, nodeServes);
+      else this.onUpgrade(req, socket, head, proto);
+    });
     if (this.limits.proxyProtocol) this.requireProxyHeader(server);
     server.on("clientError", (error: Error & { code?: string }, socket: Duplex) => {
       const refused = nodeRefusal(error.code);
@@ -294,9 +302,10 @@ export class Engine {
 
   /**
    * Connections start on the fast path (fast/connection.ts); what it does not handle goes to the
-   * Node HTTP server's own connection listener, and from there to onRequest/onUpgrade.
+   * Node HTTP server's own connection listener (returned), and from there to onRequest/onUpgrade.
+   * With h2c on, an HTTP port connection that begins with the client preface goes to the h2 front.
    */
-  private installFastPath(server: Server, proto: "http" | "https"): void {
+  private installFastPath(server: Server, proto: "http" | "https"): (socket: Socket) => void {
     const event = proto === "http" ? "connection" : "secureConnection";
     const nodeListener = server.listeners(event)[0] as (socket: Socket) => void;
     server.removeAllListeners(event);
@@ -312,10 +321,32 @@ export class Engine {
       clients: this.clients,
       refused: (reason, client) => this.refused(reason, client),
     };
+    const startFast = (socket: Socket) => {
+      this.fastConnections.add(new ClientConnection(socket, context, proto));
+    };
+    const h2c = proto === "http" && this.limits.http2Cleartext === true ? this.h2 : undefined;
     server.on(event, (socket: Socket) => {
       socket.setNoDelay(true);
-      this.fastConnections.add(new ClientConnection(socket, context, proto));
+      if (h2c === undefined) startFast(socket);
+      else this.sniffH2c(socket, h2c, startFast);
     });
+    return context.fallback;
+  }
+
+  /** h2c prior knowledge: the preface goes to the h2 front, anything else to the fast path. */
+  private sniffH2c(socket: Socket, h2: H2Front, startFast: (socket: Socket) => void): void {
+    this.sniffing.add(socket);
+    sniffPreface(socket, this.limits.headTimeoutMs, (sniffed, protocol) => {
+      this.sniffing.delete(sniffed);
+      if (sniffed.destroyed) return;
+      if (protocol === "h2") {
+        handToH2(sniffed, socket => h2.accept(socket));
+        return;
+      }
+      startFast(sniffed);
+      sniffed.resume();
+    });
+    socket.once("close", () => this.sniffing.delete(socket));
   }
 
   private clientInfo(req: IncomingMessage, proto: string): RequestClient {
@@ -340,6 +371,8 @@ export class Engine {
     if (this.observers === undefined) return undefined;
     const tally = new ExchangeTally(this.observers);
     tally.begin(req.method ?? "GET", req.url ?? "/", req.headers.host);
+    // "2.0" on an HTTP/2 stream (Node's compatibility request), else what the request line said.
+    tally.protocol = `HTTP/${req.httpVersion}`;
     return tally;
   }
 
@@ -350,15 +383,23 @@ export class Engine {
     this.observers?.refused(reason, client);
   }
 
-  /** HTTP/2 next to HTTP/1.1 on the HTTPS listener, unless BULWARK_HTTP2 turned it off. */
-  private startH2(): H2Side | undefined {
-    if (this.limits.http2 === false) return undefined;
-    const front = new H2Front({
+  /**
+   * The h2 front, for HTTP/2 on the HTTPS listener (unless BULWARK_HTTP2 turned it off) and h2c
+   * on the HTTP port (when BULWARK_HTTP2_CLEARTEXT turned it on): one front, one set of limits.
+   */
+  private createH2Front(): H2Front | undefined {
+    if (this.limits.http2 === false && this.limits.http2Cleartext !== true) return undefined;
+    return new H2Front({
       limits: { ...this.limits, idleMs: CLIENT_KEEPALIVE_MS },
-      onRequest: (req, res) => this.onH2Request(req, res),
+      onRequest: (req, res, proto) => this.onH2Request(req, res, proto),
       onAbuse: reason => this.refusedConnection(reason),
     });
-    this.h2 = front;
+  }
+
+  /** HTTP/2 next to HTTP/1.1 on the HTTPS listener, unless BULWARK_HTTP2 turned it off. */
+  private startH2(): H2Side | undefined {
+    const front = this.h2;
+    if (this.limits.http2 === false || front === undefined) return undefined;
     return { offers: name => this.offersH2(name), accept: socket => front.accept(socket) };
   }
 
@@ -388,11 +429,11 @@ export class Engine {
    * path reads of an HTTP/1.1 exchange (method, url, headers, the body as a stream, writeHead
    * with a flat list, close events); the fields and the framing come from the h2 checks.
    */
-  private onH2Request(req: Http2ServerRequest, res: Http2ServerResponse): void {
+  private onH2Request(req: Http2ServerRequest, res: Http2ServerResponse, proto: string): void {
     const checked = checkH2Request(req.rawHeaders, req.stream.endAfterHeaders, this.limits);
     const fields = isRefusal(checked) ? [] : http1FieldsOf(req.rawHeaders);
     const nodeReq = req as unknown as IncomingMessage;
-    this.handle(nodeReq, res as unknown as ServerResponse, { proto: "https", checked, fields });
+    this.handle(nodeReq, res as unknown as ServerResponse, { proto, checked, fields });
   }
 
   private onRequest(req: IncomingMessage, res: ServerResponse, proto: string): void {
@@ -496,6 +537,8 @@ export class Engine {
       this.callGrpc(stream, route, planned);
       return;
     }
+    // TE stays on its hop (HTTP/1.1 servers send the trailers they have without it).
+    if (stream !== undefined && acceptsTrailers(req.headers.te)) planned.relayTrailers = true;
     new Exchange(req, res, route, planned).start();
   }
 
@@ -632,6 +675,25 @@ export class Engine {
 
 const PROXY_HEADER_REFUSAL = refusal("invalid-proxy-header");
 
+/**
+ * A request asking to upgrade to h2c only (RFC 7540 3.2, deprecated): Node's server has given up
+ * the connection for an upgrade, so it is handed back to it with the head rewritten without the
+ * upgrade (and the bytes after the head put back), and served as an ordinary HTTP/1.1 request.
+ */
+function ignoreH2cUpgrade(
+  req: IncomingMessage,
+  socket: Socket,
+  head: Buffer,
+  nodeServes: (socket: Socket) => void,
+): void {
+  const requestLine = `${req.method ?? "GET"} ${req.url ?? "/"} HTTP/${req.httpVersion}`;
+  const rewritten = Buffer.from(headWithoutH2cUpgrade(requestLine, req.rawHeaders), "latin1");
+  socket.pause();
+  socket.unshift(head.length === 0 ? rewritten : Buffer.concat([rewritten, head]));
+  nodeServes(socket);
+  socket.resume();
+}
+
 /** The HTTP/2 stream under a request that came through Node's compatibility layer; else undefined. */
 function h2StreamOf(req: IncomingMessage): ServerHttp2Stream | undefined {
   return (req as unknown as { stream?: ServerHttp2Stream }).stream;
@@ -762,7 +824,6 @@ function noteClient(tally: ExchangeTally, req: IncomingMessage, client: RequestC
     peer: client.peer ?? client.ip,
     userAgent: req.headers["user-agent"] ?? "",
     scheme: client.proto,
-    protocol: `HTTP/${req.httpVersion}`,
   });
 }
 

@@ -13,6 +13,7 @@ import { EWMA_STATS } from "../routing/balance";
 import { withStickyCookie, type StickyChoice } from "../policy/affinity";
 import { reportTlsFailure, type UpstreamTls } from "../routing/upstream";
 import { downstreamResponseHeaders } from "./headers";
+import { relayableTrailers } from "./h2/trailers";
 import { PacedBody } from "./paced-body";
 import type { UpstreamPools } from "./pools";
 import { reply } from "./replies";
@@ -54,6 +55,11 @@ export interface ExchangeContext {
    * HTTP/1.1 request says so with Transfer-Encoding, which this also covers).
    */
   streamedBody?: boolean;
+  /**
+   * An HTTP/2 client said `TE: trailers`: the upstream's trailer fields (allowed ones only) end
+   * the answer as a trailing HEADERS frame (h2/trailers.ts).
+   */
+  relayTrailers?: boolean;
 }
 
 export class Exchange {
@@ -227,7 +233,15 @@ export class Exchange {
       upstreamRes.statusCode ?? 502,
       edits === undefined ? headers : editFlatHeaders(headers, edits),
     );
+    this.streamBody(upstreamRes);
+  };
+
+  /** The answer's body down to the client, paced by limit-rate, with its trailers when relayed. */
+  private streamBody(upstreamRes: IncomingMessage): void {
+    const res = this.res;
     upstreamRes.on("error", () => res.destroy());
+    // Before the pipe's own 'end' listener ends the answer.
+    if (this.context.relayTrailers === true) relayTrailersOf(upstreamRes, res);
     const bandwidth = this.context.bandwidth;
     if (bandwidth === undefined) {
       upstreamRes.pipe(res);
@@ -236,7 +250,7 @@ export class Exchange {
     const paced = new PacedBody(bandwidth);
     res.once("close", () => paced.destroy());
     upstreamRes.pipe(paced).pipe(res);
-  };
+  }
 
   /**
    * custom-http-errors: the backend's answer is dropped with its connection, and the request is
@@ -312,4 +326,12 @@ export function hasBody(req: IncomingMessage): boolean {
   if (headers["transfer-encoding"] !== undefined) return true;
   const length = headers["content-length"];
   return length !== undefined && length !== "0";
+}
+
+/** The upstream's trailer fields, once its body has ended, added to the client's answer. */
+function relayTrailersOf(upstreamRes: IncomingMessage, res: ServerResponse): void {
+  upstreamRes.once("end", () => {
+    const trailers = relayableTrailers(upstreamRes.rawTrailers);
+    if (Object.keys(trailers).length > 0) res.addTrailers(trailers);
+  });
 }

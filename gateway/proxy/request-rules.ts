@@ -76,6 +76,8 @@ export interface FrontDoorLimits {
   proxyProtocol: boolean;
   /** The HTTPS listener offers HTTP/2 by ALPN (BULWARK_HTTP2; absent: on). */
   http2?: boolean;
+  /** The HTTP port serves h2c to clients with prior knowledge (BULWARK_HTTP2_CLEARTEXT; absent: off). */
+  http2Cleartext?: boolean;
 }
 
 export const DEFAULT_FRONT_DOOR: FrontDoorLimits = {

@@ -63,6 +63,7 @@ export function gatewayEnv(values: BulwarkValues): V1EnvVar[] {
     valueEnv("BULWARK_TRUSTED_PROXIES", gateway.trustedProxies.join(",")),
     valueEnv("BULWARK_PROXY_PROTOCOL", gateway.proxyProtocol),
     valueEnv("BULWARK_HTTP2", gateway.http2),
+    valueEnv("BULWARK_HTTP2_CLEARTEXT", gateway.http2Cleartext),
     valueEnv("BULWARK_LIMIT_STATUS", gateway.limitStatus),
     valueEnv("BULWARK_AUTH_CONNECT_TIMEOUT_SECONDS", gateway.authConnectTimeoutSeconds),
     valueEnv("BULWARK_AUTH_READ_TIMEOUT_SECONDS", gateway.authReadTimeoutSeconds),

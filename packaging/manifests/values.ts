@@ -210,6 +210,11 @@ const gatewaySchema = z
       .describe(
         'The HTTPS listener offers HTTP/2 by ALPN next to HTTP/1.1 (BULWARK_HTTP2); an Ingress\'s bulwark.dev/http2: "false" turns it off for its hosts.',
       ),
+    http2Cleartext: z
+      .boolean()
+      .describe(
+        "The HTTP port also serves h2c to clients with prior knowledge (BULWARK_HTTP2_CLEARTEXT), with the same limits as HTTP/2 on the HTTPS listener; Upgrade: h2c is never honoured (answered as HTTP/1.1).",
+      ),
     limitStatus: z
       .int()
       .min(400)
@@ -585,6 +590,7 @@ export function defaultChartValues(image: string = DEFAULT_IMAGE): ChartValues {
       trustedProxies: [],
       proxyProtocol: false,
       http2: true,
+      http2Cleartext: false,
       limitStatus: 503,
       authConnectTimeoutSeconds: 5,
       authReadTimeoutSeconds: 15,

@@ -400,7 +400,6 @@ export class ClientConnection implements UpstreamOwner {
       peer: this.ip,
       userAgent: head.userAgent ?? "",
       scheme: this.https ? "https" : "http",
-      protocol: "HTTP/1.1",
     });
   }
 

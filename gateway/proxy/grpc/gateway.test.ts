@@ -5,18 +5,12 @@ import { after, before, describe, it } from "node:test";
 import * as grpc from "@grpc/grpc-js";
 import { startDataPlane, type DataPlane } from "../../data-plane";
 import { hostsView } from "../testkit";
+import { gatewayClientArgs, rawMethod, readStream } from "./testkit";
 
-const raw = (b: Buffer) => b;
-const call = (name: string, responseStream: boolean) => ({
-  path: `/test.Echo/${name}`,
-  requestStream: false,
-  responseStream,
-  requestSerialize: raw,
-  requestDeserialize: raw,
-  responseSerialize: raw,
-  responseDeserialize: raw,
-});
-const SERVICE = { Unary: call("Unary", false), Count: call("Count", true) };
+const SERVICE = {
+  Unary: rawMethod("test.Echo", "Unary"),
+  Count: rawMethod("test.Echo", "Count", true),
+};
 const EchoClient = grpc.makeGenericClientConstructor(SERVICE, "Echo");
 
 describe("data plane: gRPC over HTTP/2 to a backend-protocol GRPC route", () => {
@@ -59,14 +53,8 @@ describe("data plane: gRPC over HTTP/2 to a backend-protocol GRPC route", () => 
     client = clientFor("grpc.test");
   });
   /** A grpc-js client of the gateway's HTTPS port for `host` (its :authority and SNI name). */
-  const clientFor = (host: string) => {
-    // The gateway's default certificate is its own: not verified here.
-    const credentials = grpc.credentials.createSsl(null, null, null, { rejectUnauthorized: false });
-    return new EchoClient(`127.0.0.1:${plane.httpsPort}`, credentials, {
-      "grpc.default_authority": host,
-      "grpc.ssl_target_name_override": host,
-    }) as unknown as typeof client;
-  };
+  const clientFor = (host: string) =>
+    new EchoClient(...gatewayClientArgs(plane.httpsPort!, host)) as unknown as typeof client;
 
   after(async () => {
     client.close();
@@ -97,10 +85,9 @@ describe("data plane: gRPC over HTTP/2 to a backend-protocol GRPC route", () => 
   });
 
   it("streams a server's messages in order", async () => {
-    const stream = client.Count(Buffer.from("20")) as grpc.ClientReadableStream<Buffer>;
-    const got: string[] = [];
-    stream.on("data", (m: Buffer) => got.push(m.toString()));
-    const status = await new Promise<grpc.StatusObject>(resolve => stream.on("status", resolve));
+    const { got, status } = await readStream(
+      client.Count(Buffer.from("20")) as grpc.ClientReadableStream<Buffer>,
+    );
     assert.equal(status.code, grpc.status.OK);
     assert.deepEqual(
       got,

@@ -1,5 +1,6 @@
-// HTTP/2 on the HTTPS listener. The TLS listener (tls/listener.ts) negotiates ALPN and hands a
-// socket that chose "h2" here; one node:http2 server (never listening itself) runs its sessions,
+// HTTP/2 on the HTTPS listener, and h2c on the HTTP port when turned on. The TLS listener
+// (tls/listener.ts) negotiates ALPN and hands a socket that chose "h2" here, the HTTP port one that
+// began with the client preface (cleartext.ts); one node:http2 server (never listening itself) runs its sessions,
 // with every limit set here rather than left to Node's defaults, and passes each request stream
 // on in Node's compatibility shape (Http2ServerRequest/Response), which the engine's Node path
 // serves like an HTTP/1.1 request (engine.ts, onH2Request). What reaches an upstream is decided
@@ -13,7 +14,8 @@ import {
   type ServerHttp2Session,
   type ServerHttp2Stream,
 } from "node:http2";
-import type { TLSSocket } from "node:tls";
+import type { Socket } from "node:net";
+import { TLSSocket } from "node:tls";
 import { sharePeerAddress } from "../proxy-protocol";
 import { ResetBudget } from "./reset-budget";
 
@@ -63,8 +65,11 @@ export function h2ServerOptions(limits: H2Limits) {
 
 export interface H2FrontOptions {
   limits: H2Limits;
-  /** One request stream (its `socket` tells the client's address, as on HTTP/1.1). */
-  onRequest(req: Http2ServerRequest, res: Http2ServerResponse): void;
+  /**
+   * One request stream (its `socket` tells the client's address, as on HTTP/1.1); `proto` is the
+   * listener's: "https" for h2, "http" for h2c.
+   */
+  onRequest(req: Http2ServerRequest, res: Http2ServerResponse, proto: "http" | "https"): void;
   /** A session closed for abuse (rapid reset); for the counters. */
   onAbuse(reason: "h2-rapid-reset"): void;
 }
@@ -72,9 +77,9 @@ export interface H2FrontOptions {
 export class H2Front {
   private readonly server: Http2Server;
   private readonly sessions = new Set<ServerHttp2Session>();
-  /** The TLS socket whose session node:http2 is creating (the 'session' event is synchronous). */
-  private arriving: TLSSocket | undefined = undefined;
-  private readonly sockets = new WeakMap<ServerHttp2Session, TLSSocket>();
+  /** The socket whose session node:http2 is creating (the 'session' event is synchronous). */
+  private arriving: Socket | undefined = undefined;
+  private readonly sockets = new WeakMap<ServerHttp2Session, Socket>();
 
   constructor(private readonly options: H2FrontOptions) {
     this.server = createServer(h2ServerOptions(options.limits));
@@ -83,15 +88,20 @@ export class H2Front {
       // With the PROXY protocol, the header's source is the client of every stream.
       const socket = this.sockets.get(req.stream.session as ServerHttp2Session);
       if (socket !== undefined) sharePeerAddress(socket, req.socket);
-      this.options.onRequest(req, res);
+      this.options.onRequest(req, res, socket instanceof TLSSocket ? "https" : "http");
     });
   }
 
-  /** Serves a TLS socket whose handshake chose "h2". */
-  accept(socket: TLSSocket): void {
+  /**
+   * Serves a TLS socket whose handshake chose "h2", or a plain one that began with the client
+   * preface (h2c prior knowledge, its bytes put back).
+   */
+  accept(socket: Socket): void {
     // Node's HTTP/2 session waits for 'secureConnect' while this flag is set, an event only
     // client sockets emit; a server socket made outside a tls.Server keeps it after its handshake.
-    (socket as TLSSocket & { secureConnecting: boolean }).secureConnecting = false;
+    if (socket instanceof TLSSocket) {
+      (socket as TLSSocket & { secureConnecting: boolean }).secureConnecting = false;
+    }
     this.arriving = socket;
     try {
       this.server.emit("connection", socket);
@@ -129,11 +139,17 @@ export class H2Front {
     const budget = new ResetBudget(2 * MAX_CONCURRENT_STREAMS);
     session.on("stream", (stream: ServerHttp2Stream) => {
       this.watchStream(stream);
-      stream.once("aborted", () => {
-        if (budget.cancelled()) return;
+      const cancelled = () => {
+        if (budget.cancelled() || session.destroyed) return;
         this.options.onAbuse("h2-rapid-reset");
         session.destroy(new Error("rapid reset"), constants.NGHTTP2_ENHANCE_YOUR_CALM);
-      });
+      };
+      // HEADERS and RST_STREAM read in one go (h2c's first bytes, a large read) close the stream
+      // before it is announced here, and no 'aborted' follows: it counts as cancelled all the same.
+      // (Destroyed from inside nghttp2's reading, the session may say INTERNAL_ERROR first, as
+      // nghttp2's own reset limit does past 1000 resets in one read.)
+      if (resetOnArrival(stream)) cancelled();
+      else stream.once("aborted", cancelled);
       stream.once("close", () => {
         if (stream.rstCode === constants.NGHTTP2_NO_ERROR) budget.answered();
       });
@@ -157,4 +173,11 @@ export class H2Front {
     };
     stream.setTimeout(timeoutMs, onTimeout);
   }
+}
+
+/** The client reset the stream before it was announced (it is closed, and not cleanly). */
+function resetOnArrival(stream: ServerHttp2Stream): boolean {
+  return (
+    stream.closed && stream.rstCode !== undefined && stream.rstCode !== constants.NGHTTP2_NO_ERROR
+  );
 }

@@ -3,6 +3,7 @@
 // only HTTP/2 has (":authority", cookie crumbs, a body without content-length, framing upstream).
 import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -30,6 +31,19 @@ import {
 } from "./testkit";
 
 const P = "nginx.ingress.kubernetes.io/";
+
+/** An HTTP/1.0 GET on a raw socket (Node's client speaks only HTTP/1.1); resolves when answered. */
+function askHttp10(port: number, host: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, "127.0.0.1", () =>
+      socket.write(`GET / HTTP/1.0\r\nHost: ${host}\r\n\r\n`),
+    );
+    let text = "";
+    socket.on("data", (chunk: Buffer) => (text += chunk.toString("latin1")));
+    socket.on("end", () => resolve(text));
+    socket.on("error", reject);
+  });
+}
 
 /** The backend's echo without what differs per request (the request id). */
 function comparable(answer: H2Answer) {
@@ -118,6 +132,7 @@ describe("data plane: HTTP/2 on the HTTPS listener", () => {
           route("small", "small.test", { [`${P}proxy-body-size`]: "16" }),
           route("office", "office.test", { [`${P}whitelist-source-range`]: "10.0.0.0/8" }),
           route("h1only", "h1only.test", { "bulwark.dev/http2": "false" }),
+          route("counted", "counted.test", {}),
           ingress({
             name: "spy",
             rules: [{ host: "spy.test", paths: [{ path: "/", service: "spy" }] }],
@@ -293,6 +308,23 @@ describe("data plane: HTTP/2 on the HTTPS listener", () => {
       ]) {
         assert.equal(answer.headers[name], undefined, name);
       }
+    });
+
+    it("counts requests per protocol: HTTP/2.0 for h2 streams, HTTP/1.1 and HTTP/1.0 otherwise", async () => {
+      await askH2(plane.httpsPort!, "counted.test", "/");
+      await askH2(plane.httpsPort!, "counted.test", "/two");
+      await askHttps(plane.httpsPort!, "counted.test", "/");
+      await askHttp10(plane.httpPort, "counted.test");
+      // An exchange is counted when its response closes, which may come after the client read it.
+      const byProtocol = await waitUntil("four requests counted", async () => {
+        const requests = (await plane.trafficMetrics())
+          .flat()
+          .find(m => m.name === "bulwark_gateway_requests_total");
+        const counted = (requests?.values ?? []).filter(v => v.labels.host === "counted.test");
+        const total = counted.reduce((sum, v) => sum + v.value, 0);
+        return total === 4 && Object.fromEntries(counted.map(v => [v.labels.protocol, v.value]));
+      });
+      assert.deepEqual(byProtocol, { "HTTP/2.0": 2, "HTTP/1.1": 1, "HTTP/1.0": 1 });
     });
 
     it("writes the access log's protocol as HTTP/2.0", async () => {

@@ -6,6 +6,7 @@ import {
   type IncomingHttpHeaders,
 } from "node:http2";
 import { request as requestHttps } from "node:https";
+import { connect as connectTcp, type Socket } from "node:net";
 import { connect as connectTls, type TLSSocket } from "node:tls";
 
 export interface H2Answer {
@@ -155,6 +156,14 @@ export function rawH2(port: number, servername: string): Promise<TLSSocket> {
   });
 }
 
+/** A plain TCP connection to the HTTP port, for h2c frames written by hand. */
+export function rawH2c(port: number): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = connectTcp(port, "127.0.0.1", () => resolve(socket));
+    socket.on("error", reject);
+  });
+}
+
 export const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "latin1");
 
 /** One frame: 9-byte header, then the payload. */
@@ -208,7 +217,7 @@ export interface FrameSeen {
 }
 
 /** Reads the server's frames off a raw socket as they come; `closed` resolves when it closes. */
-export function readFrames(socket: TLSSocket): { frames: FrameSeen[]; closed: Promise<void> } {
+export function readFrames(socket: Socket): { frames: FrameSeen[]; closed: Promise<void> } {
   const frames: FrameSeen[] = [];
   let buffered = Buffer.alloc(0);
   socket.on("data", (data: Buffer) => {

@@ -15,6 +15,24 @@ describe("ApiReader", () => {
   const tokens: string[] = [];
   let reader: ApiReader;
 
+  /** A kubeconfig for the server, trusting `caPem`, with a token. */
+  function kubeconfig(caPem: string): KubeConfig {
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [
+        {
+          name: "c",
+          server: `https://localhost:${(server.address() as AddressInfo).port}`,
+          caData: Buffer.from(caPem).toString("base64"),
+        },
+      ],
+      users: [{ name: "u", token: "t0ken" }],
+      contexts: [{ name: "x", cluster: "c", user: "u" }],
+      currentContext: "x",
+    });
+    return kc;
+  }
+
   before(async () => {
     server = createServer({ cert: cert.certPem, key: cert.keyPem }, (req, res) => {
       tokens.push(req.headers.authorization ?? "");
@@ -28,20 +46,7 @@ describe("ApiReader", () => {
     });
     server.on("secureConnection", () => handshakes++);
     await new Promise<void>(resolve => server.listen(0, "127.0.0.1", resolve));
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: [
-        {
-          name: "c",
-          server: `https://localhost:${(server.address() as AddressInfo).port}`,
-          caData: Buffer.from(cert.certPem).toString("base64"),
-        },
-      ],
-      users: [{ name: "u", token: "t0ken" }],
-      contexts: [{ name: "x", cluster: "c", user: "u" }],
-      currentContext: "x",
-    });
-    reader = new ApiReader(kc);
+    reader = new ApiReader(kubeconfig(cert.certPem));
   });
   after(() => server.close());
 
@@ -72,21 +77,8 @@ describe("ApiReader", () => {
 
   it("refuses a server whose certificate the kubeconfig's CA does not sign", async () => {
     const other = makeCertificate({ key: "ecdsa", dnsNames: ["localhost"] });
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: [
-        {
-          name: "c",
-          server: `https://localhost:${(server.address() as AddressInfo).port}`,
-          caData: Buffer.from(other.certPem).toString("base64"),
-        },
-      ],
-      users: [{ name: "u", token: "t0ken" }],
-      contexts: [{ name: "x", cluster: "c", user: "u" }],
-      currentContext: "x",
-    });
     await assert.rejects(
-      new ApiReader(kc).get("/api/v1/namespaces/shop/secrets/web-tls"),
+      new ApiReader(kubeconfig(other.certPem)).get("/api/v1/namespaces/shop/secrets/web-tls"),
       /self[- ]signed|unable to verify|certificate/i,
     );
   });

@@ -12,8 +12,13 @@ import { reviewTlsSecret } from "../../core/ingress/review-secret";
 import type { Ingress, Secret } from "../../core/ingress/types";
 import { NGINX_ANNOTATION_PREFIX } from "../../core/names";
 import { formatErrors, type FieldError } from "../../core/result";
-import { ingressesUsingSecret, secretNamesOf, tlsSecretLookup } from "./cluster-reads";
-import { currentScope, readClassIsDefault, securityAnnotationMode, settingsScope } from "./scope";
+import {
+  classIsDefaultNow,
+  ingressesUsingSecret,
+  secretNamesOf,
+  tlsSecretLookup,
+} from "./cluster-reads";
+import { currentScope, securityAnnotationMode, settingsScope } from "./scope";
 
 /** An Ingress of Bulwark's class dropped for its referrer is admitted, and told why it is not served. */
 function referrerWarnings(ingress: Ingress, scope: ServingScope): string[] | undefined {
@@ -50,7 +55,7 @@ export async function validateIngress(
   // The class is read only for an Ingress naming none: the rest decide without a request.
   const scope = {
     ...settingsScope(),
-    classIsDefault: namesNoClass(ingress) && (await readClassIsDefault()),
+    classIsDefault: namesNoClass(ingress) && (await classIsDefaultNow()),
   };
   if (!selectsIngress(ingress, scope)) return req.Approve(referrerWarnings(ingress, scope));
   const namespace = req.Request.namespace ?? ingress.metadata?.namespace ?? "default";
@@ -66,7 +71,11 @@ export async function validateTlsSecret(
   const secret: Secret = req.Raw;
   if (secret.type !== TLS_SECRET_TYPE || !secret.metadata?.name) return req.Approve();
   const namespace = req.Request.namespace ?? secret.metadata.namespace ?? "default";
-  const users = await ingressesUsingSecret(namespace, secret.metadata.name, await currentScope());
+  const users = await ingressesUsingSecret(
+    namespace,
+    secret.metadata.name,
+    await currentScope(classIsDefaultNow),
+  );
   if (users.length === 0) return req.Approve();
   const others = await tlsSecretLookup(
     namespace,

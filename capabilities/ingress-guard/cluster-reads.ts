@@ -8,6 +8,9 @@ import type { Ingress } from "../../core/ingress/types";
 import type { SecretLookup } from "../../core/ingress/validate-tls";
 import { isNotFound } from "../../kube/api-errors";
 import { apiReader } from "../../kube/api-reader";
+import type { V1IngressClass } from "@kubernetes/client-node";
+import { isDefaultClass } from "../../core/ingress/class";
+import { INGRESS_CLASS } from "../../core/names";
 import { secretsNamedBy, tlsUsers } from "./tls-users";
 import type { Secret } from "../../core/ingress/types";
 
@@ -49,6 +52,20 @@ export async function tlsSecretLookup(
     }),
   );
   return name => facts.get(name);
+}
+
+/**
+ * Whether IngressClass bulwark is the cluster's default now (absent: it is not): admission's read,
+ * on the kept-alive reader (the watcher's reconciler reads it through Pepr's client, scope.ts).
+ */
+export async function classIsDefaultNow(): Promise<boolean> {
+  try {
+    const path = `/apis/networking.k8s.io/v1/ingressclasses/${INGRESS_CLASS}`;
+    return isDefaultClass(await apiReader().get<V1IngressClass>(path));
+  } catch (error) {
+    if (isNotFound(error)) return false;
+    throw error;
+  }
 }
 
 /** Bulwark's Ingresses in `namespace` whose tls entries name `secretName`. */

@@ -21,8 +21,6 @@ import {
   type KeysLocation,
 } from "../../core/checksum";
 import { isNotFound } from "../../kube/api-errors";
-import { apiReader } from "../../kube/api-reader";
-import type { V1IngressClass } from "@kubernetes/client-node";
 import { parseSwitch } from "../../core/switch";
 import type { ChecksumKind } from "../../core/checksum/crd";
 
@@ -57,8 +55,7 @@ export function securityAnnotationMode(
 /** Whether IngressClass bulwark is the cluster's default now (absent: it is not). */
 export async function readClassIsDefault(): Promise<boolean> {
   try {
-    const path = `/apis/networking.k8s.io/v1/ingressclasses/${INGRESS_CLASS}`;
-    return isDefaultClass(await apiReader().get<V1IngressClass>(path));
+    return isDefaultClass(await K8s(kind.IngressClass).Get(INGRESS_CLASS));
   } catch (error) {
     if (isNotFound(error)) return false;
     throw error;
@@ -74,8 +71,10 @@ export function settingsScope(env: NodeJS.ProcessEnv = process.env): ServingScop
   };
 }
 
-export async function currentScope(): Promise<ServingScope> {
-  return { ...settingsScope(), classIsDefault: await readClassIsDefault() };
+export async function currentScope(
+  classIsDefault: () => Promise<boolean> = readClassIsDefault,
+): Promise<ServingScope> {
+  return { ...settingsScope(), classIsDefault: await classIsDefault() };
 }
 
 /** BULWARK_CHECKSUM_PUBLISHER_NAMESPACES; a bad value trusts the default only (never more). */

@@ -48,6 +48,11 @@ export interface DataPlaneOptions {
    * process); reuse-port falls back to round robin on a Node.js without it.
    */
   listenMode?: ListenMode;
+  /**
+   * Every HTTP/2 stream takes Node's path (the raw-pool path of h2/exchange.ts off): for the
+   * differential tests that compare both on the same requests.
+   */
+  h2NodePathOnly?: boolean;
 }
 
 export interface WorkerStatus {
@@ -404,6 +409,7 @@ export async function startDataPlane(options: DataPlaneOptions): Promise<DataPla
     frontDoor: options.frontDoor,
     reusePort:
       workers > 1 && effectiveListenMode(options.listenMode ?? "round-robin") === "reuse-port",
+    h2NodePathOnly: options.h2NodePathOnly,
   };
   if (workers <= 1) return new LocalDataPlane(await Engine.start(engineOptions));
   const plane = new ClusterDataPlane({ type: "init", options: engineOptions }, workers);

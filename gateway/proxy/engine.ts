@@ -70,7 +70,8 @@ import { reply, replyOnSocket } from "./replies";
 import { forwardUpgrade } from "./upgrade";
 import { ClientConnection, type FastContext } from "./fast/connection";
 import { UpstreamPool } from "./fast/upstream";
-import { H2Front } from "./h2/front";
+import { H2Front, type H2StreamHead } from "./h2/front";
+import { bodyLengthOf, H2Exchange, takesStream, upstreamHeadText } from "./h2/exchange";
 import { acceptsTrailers } from "./h2/trailers";
 import { asksOnlyH2c, handToH2, headWithoutH2cUpgrade, sniffPreface } from "./h2/cleartext";
 import { checkH2Request, http1FieldsOf } from "./h2/request";
@@ -89,6 +90,8 @@ export interface EngineOptions {
   frontDoor?: FrontDoorLimits;
   /** Bind the listeners with SO_REUSEPORT, a socket per worker (listen-mode.ts). */
   reusePort?: boolean;
+  /** Every HTTP/2 stream takes Node's path (data-plane.ts says why). */
+  h2NodePathOnly?: boolean;
 }
 
 const EMPTY_TABLE: RouteTable = {
@@ -141,6 +144,8 @@ export class Engine {
   private readonly servers: Server[] = [];
   private readonly upgraded = new Set<Duplex>();
   private readonly fastPool = new UpstreamPool();
+  /** The h2 raw-pool path shares the fast path's upstream connections. */
+  private readonly h2Context = { pool: this.fastPool, counters: this.counters };
   private readonly fastConnections = new Set<ClientConnection>();
   /** HTTP/2 sessions of the HTTPS listener and h2c ones; undefined when both are off. */
   private h2: H2Front | undefined = undefined;
@@ -181,7 +186,7 @@ export class Engine {
       ),
       requireHostHeader: true,
     };
-    engine.h2 = engine.createH2Front();
+    engine.h2 = engine.createH2Front(options.h2NodePathOnly !== true);
     const http = createServer(serverOptions);
     engine.attach(http, "http");
     engine.httpPort = await listen(http, options.httpPort, options.host, options.reusePort);
@@ -350,12 +355,20 @@ export class Engine {
   }
 
   private clientInfo(req: IncomingMessage, proto: string): RequestClient {
-    const socket = req.socket;
+    return this.clientOf(req.socket, req.headers, proto);
+  }
+
+  /** Who asks, on this connection with these headers (an HTTP/1.1 request's or an h2 stream's). */
+  private clientOf(
+    socket: Socket,
+    headers: Record<string, string | string[] | undefined>,
+    proto: string,
+  ): RequestClient {
     const peer = this.clients.peer(peerAddressOf(socket));
-    const address = this.clients.client(peer, headerText(req.headers["x-forwarded-for"]));
+    const address = this.clients.client(peer, headerText(headers["x-forwarded-for"]));
     const ip = peer.trusted ? formatIp(address) : peer.text;
     const port = String(socket.localPort ?? "");
-    const requestId = requestIdOf(headerText(req.headers["x-request-id"]));
+    const requestId = requestIdOf(headerText(headers["x-request-id"]));
     return { ip, peer: peer.text, address, proto, port, requestId };
   }
 
@@ -386,11 +399,13 @@ export class Engine {
   /**
    * The h2 front, for HTTP/2 on the HTTPS listener (unless BULWARK_HTTP2 turned it off) and h2c
    * on the HTTP port (when BULWARK_HTTP2_CLEARTEXT turned it on): one front, one set of limits.
+   * `rawPath`: streams of plain routes take h2/exchange.ts (off only where tests compare paths).
    */
-  private createH2Front(): H2Front | undefined {
+  private createH2Front(rawPath: boolean): H2Front | undefined {
     if (this.limits.http2 === false && this.limits.http2Cleartext !== true) return undefined;
     return new H2Front({
       limits: { ...this.limits, idleMs: CLIENT_KEEPALIVE_MS },
+      onStream: rawPath ? (stream, head) => this.onH2Stream(stream, head) : undefined,
       onRequest: (req, res, proto) => this.onH2Request(req, res, proto),
       onAbuse: reason => this.refusedConnection(reason),
     });
@@ -422,6 +437,50 @@ export class Engine {
   private refusedConnection(reason: string): void {
     this.counters.refused[reason] = (this.counters.refused[reason] ?? 0) + 1;
     this.observers?.metrics?.refused(reason);
+  }
+
+  /**
+   * An HTTP/2 request stream on a route the raw-pool path serves (h2/exchange.ts): proxied there,
+   * true returned; false leaves it to the compatibility layer and onH2Request.
+   */
+  private onH2Stream(stream: ServerHttp2Stream, head: H2StreamHead): boolean {
+    const { headers, rawHeaders, socket, proto } = head;
+    const checked = checkH2Request(rawHeaders, stream.endAfterHeaders, this.limits);
+    if (isRefusal(checked)) return false;
+    const main = findRoute(this.table, checked.host, checked.target);
+    if (!takesStream(main, checked, headers)) return false;
+    const method = headers[":method"]!;
+    const client = this.clientOf(socket, headers, proto);
+    const flat = upstreamRequestHeaders(http1FieldsOf(rawHeaders), client, checked.host, {
+      underscores: this.limits.underscoresInHeaders,
+    });
+    const upstreamHead = upstreamHeadText(
+      method,
+      checked.target,
+      withUpstreamEdits(flat, main.policy.upstream),
+    );
+    if (upstreamHead === undefined) return false;
+    this.counters.requests++;
+    const bodyLength = bodyLengthOf(headers);
+    let tally: ExchangeTally | undefined;
+    if (this.observers !== undefined) {
+      tally = new ExchangeTally(this.observers);
+      tally.begin(method, checked.target, checked.host, bodyLength);
+      tally.protocol = "HTTP/2.0";
+      describeClient(tally, client, headers["user-agent"]);
+      tally.routed(main, "main", "");
+    }
+    const exchange = new H2Exchange(stream, this.h2Context, {
+      route: main,
+      method,
+      head: upstreamHead,
+      bodyLength,
+      relayTrailers: acceptsTrailers(headers.te),
+      https: proto === "https",
+      tally,
+    });
+    exchange.start();
+    return true;
   }
 
   /**
@@ -817,12 +876,21 @@ interface RequestClient extends ClientInfo {
 
 /** The request id for the tally and, with the access log on, who asked. */
 function noteClient(tally: ExchangeTally, req: IncomingMessage, client: RequestClient): void {
+  describeClient(tally, client, req.headers["user-agent"]);
+}
+
+/** The tally's request id, and with the access log on, who asked. */
+function describeClient(
+  tally: ExchangeTally,
+  client: RequestClient,
+  userAgent: string | undefined,
+): void {
   tally.requestId = client.requestId;
   if (!tally.logging) return;
   tally.describe({
     client: client.ip,
     peer: client.peer ?? client.ip,
-    userAgent: req.headers["user-agent"] ?? "",
+    userAgent: userAgent ?? "",
     scheme: client.proto,
   });
 }

@@ -16,7 +16,7 @@ import { downstreamResponseHeaders } from "./headers";
 import { relayableTrailers } from "./h2/trailers";
 import { PacedBody } from "./paced-body";
 import type { UpstreamPools } from "./pools";
-import { reply } from "./replies";
+import { cutShort, reply } from "./replies";
 import { isConnectFailure, isIdempotent, isUpstreamTimeout, UpstreamTimeout } from "./retry-rules";
 
 /** Counters the data plane reports; incremented in place. */
@@ -69,6 +69,8 @@ export class Exchange {
   /** When the request went to an ewma route's endpoint (performance.now()); -1 otherwise. */
   private sentAt = -1;
   private responded = false;
+  /** The upstream's answer has come to its end (the client may still be reading it). */
+  private bodyDone = false;
   private connected = false;
   private bodyStarted = false;
   private readonly retryable: boolean;
@@ -225,7 +227,7 @@ export class Exchange {
       upstreamRes.on("data", (chunk: Buffer) => (tally.responseBytes += chunk.length));
     }
     const headers = withStickyCookie(
-      downstreamResponseHeaders(upstreamRes.rawHeaders),
+      downstreamResponseHeaders(upstreamRes.rawHeaders, status),
       this.context.sticky,
     );
     const edits = this.responseEdits(status);
@@ -239,7 +241,8 @@ export class Exchange {
   /** The answer's body down to the client, paced by limit-rate, with its trailers when relayed. */
   private streamBody(upstreamRes: IncomingMessage): void {
     const res = this.res;
-    upstreamRes.on("error", () => res.destroy());
+    upstreamRes.on("error", () => cutShort(res));
+    upstreamRes.once("end", () => (this.bodyDone = true));
     // Before the pipe's own 'end' listener ends the answer.
     if (this.context.relayTrailers === true) relayTrailersOf(upstreamRes, res);
     const bandwidth = this.context.bandwidth;
@@ -293,7 +296,7 @@ export class Exchange {
     if (tls !== undefined && !this.connected && this.endpoint !== undefined)
       reportTlsFailure(this.endpoint.key, tls, error);
     if (this.responded) {
-      this.res.destroy();
+      cutShort(this.res);
       return;
     }
     if (this.mayRetry(error)) {
@@ -316,7 +319,8 @@ export class Exchange {
   }
 
   private readonly onClientClose = (): void => {
-    if (!this.res.writableFinished) this.upstream?.destroy();
+    // Not res.writableFinished: an HTTP/2 compatibility response reports a reset stream finished.
+    if (!this.bodyDone) this.upstream?.destroy();
   };
 }
 

@@ -124,6 +124,13 @@ describe("upstreamRequestHeaders: the front door", () => {
 });
 
 describe("downstreamResponseHeaders", () => {
+  it("drops a 204's Content-Length (HTTP/2 clients refuse it), and keeps it on other statuses", () => {
+    const raw = ["Content-Length", "10", "X-Kept", "1"];
+    assert.deepEqual(downstreamResponseHeaders(raw, 204), ["X-Kept", "1"]);
+    assert.deepEqual(downstreamResponseHeaders(raw, 304), raw);
+    assert.deepEqual(downstreamResponseHeaders(raw, 200), raw);
+  });
+
   it("drops hop-by-hop response headers, keeps repeated ones", () => {
     assert.deepEqual(
       downstreamResponseHeaders([

@@ -155,13 +155,17 @@ function isResponseHopHeader(name: string): boolean {
   }
 }
 
-/** The upstream's response headers without hop-by-hop ones (Node frames the body itself). */
-export function downstreamResponseHeaders(raw: readonly string[]): string[] {
+/**
+ * The upstream's response headers without hop-by-hop ones (Node frames the body itself), and
+ * without a 204's Content-Length, as nginx drops it (HTTP/2 clients refuse one, RFC 9110 8.6).
+ */
+export function downstreamResponseHeaders(raw: readonly string[], status = 200): string[] {
   const listed = connectionListed(raw);
   const out: string[] = [];
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!;
     if (isResponseHopHeader(name)) continue;
+    if (status === 204 && name.length === 14 && name.toLowerCase() === "content-length") continue;
     if (listed !== undefined && listed.has(name.toLowerCase())) continue;
     out.push(name, raw[i + 1]!);
   }

@@ -1,6 +1,7 @@
 // The gateway's own small answers: plain text, fixed bodies built once. One table of reason
 // phrases serves both request paths and the policy's own answers (redirects, preflight, robots).
 import { STATUS_CODES, type ServerResponse } from "node:http";
+import type { ServerHttp2Stream } from "node:http2";
 import type { Duplex } from "node:stream";
 
 /** ingress-nginx's wording where it differs from Node's (413). */
@@ -34,10 +35,23 @@ function bodyOf(status: number): Buffer {
   return body;
 }
 
+/**
+ * Ends an answer that cannot be finished. On HTTP/2 (Node's compatibility response) the stream is
+ * reset with INTERNAL_ERROR: destroyed without an error, or closed, Node ends it with END_STREAM
+ * first, and the client would take a truncated body for a whole one.
+ */
+export function cutShort(res: ServerResponse): void {
+  const stream = (res as unknown as { stream?: ServerHttp2Stream }).stream;
+  if (stream === undefined) res.destroy();
+  else stream.destroy(CUT_SHORT);
+}
+
+const CUT_SHORT = new Error("the answer was cut short");
+
 /** Answers with a small plain-text body; a response already started is cut instead. */
 export function reply(res: ServerResponse, status: number, close = false): void {
   if (res.headersSent) {
-    res.destroy();
+    cutShort(res);
     return;
   }
   const body = bodyOf(status);
@@ -62,4 +76,22 @@ export function replyText(status: number, close: boolean): string {
 /** The same answer on a raw socket (a refused upgrade), then the socket is closed. */
 export function replyOnSocket(socket: Duplex, status: number): void {
   socket.end(replyText(status, true));
+}
+
+/** The same answer on an HTTP/2 stream (its body left out for HEAD); a stream already answering is reset. */
+export function replyOnStream(stream: ServerHttp2Stream, status: number, bodyless: boolean): void {
+  if (stream.destroyed) return;
+  if (stream.headersSent) {
+    // A reset (INTERNAL_ERROR), never END_STREAM: the answer so far must not look whole.
+    stream.destroy(CUT_SHORT);
+    return;
+  }
+  const body = bodyOf(status);
+  const headers = {
+    ":status": status,
+    "content-type": "text/plain; charset=utf-8",
+    "content-length": body.length,
+  };
+  stream.respond(headers, { endStream: bodyless });
+  if (!bodyless) stream.end(body);
 }

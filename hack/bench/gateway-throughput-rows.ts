@@ -32,6 +32,13 @@ export const ROWS: readonly Row[] = [
     note: "nginx keeps no per-host metrics: its peer is the plain route",
   },
   {
+    // The "metrics + access log" row: what most installs run on a plain route.
+    name: "plain + metrics + log",
+    work: "plain",
+    observe: { metrics: true, accessLog: true },
+    log: true,
+  },
+  {
     name: "policy + metrics",
     work: "policy",
     observe: { metrics: true, accessLog: false },

@@ -32,6 +32,12 @@ function hexValue(byte: number): number {
   return -1;
 }
 
+/** Receives the payload of a chunked body, framing left out (an HTTP/2 client gets DATA only). */
+export type ChunkSink = (data: Buffer, from: number, to: number) => void;
+
+/** Trailer section bytes kept for relaying, at most (a larger section is refused as malformed). */
+const MAX_TRAILER_BYTES = 16 * 1024;
+
 export class ChunkedScanner {
   private state = State.Size;
   private size = 0;
@@ -39,6 +45,17 @@ export class ChunkedScanner {
   private remaining = 0;
   /** Body bytes without the chunk framing, seen so far (the metrics' response bytes). */
   payload = 0;
+  /** The trailer section's lines as they came ("name: value\r\n" each), when kept. */
+  trailerText = "";
+
+  /**
+   * `sink`: given, each run of payload bytes is handed to it as it is scanned. `keepTrailers`:
+   * the trailer section is kept in `trailerText`.
+   */
+  constructor(
+    private readonly sink?: ChunkSink,
+    private readonly keepTrailers = false,
+  ) {}
 
   get done(): boolean {
     return this.state === State.Done;
@@ -53,17 +70,30 @@ export class ChunkedScanner {
     while (i < data.length) {
       if (this.state === State.Data) {
         const take = Math.min(this.remaining, data.length - i);
+        if (take > 0 && this.sink !== undefined) this.sink(data, i, i + take);
         this.remaining -= take;
         this.payload += take;
         i += take;
         if (this.remaining === 0) this.state = State.DataCr;
         continue;
       }
-      if (!this.step(data[i]!)) return -2;
+      const byte = data[i]!;
+      if (this.keepTrailers && this.state >= State.TrailerStart && !this.keepTrailerByte(byte)) {
+        return -2;
+      }
+      if (!this.step(byte)) return -2;
       i++;
       if (this.state === State.Done) return i;
     }
     return -1;
+  }
+
+  /** A byte of a trailer line or of the CRLF ending it (the section's closing CRLF is not kept). */
+  private keepTrailerByte(byte: number): boolean {
+    const closing = (this.state === State.TrailerStart && byte === CR) || this.state >= State.EndLf;
+    if (closing) return true;
+    this.trailerText += String.fromCharCode(byte);
+    return this.trailerText.length <= MAX_TRAILER_BYTES;
   }
 
   private step(byte: number): boolean {

@@ -41,7 +41,8 @@ import { isConnectFailure, isIdempotent, isUpstreamTimeout, READ_TIMEOUT } from 
 import { ChunkedScanner } from "./chunked";
 import { isRefusal, refusal, type FrontDoorLimits, type Refusal } from "../request-rules";
 import { findHeadEnd, resumeAt } from "./head-end";
-import { parseRequestHead, parseResponseHead, type Framing, type RequestHead } from "./heads";
+import { collectResponseHead, ResponseBody } from "./response-body";
+import { parseRequestHead, parseResponseHead, type RequestHead } from "./heads";
 import type { UpstreamConnection, UpstreamOwner, UpstreamPool } from "./upstream";
 
 /** What a connection needs from the engine. */
@@ -65,8 +66,6 @@ export interface FastContext {
 
 /** A client idle between requests is closed after this (nginx keepalive_timeout: 75 s). */
 const CLIENT_IDLE_MS = 75_000;
-/** Upstream response heads larger than this are refused (502). */
-const MAX_RESPONSE_HEAD = 64 * 1024;
 /** Closing with request body still due: read and drop it for up to 30 s, 5 s between reads (nginx lingering_time, lingering_timeout). */
 const LINGER_MS = 30_000;
 const LINGER_IDLE_MS = 5_000;
@@ -124,9 +123,8 @@ export class ClientConnection implements UpstreamOwner {
   private retryable = false;
   private responseHead: Buffer | undefined = undefined;
   private responded = false;
-  private framing: Framing = "none";
-  private responseLeft = 0;
-  private chunked: ChunkedScanner | undefined = undefined;
+  /** Where the answer's body ends. */
+  private readonly body = new ResponseBody();
   private upstreamReusable = false;
   private closeAfter = false;
   /** Response header edits of the traffic policy (CORS, canary actions); undefined for none. */
@@ -648,9 +646,8 @@ export class ClientConnection implements UpstreamOwner {
       return;
     }
     this.upstreamSpoke = true;
-    const head = this.responseHead === undefined ? data : Buffer.concat([this.responseHead, data]);
-    const end = findHeadEnd(head, 0);
-    if (end === -2 || (end < 0 && head.length > MAX_RESPONSE_HEAD)) {
+    const { head, end } = collectResponseHead(this.responseHead, data);
+    if (end === -2) {
       this.badResponse();
       return;
     }
@@ -694,9 +691,7 @@ export class ClientConnection implements UpstreamOwner {
     if (this.bodyDue()) this.closeAfter = true;
     if (this.sentAt >= 0) EWMA_STATS.record(this.endpoint!.key, performance.now() - this.sentAt);
     this.status = parsed.status;
-    this.framing = parsed.framing;
-    this.responseLeft = parsed.length;
-    this.chunked = parsed.framing === "chunked" ? new ChunkedScanner() : undefined;
+    this.body.begin(parsed);
     this.upstreamReusable = !parsed.upstreamCloses;
     if (parsed.framing === "close") this.closeAfter = true;
     this.responseEdits = withAuthCookies(this.responseEdits, this.authPass, parsed.status);
@@ -737,7 +732,7 @@ export class ClientConnection implements UpstreamOwner {
    * goes in a corked writev.
    */
   private sendFirst(head: string, data: Buffer, start: number): void {
-    const stop = this.framing === "none" ? start : this.bodyStop(data, start);
+    const stop = this.body.framing === "none" ? start : this.body.stop(data, start);
     if (stop === -2) {
       // Nothing is out yet: the client gets a clean 502 instead of a broken body.
       this.responded = false;
@@ -776,7 +771,7 @@ export class ClientConnection implements UpstreamOwner {
   }
 
   private forwardBody(data: Buffer, start: number): void {
-    const stop = this.bodyStop(data, start);
+    const stop = this.body.stop(data, start);
     if (stop === -2) {
       this.upstream?.socket.destroy();
       return;
@@ -795,18 +790,7 @@ export class ClientConnection implements UpstreamOwner {
 
   /** Decoded body bytes, as Node's path counts them: chunk framing left out. */
   private countBody(tally: ExchangeTally, bytes: number): void {
-    tally.responseBytes = this.chunked?.payload ?? tally.responseBytes + bytes;
-  }
-
-  /** Where the response body ends in `data`: an index, -1 when it goes on, -2 when malformed. */
-  private bodyStop(data: Buffer, start: number): number {
-    if (this.framing === "length") {
-      const stop = Math.min(data.length, start + this.responseLeft);
-      this.responseLeft -= stop - start;
-      return this.responseLeft === 0 ? stop : -1;
-    }
-    if (this.framing === "chunked") return this.chunked!.scan(data, start);
-    return -1;
+    tally.responseBytes = this.body.chunks?.payload ?? tally.responseBytes + bytes;
   }
 
   /** limit-connections: the client's slot is free once the exchange ends, however it ends. */
@@ -878,7 +862,7 @@ export class ClientConnection implements UpstreamOwner {
     this.upstream = undefined;
     if (this.responded) {
       // A close-delimited body ends with the connection; anything else was cut short.
-      if (this.framing === "close" && error === undefined) this.finishExchange(false);
+      if (this.body.framing === "close" && error === undefined) this.finishExchange(false);
       else this.socket.destroy();
       return;
     }

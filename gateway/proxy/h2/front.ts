@@ -1,16 +1,19 @@
 // HTTP/2 on the HTTPS listener, and h2c on the HTTP port when turned on. The TLS listener
 // (tls/listener.ts) negotiates ALPN and hands a socket that chose "h2" here, the HTTP port one that
 // began with the client preface (cleartext.ts); one node:http2 server (never listening itself) runs its sessions,
-// with every limit set here rather than left to Node's defaults, and passes each request stream
-// on in Node's compatibility shape (Http2ServerRequest/Response), which the engine's Node path
-// serves like an HTTP/1.1 request (engine.ts, onH2Request). What reaches an upstream is decided
-// there; this module only speaks HTTP/2 to the client.
+// with every limit set here rather than left to Node's defaults. Each request stream is offered
+// to `onStream` first (the engine's raw-pool path, exchange.ts); a stream it does not take gets
+// Node's compatibility shape (Http2ServerRequest/Response), made by Node's own code on a second
+// server that only does that, and goes to `onRequest`, which the engine's Node path serves like
+// an HTTP/1.1 request. What reaches an upstream is decided there; this module only speaks HTTP/2
+// to the client.
 import {
   constants,
   createServer,
   type Http2Server,
   type Http2ServerRequest,
   type Http2ServerResponse,
+  type IncomingHttpHeaders,
   type ServerHttp2Session,
   type ServerHttp2Stream,
 } from "node:http2";
@@ -63,8 +66,22 @@ export function h2ServerOptions(limits: H2Limits) {
   };
 }
 
+/** A request stream's header list, and the connection it came on. */
+export interface H2StreamHead {
+  headers: IncomingHttpHeaders;
+  rawHeaders: string[];
+  /** Its session's connection: the client's address, the listener's port. */
+  socket: Socket;
+  proto: "http" | "https";
+}
+
 export interface H2FrontOptions {
   limits: H2Limits;
+  /**
+   * A new request stream, before anything else sees it: true when taken (served without the
+   * compatibility layer). `socket` is its session's connection (the client's address).
+   */
+  onStream?(stream: ServerHttp2Stream, head: H2StreamHead): boolean;
   /**
    * One request stream (its `socket` tells the client's address, as on HTTP/1.1); `proto` is the
    * listener's: "https" for h2, "http" for h2c.
@@ -76,6 +93,8 @@ export interface H2FrontOptions {
 
 export class H2Front {
   private readonly server: Http2Server;
+  /** Makes the compatibility request and response of a stream `onStream` did not take. */
+  private readonly compat: Http2Server;
   private readonly sessions = new Set<ServerHttp2Session>();
   /** The socket whose session node:http2 is creating (the 'session' event is synchronous). */
   private arriving: Socket | undefined = undefined;
@@ -84,12 +103,35 @@ export class H2Front {
   constructor(private readonly options: H2FrontOptions) {
     this.server = createServer(h2ServerOptions(options.limits));
     this.server.on("session", (session: ServerHttp2Session) => this.watch(session));
-    this.server.on("request", (req: Http2ServerRequest, res: Http2ServerResponse) => {
+    this.server.on(
+      "stream",
+      (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number, raw: string[]) =>
+        this.onStream(stream, headers, flags, raw),
+    );
+    this.compat = createServer();
+    this.compat.on("request", (req: Http2ServerRequest, res: Http2ServerResponse) => {
       // With the PROXY protocol, the header's source is the client of every stream.
       const socket = this.sockets.get(req.stream.session as ServerHttp2Session);
       if (socket !== undefined) sharePeerAddress(socket, req.socket);
       this.options.onRequest(req, res, socket instanceof TLSSocket ? "https" : "http");
     });
+  }
+
+  private onStream(
+    stream: ServerHttp2Stream,
+    headers: IncomingHttpHeaders,
+    flags: number,
+    rawHeaders: string[],
+  ): void {
+    const socket = this.sockets.get(stream.session as ServerHttp2Session);
+    // A stream reset on arrival is left to the Node path, which records it as abandoned.
+    const open = !stream.closed && !stream.destroyed && socket !== undefined;
+    if (open) {
+      const proto = socket instanceof TLSSocket ? "https" : "http";
+      if (this.options.onStream?.(stream, { headers, rawHeaders, socket, proto }) === true) return;
+    }
+    // Node's own stream-to-request code (with its Expect handling) runs on the compat server.
+    this.compat.emit("stream", stream, headers, flags, rawHeaders);
   }
 
   /**

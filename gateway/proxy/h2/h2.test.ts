@@ -58,8 +58,9 @@ function comparable(answer: H2Answer) {
   try {
     const echo = JSON.parse(answer.body) as { headers: Record<string, string> };
     delete echo.headers["x-request-id"];
-    // Node's upstream agent announces keep-alive, the fast path's upstream does not (HTTP/1.1
-    // requests on the HTTPS port take the fast path, h2 streams the Node path).
+    // Node's upstream agent announces keep-alive, the raw paths' upstreams do not (HTTP/1.1
+    // requests on the HTTPS port take the fast path; h2 streams of routes with a traffic policy
+    // take Node's path, of plain routes the raw-pool path).
     delete echo.headers.connection;
     body = echo;
   } catch {

@@ -1,0 +1,414 @@
+// An HTTP/2 request stream proxied to an HTTP/1.1 upstream on the fast path's raw pooled
+// connections (fast/upstream.ts), without Node's compatibility layer or HTTP client: the upstream
+// head is written once as text, the answer's head is checked by the fast path's parser and sent
+// with one respond(), and its body (chunk framing removed, trailers relayed when the client takes
+// them) is written to the stream with backpressure both ways. Streams it does not take
+// (`takesStream`) keep the engine's Node path, which serves every feature.
+import {
+  constants,
+  type IncomingHttpHeaders,
+  type OutgoingHttpHeaders,
+  type ServerHttp2Stream,
+} from "node:http2";
+import type { ExchangeTally } from "../../observability/tally";
+import { EWMA_STATS } from "../../routing/balance";
+import type { Endpoint, Route } from "../../routing/table";
+import { upstreamTlsFor } from "../../routing/upstream";
+import { parseResponseHead } from "../fast/heads";
+import { collectResponseHead, ResponseBody } from "../fast/response-body";
+import type { UpstreamConnection, UpstreamOwner, UpstreamPool } from "../fast/upstream";
+import type { ProxyCounters } from "../forward";
+import { isGrpcRequest } from "../grpc/status";
+import type { CheckedRequest } from "../node-request";
+import { replyOnStream } from "../replies";
+import { isConnectFailure, isIdempotent, isUpstreamTimeout, READ_TIMEOUT } from "../retry-rules";
+import { CONNECTION_SPECIFIC } from "./request";
+import { relayableTrailers } from "./trailers";
+
+/**
+ * Ends a stream whose answer was cut short with RST_STREAM INTERNAL_ERROR. Not `close(code)`:
+ * once the DATA so far has left, Node ends the writable side first, and the client would see
+ * END_STREAM (a clean, truncated answer) before the reset.
+ */
+const CUT_SHORT = new Error("the upstream's answer was cut short");
+
+/**
+ * Whether this path serves the stream: a route without traffic policy (no canary, CORS, auth,
+ * limits, error pages: those are the Node path's), an HTTP/1.1 upstream, a body of declared
+ * length within the route's limit, no Expect and no gRPC.
+ */
+export function takesStream(
+  main: Route | undefined,
+  checked: CheckedRequest,
+  headers: IncomingHttpHeaders,
+): main is Route {
+  if (main === undefined || main.traffic !== undefined || checked.chunked) return false;
+  const policy = main.policy;
+  if (policy.bandwidth !== undefined || policy.upstream?.grpc === true) return false;
+  if (headers.expect !== undefined || isGrpcRequest(headers["content-type"])) return false;
+  const length = bodyLengthOf(headers);
+  return policy.bodyLimit === undefined || length <= policy.bodyLimit;
+}
+
+/** The request body's declared length (0 without Content-Length: the HEADERS ended the stream). */
+export function bodyLengthOf(headers: IncomingHttpHeaders): number {
+  const length = headers["content-length"];
+  return length === undefined ? 0 : Number(length);
+}
+
+/**
+ * The upstream head from the flat field list the Node path would send (upstreamRequestHeaders);
+ * undefined when a value could split the head (nghttp2 refuses CR, LF and NUL already).
+ */
+export function upstreamHeadText(method: string, target: string, flat: readonly string[]) {
+  let head = `${method} ${target} HTTP/1.1\r\n`;
+  for (let i = 0; i < flat.length; i += 2) {
+    const value = flat[i + 1]!;
+    if (SPLITS_HEAD.test(value)) return undefined;
+    head += `${flat[i]!}: ${value}\r\n`;
+  }
+  return `${head}\r\n`;
+}
+
+const SPLITS_HEAD = /[\0\r\n]/;
+
+/** Fields HTTP/2 forbids in a response (RFC 9113 8.2.2), beyond those the parser drops already. */
+const NOT_IN_H2_RESPONSE: ReadonlySet<string> = new Set([
+  ...CONNECTION_SPECIFIC,
+  "te",
+  "trailer",
+  "http2-settings",
+]);
+
+/**
+ * The response head ("HTTP/1.1 NNN reason\r\nName: value…", hop-by-hop fields already left out)
+ * as HTTP/2 headers: names in lower case, repeated ones gathered in order, a 204's length left out.
+ */
+export function h2ResponseHeaders(head: string, status: number): OutgoingHttpHeaders {
+  const out: OutgoingHttpHeaders = { ":status": status };
+  let at = head.indexOf("\r\n");
+  while (at >= 0) {
+    const start = at + 2;
+    const next = head.indexOf("\r\n", start);
+    const colon = head.indexOf(":", start);
+    const name = head.slice(start, colon).toLowerCase();
+    at = next;
+    if (NOT_IN_H2_RESPONSE.has(name)) continue;
+    // A 204 has no content; HTTP/2 clients (nghttp2) refuse one that declares a length.
+    if (status === 204 && name === "content-length") continue;
+    const value = head.slice(colon + 1, next < 0 ? head.length : next).trim();
+    const before = out[name];
+    if (before === undefined) out[name] = value;
+    else out[name] = Array.isArray(before) ? [...before, value] : [String(before), value];
+  }
+  return out;
+}
+
+/** What an exchange needs from the engine. */
+export interface H2ExchangeContext {
+  readonly pool: UpstreamPool;
+  readonly counters: ProxyCounters;
+}
+
+/** One stream's request, decided: where it goes and what is sent. */
+export interface H2Proxied {
+  route: Route;
+  method: string;
+  /** The upstream head, whole (upstreamHeadText). */
+  head: string;
+  /** Request body bytes still to come from the client. */
+  bodyLength: number;
+  /** The client said `TE: trailers`: a chunked answer's trailer fields follow its DATA. */
+  relayTrailers: boolean;
+  https: boolean;
+  tally: ExchangeTally | undefined;
+}
+
+export class H2Exchange implements UpstreamOwner {
+  private upstream: UpstreamConnection | undefined = undefined;
+  private endpoint: Endpoint | undefined = undefined;
+  private tries = 0;
+  private bodyLeft: number;
+  private bodySent = false;
+  private upstreamSpoke = false;
+  private responseHead: Buffer | undefined = undefined;
+  private responded = false;
+  /** Where the answer's body ends (its chunk framing stripped on the way). */
+  private readonly body = new ResponseBody();
+  private upstreamReusable = false;
+  private status = 0;
+  private sentAt = -1;
+  private done = false;
+
+  constructor(
+    private readonly stream: ServerHttp2Stream,
+    private readonly context: H2ExchangeContext,
+    private readonly request: H2Proxied,
+  ) {
+    this.bodyLeft = request.bodyLength;
+  }
+
+  start(): void {
+    const stream = this.stream;
+    stream.on("close", this.onStreamClose);
+    // A stream's error (its session destroyed for abuse, a reset) ends in 'close' too.
+    stream.on("error", ignore);
+    stream.on("drain", this.onStreamDrain);
+    if (this.bodyLeft > 0) {
+      stream.on("data", this.onBody);
+    }
+    this.connectUpstream();
+  }
+
+  private connectUpstream(): void {
+    const { route, https, tally } = this.request;
+    const policy = route.policy;
+    const endpoint = route.backend.pickBy(policy.balance, "", this.endpoint);
+    if (endpoint === undefined) {
+      this.answer(502);
+      return;
+    }
+    this.endpoint = endpoint;
+    this.tries++;
+    this.sentAt = policy.balance?.kind === "ewma" ? performance.now() : -1;
+    tally?.sent(endpoint.key);
+    const tls = policy.upstream === undefined ? undefined : upstreamTlsFor(policy.upstream, https);
+    const upstream = this.context.pool.acquire(endpoint, this, policy.connectTimeoutMs, tls);
+    this.upstream = upstream;
+    if (upstream.connected) upstream.setTimeout(policy.sendTimeoutMs);
+    upstream.socket.write(this.request.head, "latin1");
+    if (this.bodyLeft === 0) this.requestSent();
+  }
+
+  private readonly onBody = (data: Buffer): void => {
+    const upstream = this.upstream;
+    if (upstream === undefined || this.done) return;
+    if (data.length > this.bodyLeft) {
+      // More DATA than the declared length (nghttp2 refuses this first): never passed on.
+      this.stream.close(constants.NGHTTP2_PROTOCOL_ERROR);
+      return;
+    }
+    this.bodySent = true;
+    this.bodyLeft -= data.length;
+    const fits = upstream.socket.write(data);
+    if (this.bodyLeft === 0) this.requestSent();
+    else if (!fits) this.stream.pause();
+  };
+
+  /** The whole request is upstream: wait for the answer with the read timeout. */
+  private requestSent(): void {
+    if (this.upstream?.connected === true) {
+      this.upstream.setTimeout(this.request.route.policy.readTimeoutMs);
+    }
+  }
+
+  onUpstreamConnect(): void {
+    const policy = this.request.route.policy;
+    this.upstream?.setTimeout(this.bodyLeft > 0 ? policy.sendTimeoutMs : policy.readTimeoutMs);
+  }
+
+  onUpstreamDrain(): void {
+    if (this.bodyLeft > 0) this.stream.resume();
+  }
+
+  private readonly onStreamDrain = (): void => {
+    this.upstream?.socket.resume();
+  };
+
+  onUpstreamData(data: Buffer): void {
+    if (this.responded) {
+      this.forwardBody(data, 0);
+      return;
+    }
+    this.upstreamSpoke = true;
+    const { head, end } = collectResponseHead(this.responseHead, data);
+    if (end === -2) {
+      this.badResponse();
+      return;
+    }
+    if (end < 0) {
+      this.responseHead = head;
+      return;
+    }
+    this.responseHead = undefined;
+    this.startResponse(head, end);
+  }
+
+  /** The upstream's answer cannot be passed on safely: 502, and that connection is closed. */
+  private badResponse(): void {
+    this.context.counters.upstreamErrors++;
+    this.answer(502);
+  }
+
+  private startResponse(data: Buffer, end: number): void {
+    const parsed = parseResponseHead(
+      data.toString("latin1", 0, end),
+      this.request.method === "HEAD",
+    );
+    if (parsed === undefined) {
+      this.badResponse();
+      return;
+    }
+    if (parsed.status < 200) {
+      // Informational (100, 103): not passed on, as on the Node path; the final head follows.
+      if (end + 4 < data.length) this.onUpstreamData(data.subarray(end + 4));
+      return;
+    }
+    const tally = this.request.tally;
+    tally?.answered(parsed.status);
+    if (this.sentAt >= 0) EWMA_STATS.record(this.endpoint!.key, performance.now() - this.sentAt);
+    this.status = parsed.status;
+    this.upstreamReusable = !parsed.upstreamCloses;
+    const trailers = this.request.relayTrailers && parsed.framing === "chunked";
+    this.body.begin(parsed, this.onPayload, trailers);
+    if (!this.respond(parsed.head, parsed.framing === "none", trailers)) return;
+    if (parsed.framing === "none") {
+      this.finish(end + 4 < data.length);
+      return;
+    }
+    if (end + 4 < data.length) this.forwardBody(data, end + 4);
+  }
+
+  /** The answer's head to the client; false when the stream is gone or refused it. */
+  private respond(head: string, endStream: boolean, waitForTrailers: boolean): boolean {
+    const stream = this.stream;
+    if (stream.destroyed) return false;
+    try {
+      stream.respond(h2ResponseHeaders(head, this.status), { endStream, waitForTrailers });
+    } catch {
+      // A field HTTP/2 cannot carry (a single-value field repeated): nothing is out yet.
+      this.badResponse();
+      return false;
+    }
+    this.responded = true;
+    if (waitForTrailers) stream.once("wantTrailers", this.sendTrailers);
+    return true;
+  }
+
+  private readonly sendTrailers = (): void => {
+    const text = this.body.chunks?.trailerText ?? "";
+    this.stream.sendTrailers(relayableTrailers(trailerPairs(text)));
+  };
+
+  /** Payload bytes of a chunked answer, framing removed. */
+  private readonly onPayload = (data: Buffer, from: number, to: number): void => {
+    this.write(from === 0 && to === data.length ? data : data.subarray(from, to));
+  };
+
+  private write(data: Buffer): void {
+    // Node ends a stream at its head for HEAD, 204, 205 and 304: what follows is not sent.
+    if (this.stream.writableEnded) return;
+    const tally = this.request.tally;
+    if (tally !== undefined) tally.responseBytes += data.length;
+    if (!this.stream.write(data)) this.upstream?.socket.pause();
+  }
+
+  private forwardBody(data: Buffer, start: number): void {
+    const stop = this.body.stop(data, start);
+    if (stop === -2) {
+      // Broken chunk framing mid-answer: the client's stream is reset, never given a bad body.
+      this.dropUpstream();
+      this.stream.destroy(CUT_SHORT);
+      return;
+    }
+    const finished = stop >= 0;
+    const end = finished ? stop : data.length;
+    if (this.body.framing !== "chunked" && end > start) {
+      this.write(start === 0 && end === data.length ? data : data.subarray(start, end));
+    }
+    if (finished) this.finish(end < data.length);
+  }
+
+  /** The answer is whole: the stream ends, the upstream connection goes back to its pool. */
+  private finish(upstreamSentExtra: boolean): void {
+    this.done = true;
+    const stream = this.stream;
+    if (!stream.writableEnded && !stream.destroyed) stream.end();
+    this.request.tally?.finish(this.status);
+    const upstream = this.upstream;
+    this.upstream = undefined;
+    if (upstream === undefined) return;
+    upstream.socket.resume();
+    if (this.upstreamReusable && !upstreamSentExtra && this.bodyLeft === 0) {
+      this.context.pool.release(upstream);
+    } else {
+      upstream.owner = undefined;
+      upstream.socket.destroy();
+    }
+  }
+
+  onUpstreamGone(
+    connection: UpstreamConnection,
+    error: (Error & { code?: string }) | undefined,
+  ): void {
+    if (connection !== this.upstream) return;
+    this.upstream = undefined;
+    if (this.responded) {
+      // A close-delimited body ends with the connection; anything else was cut short.
+      if (this.body.framing === "close" && error === undefined) this.finish(false);
+      else this.stream.destroy(CUT_SHORT);
+      return;
+    }
+    const counters = this.context.counters;
+    counters.upstreamErrors++;
+    const timeout = isUpstreamTimeout(error?.code);
+    if (timeout) counters.timeouts++;
+    if (this.mayRetry(connection, error)) {
+      counters.retries++;
+      this.connectUpstream();
+      return;
+    }
+    this.answer(timeout ? 504 : 502);
+  }
+
+  /** A connect failure (or a pooled connection the upstream had closed) of an idempotent request without body. */
+  private mayRetry(
+    connection: UpstreamConnection,
+    error: (Error & { code?: string }) | undefined,
+  ): boolean {
+    const request = this.request;
+    if (request.bodyLength > 0 || this.bodySent || this.upstreamSpoke) return false;
+    if (!isIdempotent(request.method)) return false;
+    if (connection.reused && error?.code !== READ_TIMEOUT) return true;
+    const route = request.route;
+    const more = this.tries < Math.min(route.policy.tries, route.backend.endpoints.length);
+    return more && isConnectFailure(error?.code);
+  }
+
+  /** The gateway's own answer; the exchange ends with it. */
+  private answer(status: number): void {
+    this.done = true;
+    this.dropUpstream();
+    this.request.tally?.finish(status);
+    replyOnStream(this.stream, status, this.request.method === "HEAD");
+  }
+
+  private dropUpstream(): void {
+    const upstream = this.upstream;
+    if (upstream === undefined) return;
+    this.upstream = undefined;
+    upstream.owner = undefined;
+    upstream.socket.destroy();
+  }
+
+  /** The client reset the stream, or its session ended: the upstream exchange is abandoned. */
+  private readonly onStreamClose = (): void => {
+    if (this.done) return;
+    this.done = true;
+    this.dropUpstream();
+    this.request.tally?.finish(this.responded ? this.status : 499);
+  };
+}
+
+function ignore(): void {}
+
+/** Trailer lines ("name: value\r\n" each) as a flat [name, value, …] list. */
+export function trailerPairs(text: string): string[] {
+  const out: string[] = [];
+  for (const line of text.split("\r\n")) {
+    const colon = line.indexOf(":");
+    if (colon <= 0) continue;
+    out.push(line.slice(0, colon), line.slice(colon + 1).trim());
+  }
+  return out;
+}

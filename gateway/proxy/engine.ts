@@ -24,7 +24,7 @@ import {
 } from "../policy/head-edits";
 import { NodeHeadersFacts } from "../policy/request-values";
 import { formatIp, type Address } from "../../core/net/ip";
-import { ClientAddresses } from "../policy/client-address";
+import { ClientAddresses, type Peer } from "../policy/client-address";
 import { acceptProxyHeader, peerAddressOf } from "./proxy-protocol";
 import { planRequest, type Plan } from "../policy/route-traffic";
 import {
@@ -161,6 +161,7 @@ export class Engine {
   private readonly compileOptions: CompileOptions;
   private readonly limits: FrontDoorLimits;
   private readonly clients: ClientAddresses;
+  private readonly peers = new WeakMap<Socket, Peer>();
   /** Recompiles only the hosts a view changes (routing/incremental.ts). */
   private readonly routes = new IncrementalRoutes({
     compile: view => compileRoutes(view, this.compileOptions),
@@ -358,13 +359,23 @@ export class Engine {
     return this.clientOf(req.socket, req.headers, proto);
   }
 
+  /** A connection's peer, parsed once (an HTTP/2 session's streams all share it). */
+  private peerOf(socket: Socket): Peer {
+    let peer = this.peers.get(socket);
+    if (peer === undefined) {
+      peer = this.clients.peer(peerAddressOf(socket));
+      this.peers.set(socket, peer);
+    }
+    return peer;
+  }
+
   /** Who asks, on this connection with these headers (an HTTP/1.1 request's or an h2 stream's). */
   private clientOf(
     socket: Socket,
     headers: Record<string, string | string[] | undefined>,
     proto: string,
   ): RequestClient {
-    const peer = this.clients.peer(peerAddressOf(socket));
+    const peer = this.peerOf(socket);
     const address = this.clients.client(peer, headerText(headers["x-forwarded-for"]));
     const ip = peer.trusted ? formatIp(address) : peer.text;
     const port = String(socket.localPort ?? "");

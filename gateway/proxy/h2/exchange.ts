@@ -14,6 +14,7 @@ import type { ExchangeTally } from "../../observability/tally";
 import { EWMA_STATS } from "../../routing/balance";
 import type { Endpoint, Route } from "../../routing/table";
 import { upstreamTlsFor } from "../../routing/upstream";
+import type { ChunkSink } from "../fast/chunked";
 import { parseResponseHead } from "../fast/heads";
 import { collectResponseHead, ResponseBody } from "../fast/response-body";
 import type { UpstreamConnection, UpstreamOwner, UpstreamPool } from "../fast/upstream";
@@ -149,14 +150,15 @@ export class H2Exchange implements UpstreamOwner {
   }
 
   start(): void {
-    const stream = this.stream;
-    stream.on("close", this.onStreamClose);
+    const stream = this.stream as OwnedStream;
+    // The listeners are shared functions that find the exchange on the stream: a stream costs
+    // no closures.
+    stream[EXCHANGE] = this;
+    stream.on("close", onStreamClose);
     // A stream's error (its session destroyed for abuse, a reset) ends in 'close' too.
     stream.on("error", ignore);
-    stream.on("drain", this.onStreamDrain);
-    if (this.bodyLeft > 0) {
-      stream.on("data", this.onBody);
-    }
+    stream.on("drain", onStreamDrain);
+    if (this.bodyLeft > 0) stream.on("data", onStreamData);
     this.connectUpstream();
   }
 
@@ -180,7 +182,8 @@ export class H2Exchange implements UpstreamOwner {
     if (this.bodyLeft === 0) this.requestSent();
   }
 
-  private readonly onBody = (data: Buffer): void => {
+  /** Request body bytes from the client. */
+  requestBody(data: Buffer): void {
     const upstream = this.upstream;
     if (upstream === undefined || this.done) return;
     if (data.length > this.bodyLeft) {
@@ -193,7 +196,7 @@ export class H2Exchange implements UpstreamOwner {
     const fits = upstream.socket.write(data);
     if (this.bodyLeft === 0) this.requestSent();
     else if (!fits) this.stream.pause();
-  };
+  }
 
   /** The whole request is upstream: wait for the answer with the read timeout. */
   private requestSent(): void {
@@ -211,9 +214,10 @@ export class H2Exchange implements UpstreamOwner {
     if (this.bodyLeft > 0) this.stream.resume();
   }
 
-  private readonly onStreamDrain = (): void => {
+  /** The client has read what was written: the upstream may send more. */
+  streamDrained(): void {
     this.upstream?.socket.resume();
-  };
+  }
 
   onUpstreamData(data: Buffer): void {
     if (this.responded) {
@@ -260,7 +264,8 @@ export class H2Exchange implements UpstreamOwner {
     this.status = parsed.status;
     this.upstreamReusable = !parsed.upstreamCloses;
     const trailers = this.request.relayTrailers && parsed.framing === "chunked";
-    this.body.begin(parsed, this.onPayload, trailers);
+    const sink = parsed.framing === "chunked" ? this.payloadSink() : undefined;
+    this.body.begin(parsed, sink, trailers);
     if (!this.respond(parsed.head, parsed.framing === "none", trailers)) return;
     if (parsed.framing === "none") {
       this.finish(end + 4 < data.length);
@@ -281,19 +286,20 @@ export class H2Exchange implements UpstreamOwner {
       return false;
     }
     this.responded = true;
-    if (waitForTrailers) stream.once("wantTrailers", this.sendTrailers);
+    if (waitForTrailers) stream.once("wantTrailers", () => this.sendTrailers());
     return true;
   }
 
-  private readonly sendTrailers = (): void => {
+  private sendTrailers(): void {
     const text = this.body.chunks?.trailerText ?? "";
     this.stream.sendTrailers(relayableTrailers(trailerPairs(text)));
-  };
+  }
 
-  /** Payload bytes of a chunked answer, framing removed. */
-  private readonly onPayload = (data: Buffer, from: number, to: number): void => {
-    this.write(from === 0 && to === data.length ? data : data.subarray(from, to));
-  };
+  /** Where the payload bytes of a chunked answer go, framing removed. */
+  private payloadSink(): ChunkSink {
+    return (data, from, to) =>
+      this.write(from === 0 && to === data.length ? data : data.subarray(from, to));
+  }
 
   private write(data: Buffer): void {
     // Node ends a stream at its head for HEAD, 204, 205 and 304: what follows is not sent.
@@ -392,12 +398,28 @@ export class H2Exchange implements UpstreamOwner {
   }
 
   /** The client reset the stream, or its session ended: the upstream exchange is abandoned. */
-  private readonly onStreamClose = (): void => {
+  streamClosed(): void {
     if (this.done) return;
     this.done = true;
     this.dropUpstream();
     this.request.tally?.finish(this.responded ? this.status : 499);
-  };
+  }
+}
+
+const EXCHANGE = Symbol("h2 exchange");
+
+type OwnedStream = ServerHttp2Stream & { [EXCHANGE]?: H2Exchange };
+
+function onStreamClose(this: OwnedStream): void {
+  this[EXCHANGE]?.streamClosed();
+}
+
+function onStreamDrain(this: OwnedStream): void {
+  this[EXCHANGE]?.streamDrained();
+}
+
+function onStreamData(this: OwnedStream, data: Buffer): void {
+  this[EXCHANGE]?.requestBody(data);
 }
 
 function ignore(): void {}

@@ -4,7 +4,13 @@
 // open and the gateway re-validates every pair it serves, so an answer from a watch a moment
 // behind the API server is good enough here; until the first list has arrived, callers read the
 // API server instead.
-import { KubeConfig, makeInformer, NetworkingV1Api, type V1Ingress } from "@kubernetes/client-node";
+import {
+  KubeConfig,
+  ListWatch,
+  NetworkingV1Api,
+  Watch,
+  type V1Ingress,
+} from "@kubernetes/client-node";
 import { Log } from "pepr";
 import type { Ingress } from "../../core/ingress/types";
 import { keepWatching } from "../../kube/informer";
@@ -58,37 +64,49 @@ export class TlsUsersIndex {
 }
 
 /** The index and the watch that feeds it, started on first use. */
-class WatchedTlsUsers {
+export class WatchedTlsUsers {
   readonly index = new TlsUsersIndex();
-  #synced = false;
-  #started = false;
+  #informer: ListWatch<V1Ingress> | undefined = undefined;
 
-  /** The users from the watch, or undefined until its first list has arrived (start it then). */
+  /** `informer`: the Ingress list-watch (all namespaces, the default kubeconfig's cluster). */
+  constructor(private readonly informer: () => ListWatch<V1Ingress> = ingressInformer) {}
+
+  /** The users from the watch, or undefined until a list has arrived (start it then). */
   users(namespace: string, secretName: string): Ingress[] | undefined {
-    if (!this.#started) this.#start();
-    return this.#synced ? this.index.users(namespace, secretName) : undefined;
+    this.#informer ??= this.#start();
+    // A list is in once the informer has its resourceVersion. Not start()'s promise: it
+    // resolves after a list that failed too (client-node reports that as an "error" event).
+    return this.#informer.latestResourceVersion() === ""
+      ? undefined
+      : this.index.users(namespace, secretName);
   }
 
-  #start(): void {
-    this.#started = true;
-    const kc = new KubeConfig();
-    kc.loadFromDefault();
-    const api = kc.makeApiClient(NetworkingV1Api);
-    const path = "/apis/networking.k8s.io/v1/ingresses";
-    const informer = makeInformer<V1Ingress>(kc, path, () => api.listIngressForAllNamespaces());
+  #start(): ListWatch<V1Ingress> {
+    const informer = this.informer();
     informer.on("add", ingress => this.index.put(ingress as Ingress));
     informer.on("update", ingress => this.index.put(ingress as Ingress));
     informer.on("delete", ingress => this.index.remove(ingress as Ingress));
+    // A failed list is an "error" event: keepWatching starts the informer again after a wait.
     keepWatching(informer, {
       what: "ingresses (TLS Secret users)",
       warn: (message, fields) => Log.warn(fields, message),
     });
-    // start() resolves once the first list is in and the watch runs.
-    informer.start().then(
-      () => (this.#synced = true),
-      error => Log.warn({ err: String(error) }, "ingress watch failed to start"),
-    );
+    informer.start().catch(error => Log.warn({ err: String(error) }, "ingress watch failed"));
+    return informer;
   }
+}
+
+function ingressInformer(): ListWatch<V1Ingress> {
+  const kc = new KubeConfig();
+  kc.loadFromDefault();
+  const api = kc.makeApiClient(NetworkingV1Api);
+  const path = "/apis/networking.k8s.io/v1/ingresses";
+  return new ListWatch<V1Ingress>(
+    path,
+    new Watch(kc),
+    () => api.listIngressForAllNamespaces(),
+    false,
+  );
 }
 
 export const tlsUsers = new WatchedTlsUsers();

@@ -8,7 +8,13 @@ import {
   type ServerResponse,
 } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
-import type { Http2ServerRequest, Http2ServerResponse, ServerHttp2Stream } from "node:http2";
+import type {
+  Http2ServerRequest,
+  Http2ServerResponse,
+  IncomingHttpHeaders,
+  OutgoingHttpHeaders,
+  ServerHttp2Stream,
+} from "node:http2";
 import type { AddressInfo, Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import { DEFAULT_OBSERVE, TrafficObservers, type ObserveOptions } from "../observability/observer";
@@ -71,7 +77,14 @@ import { forwardUpgrade } from "./upgrade";
 import { ClientConnection, type FastContext } from "./fast/connection";
 import { UpstreamPool } from "./fast/upstream";
 import { H2Front, type H2StreamHead } from "./h2/front";
-import { bodyLengthOf, H2Exchange, takesStream, upstreamHeadText } from "./h2/exchange";
+import {
+  bodyLengthOf,
+  H2Exchange,
+  splitsHead,
+  takesStream,
+  upstreamHeadText,
+  type H2Proxied,
+} from "./h2/exchange";
 import { acceptsTrailers } from "./h2/trailers";
 import { asksOnlyH2c, handToH2, headWithoutH2cUpgrade, sniffPreface } from "./h2/cleartext";
 import { checkH2Request, http1FieldsOf } from "./h2/request";
@@ -460,38 +473,83 @@ export class Engine {
     if (isRefusal(checked)) return false;
     const main = findRoute(this.table, checked.host, checked.target);
     if (!takesStream(main, checked, headers)) return false;
+    const fields = http1FieldsOf(rawHeaders);
+    // Decided before the plan, which counts the request against rate limits.
+    if (splitsHead(fields)) return false;
+    this.counters.requests++;
     const method = headers[":method"]!;
     const client = this.clientOf(socket, headers, proto);
-    const flat = upstreamRequestHeaders(http1FieldsOf(rawHeaders), client, checked.host, {
-      underscores: this.limits.underscoresInHeaders,
-    });
-    const upstreamHead = upstreamHeadText(
-      method,
-      checked.target,
-      withUpstreamEdits(flat, main.policy.upstream),
-    );
-    if (upstreamHead === undefined) return false;
-    this.counters.requests++;
-    const bodyLength = bodyLengthOf(headers);
-    let tally: ExchangeTally | undefined;
-    if (this.observers !== undefined) {
-      tally = new ExchangeTally(this.observers);
-      tally.begin(method, checked.target, checked.host, bodyLength);
-      tally.protocol = "HTTP/2.0";
-      describeClient(tally, client, headers["user-agent"]);
-      tally.routed(main, "main", "");
-    }
-    const exchange = new H2Exchange(stream, this.h2Context, {
-      route: main,
-      method,
-      head: upstreamHead,
-      bodyLength,
-      relayTrailers: acceptsTrailers(headers.te),
-      https: proto === "https",
-      tally,
-    });
-    exchange.start();
+    const tally = this.h2Tally(method, checked, client, headers);
+    const request = { stream, headers, fields, method, main, checked, client, tally };
+    this.followH2Plan(request, planFor(main, { method, headers }, client, checked));
     return true;
+  }
+
+  /** The tally of an h2 stream on the raw-pool path; undefined when nothing observes traffic. */
+  private h2Tally(
+    method: string,
+    checked: CheckedRequest,
+    client: RequestClient,
+    headers: IncomingHttpHeaders,
+  ): ExchangeTally | undefined {
+    if (this.observers === undefined) return undefined;
+    const tally = new ExchangeTally(this.observers);
+    tally.begin(method, checked.target, checked.host, bodyLengthOf(headers));
+    tally.protocol = "HTTP/2.0";
+    describeClient(tally, client, headers["user-agent"]);
+    return tally;
+  }
+
+  /** The plan of an h2 stream on the raw-pool path: answered here, or proxied by an H2Exchange. */
+  private followH2Plan(request: H2Request, plan: Plan | undefined): void {
+    const { stream, method, main, tally } = request;
+    if (plan?.kind === "verify") {
+      // The body stays unread (no 'data' listener) while the password is checked.
+      void plan.pending.then(verdict => {
+        const next = plan.resume(verdict);
+        if (stream.closed || stream.destroyed) {
+          if (next.kind === "proxy") next.release?.();
+          tally?.finish(499);
+          return;
+        }
+        this.followH2Plan(request, next);
+      });
+      return;
+    }
+    const route = noteRoute(tally, main, plan);
+    if (plan?.kind === "answer") {
+      answerOnStream(stream, plan.answer, method === "HEAD");
+      tally?.finish(plan.answer.status);
+      return;
+    }
+    new H2Exchange(stream, this.h2Context, this.h2Proxied(request, route, plan)).start();
+  }
+
+  /** What goes upstream for an h2 stream: the Node path's fields, target and edits. */
+  private h2Proxied(request: H2Request, route: Route, plan: ProxyPlan | undefined): H2Proxied {
+    const { headers, fields, method, checked, client, tally } = request;
+    const raw = dropsAuthorization(plan) ? withoutFlatHeaders([...fields], AUTHORIZATION) : fields;
+    const flat = withUpstreamEdits(
+      upstreamRequestHeaders(raw, client, checked.host, {
+        underscores: this.limits.underscoresInHeaders,
+      }),
+      route.policy.upstream,
+    );
+    const edited =
+      plan !== undefined && hasEdits(plan.request) ? editFlatHeaders(flat, plan.request) : flat;
+    return {
+      route,
+      method,
+      head: upstreamHeadText(method, plan?.target ?? checked.target, edited),
+      bodyLength: bodyLengthOf(headers),
+      relayTrailers: acceptsTrailers(headers.te),
+      https: client.proto === "https",
+      tally,
+      responseEdits: plan !== undefined && hasEdits(plan.response) ? plan.response : undefined,
+      hashKey: plan?.hashKey ?? "",
+      sticky: plan?.sticky,
+      release: plan?.release,
+    };
   }
 
   /**
@@ -928,17 +986,46 @@ function answer(res: ServerResponse, own: OwnAnswer, bodyless: boolean): void {
   res.end(bodyless ? undefined : own.body);
 }
 
+/** The same answer on an HTTP/2 stream of the raw-pool path. */
+function answerOnStream(stream: ServerHttp2Stream, own: OwnAnswer, bodyless: boolean): void {
+  if (stream.destroyed) return;
+  const headers: OutgoingHttpHeaders = { ":status": own.status };
+  for (const [name, value] of ownAnswerHeaders(own, false)) {
+    const lower = name.toLowerCase();
+    const before = headers[lower];
+    if (before === undefined) headers[lower] = value;
+    else headers[lower] = Array.isArray(before) ? [...before, value] : [String(before), value];
+  }
+  const empty = bodyless || own.body === "";
+  stream.respond(headers, { endStream: empty });
+  if (!empty) stream.end(own.body);
+}
+
+type ProxyPlan = Extract<Plan, { kind: "proxy" }>;
+
+/** An h2 stream on the raw-pool path, while its plan is followed. */
+interface H2Request {
+  stream: ServerHttp2Stream;
+  headers: IncomingHttpHeaders;
+  /** Its fields as HTTP/1.1 ones (http1FieldsOf). */
+  fields: string[];
+  method: string;
+  main: Route;
+  checked: CheckedRequest;
+  client: RequestClient;
+  tally: ExchangeTally | undefined;
+}
+
 /** The traffic policy's plan for a request; undefined for a route without policy. */
 function planFor(
   main: Route,
-  req: IncomingMessage,
+  asked: { method?: string | undefined; headers: IncomingHttpHeaders },
   client: RequestClient,
   checked: CheckedRequest,
 ): Plan | undefined {
   if (main.traffic === undefined) return undefined;
   const https = client.proto === "https";
-  const method = req.method ?? "GET";
-  const facts = new NodeHeadersFacts(method, checked.target, req.headers, https);
+  const facts = new NodeHeadersFacts(asked.method ?? "GET", checked.target, asked.headers, https);
   facts.routedHost = checked.host;
   facts.client = client.address;
   return planRequest(main, main.traffic, facts);

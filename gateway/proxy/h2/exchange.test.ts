@@ -15,7 +15,13 @@ import type { Route } from "../../routing/table";
 import type { CheckedRequest } from "../node-request";
 import { DEFAULT_FRONT_DOOR } from "../request-rules";
 import { startBackend, type Backend } from "../testkit";
-import { h2ResponseHeaders, takesStream, trailerPairs, upstreamHeadText } from "./exchange";
+import {
+  h2ResponseHeaders,
+  splitsHead,
+  takesStream,
+  trailerPairs,
+  upstreamHeadText,
+} from "./exchange";
 import { askOn, openSession, type H2Answer, type H2AskOptions } from "./testkit";
 
 const P = "nginx.ingress.kubernetes.io/";
@@ -28,7 +34,11 @@ describe("h2 raw path: pure parts", () => {
     assert.equal(takesStream(plain, checked, {}), true);
     assert.equal(takesStream(undefined, checked, {}), false, "no route: Node's path answers 404");
     const policy = { ...plain, traffic: {} } as unknown as Route;
-    assert.equal(takesStream(policy, checked, {}), false, "canary, CORS, auth, limits");
+    assert.equal(takesStream(policy, checked, {}), true, "canary, CORS, basic auth, limits");
+    const authUrl = { ...plain, traffic: { auth: {} } } as unknown as Route;
+    assert.equal(takesStream(authUrl, checked, {}), false, "auth-url");
+    const pages = { ...plain, traffic: { errorPages: {} } } as unknown as Route;
+    assert.equal(takesStream(pages, checked, {}), false, "custom-http-errors");
     assert.equal(takesStream(plain, { ...checked, chunked: true }, {}), false, "no length");
     assert.equal(takesStream(plain, checked, { expect: "100-continue" }), false);
     assert.equal(takesStream(plain, checked, { "content-type": "application/grpc" }), false);
@@ -41,14 +51,15 @@ describe("h2 raw path: pure parts", () => {
     assert.equal(takesStream(small, checked, { "content-length": "11" }), false, "413 there");
   });
 
-  it("writes the upstream head once, and refuses a value that would split it", () => {
+  it("writes the upstream head once, and leaves a value that would split it to Node's path", () => {
     assert.equal(
       upstreamHeadText("GET", "/x?y", ["Host", "a.test", "accept", "*/*"]),
       "GET /x?y HTTP/1.1\r\nHost: a.test\r\naccept: */*\r\n\r\n",
     );
     for (const bad of ["a\r\nInjected: 1", "a\nb", "a\0b"]) {
-      assert.equal(upstreamHeadText("GET", "/", ["x-v", bad]), undefined, JSON.stringify(bad));
+      assert.equal(splitsHead(["x-ok", "1", "x-v", bad]), true, JSON.stringify(bad));
     }
+    assert.equal(splitsHead(["x-ok", "a\tb"]), false);
   });
 
   it("turns the response head into HTTP/2 headers: lower case, repeats gathered, forbidden fields dropped", () => {
@@ -106,7 +117,7 @@ function generated(seed: number): Generated {
  * The echo upstream: the request it got (minus what differs per request or per upstream client)
  * answered with the status, framing and body size the query asks for.
  */
-function echoHandler(): Parameters<typeof startBackend>[0] {
+function echoHandler(name = "echo"): Parameters<typeof startBackend>[0] {
   return (req, res) => {
     const hash = createHash("sha256");
     req.on("data", (chunk: Buffer) => hash.update(chunk));
@@ -132,10 +143,11 @@ function echoHandler(): Parameters<typeof startBackend>[0] {
         "content-type": "application/json",
         "set-cookie": ["s=1", "t=2"],
         "x-seen": String(seen.length),
+        "x-backend": name,
       };
       if (framing === "length") fields["content-length"] = String(body.length);
       if (framing === "close") fields.connection = "close";
-      const status = Number(query.get("status"));
+      const status = Number(query.get("status") ?? 200);
       // Node's server frames no body (and takes no trailers) for these.
       const trailers =
         framing === "chunked" && status !== 204 && status !== 304 && req.method !== "HEAD";
@@ -210,6 +222,212 @@ describe("h2 raw path against Node's path: the same answers to 80 generated requ
       rawSession.close();
       nodeSession.close();
     }
+  });
+});
+
+const ALICE = `Basic ${Buffer.from("alice:wonderland").toString("base64")}`;
+const POLICY_HOSTS = [
+  "shop.test",
+  "api.test",
+  "moved.test",
+  "office.test",
+  "locked.test",
+  "robots.test",
+];
+
+function policyRequest(seed: number): { host: string; path: string; options: H2AskOptions } {
+  const next = random(seed);
+  const pick = <T>(list: readonly T[]) => list[Math.floor(next() * list.length)]!;
+  const host = pick(POLICY_HOSTS);
+  const path =
+    host === "api.test"
+      ? pick(["/v1/users/7", "/v1", "/v2/x"])
+      : pick(["/", "/a?b=1", "/robots.txt"]);
+  const method = pick(["GET", "GET", "HEAD", "OPTIONS", "POST"]);
+  const headers: Record<string, string> = {};
+  const beta = pick(["always", "never", undefined, undefined]);
+  if (beta !== undefined) headers["x-beta"] = beta;
+  if (next() < 0.3) headers.cookie = `beta=${pick(["always", "never"])}`;
+  const origin = pick(["https://a.example", "https://evil.example", undefined]);
+  if (origin !== undefined) headers.origin = origin;
+  if (method === "OPTIONS" && next() < 0.7) headers["access-control-request-method"] = "PUT";
+  const authorization = pick([ALICE, "Basic bm9ib2R5Om5v", undefined]);
+  if (authorization !== undefined) headers.authorization = authorization;
+  const options: H2AskOptions = { method, headers };
+  if (method === "POST") {
+    options.body = `body of ${seed}`;
+    headers["content-length"] = String(options.body.length);
+  }
+  return { host, path, options };
+}
+
+describe("h2 raw path against Node's path on routes with a traffic policy: 120 generated requests", () => {
+  let main: Backend;
+  let beta: Backend;
+  let raw: DataPlane;
+  let node: DataPlane;
+
+  before(async () => {
+    [main, beta] = [
+      await startBackend(echoHandler("main")),
+      await startBackend(echoHandler("beta")),
+    ];
+    const start = (h2NodePathOnly: boolean) =>
+      startDataPlane({
+        httpPort: 0,
+        httpsPort: 0,
+        host: "127.0.0.1",
+        frontDoor: { ...DEFAULT_FRONT_DOOR },
+        h2NodePathOnly,
+      });
+    [raw, node] = [await start(false), await start(true)];
+    const route = (name: string, annotations: Record<string, string>, path = "/") =>
+      ingress({
+        name,
+        annotations,
+        rules: [{ host: `${name}.test`, paths: [{ path, service: "main" }] }],
+      });
+    const slice = (service: string, port: number) =>
+      endpointSlice({ service, ports: [{ port }], endpoints: [{ address: "127.0.0.1" }] });
+    const routes = {
+      ...view(
+        1,
+        [
+          route("shop", {
+            [`${P}enable-cors`]: "true",
+            [`${P}cors-allow-origin`]: "https://a.example",
+            [`${P}limit-rps`]: "1000",
+          }),
+          ingress({
+            name: "shop-beta",
+            created: "2025-01-02T00:00:00Z",
+            annotations: {
+              [`${P}canary`]: "true",
+              [`${P}canary-by-header`]: "X-Beta",
+              [`${P}canary-by-cookie`]: "beta",
+              [`${P}canary-response-add-header`]: "X-Served-By:beta",
+            },
+            rules: [{ host: "shop.test", paths: [{ path: "/", service: "beta" }] }],
+          }),
+          route("api", { [`${P}rewrite-target`]: "/$2" }, "/v1(/|$)(.*)"),
+          route("moved", { [`${P}temporal-redirect`]: "https://new.example/home" }),
+          route("office", { [`${P}whitelist-source-range`]: "10.0.0.0/8" }),
+          route("locked", { [`${P}auth-type`]: "basic", [`${P}auth-secret`]: "users" }),
+          route("robots", { [`${P}disable-robots`]: "true" }),
+        ],
+        [slice("main", main.port), slice("beta", beta.port)],
+      ),
+      authSecrets: [
+        {
+          namespace: "default",
+          name: "users",
+          data: { auth: Buffer.from("alice:{PLAIN}wonderland\n").toString("base64") },
+        },
+      ],
+    };
+    await raw.apply(routes);
+    await node.apply(routes);
+  });
+  after(async () => {
+    await raw.close({ drainMs: 100 });
+    await node.close({ drainMs: 100 });
+    await Promise.all([main.close(), beta.close()]);
+  });
+
+  it("given canaries by header and cookie, CORS, rewrites, redirects, source ranges, basic auth and robots", async () => {
+    const sessions = new Map<string, [ClientHttp2Session, ClientHttp2Session]>();
+    try {
+      for (const host of POLICY_HOSTS) {
+        sessions.set(host, [
+          await openSession(raw.httpsPort!, host),
+          await openSession(node.httpsPort!, host),
+        ]);
+      }
+      for (let seed = 1; seed <= 120; seed++) {
+        const { host, path, options } = policyRequest(seed);
+        const [rawSession, nodeSession] = sessions.get(host)!;
+        const label = `seed ${seed}: ${options.method} ${host}${path}`;
+        const viaRaw = await askOn(rawSession, host, path, options).catch((e: Error) => {
+          throw new Error(`raw, ${label}: ${e.message}`);
+        });
+        const viaNode = await askOn(nodeSession, host, path, options).catch((e: Error) => {
+          throw new Error(`node, ${label}: ${e.message}`);
+        });
+        assert.deepEqual(
+          comparable(viaRaw),
+          comparable(viaNode),
+          `seed ${seed}: ${options.method} ${host}${path} ${JSON.stringify(options.headers)}`,
+        );
+      }
+    } finally {
+      for (const pair of sessions.values()) for (const session of pair) session.close();
+    }
+  });
+});
+
+describe("h2 raw path: limit-connections frees its slot however the exchange ends", () => {
+  const held: import("node:http").ServerResponse[] = [];
+  let backend: Backend;
+  let plane: DataPlane;
+  let session: ClientHttp2Session;
+
+  before(async () => {
+    backend = await startBackend((req, res) => {
+      if (req.url === "/hold") held.push(res);
+      else res.end("ok");
+    });
+    plane = await startDataPlane({
+      httpPort: 0,
+      httpsPort: 0,
+      host: "127.0.0.1",
+      frontDoor: { ...DEFAULT_FRONT_DOOR },
+    });
+    await plane.apply(
+      view(
+        1,
+        [
+          ingress({
+            name: "conn",
+            annotations: { [`${P}limit-connections`]: "1" },
+            rules: [{ host: "conn.test", paths: [{ path: "/", service: "conn" }] }],
+          }),
+        ],
+        [
+          endpointSlice({
+            service: "conn",
+            ports: [{ port: backend.port }],
+            endpoints: [{ address: "127.0.0.1" }],
+          }),
+        ],
+      ),
+    );
+    session = await openSession(plane.httpsPort!, "conn.test");
+  });
+  after(async () => {
+    session.close();
+    await plane.close({ drainMs: 100 });
+    await backend.close();
+  });
+
+  const status = async () => (await askOn(session, "conn.test", "/")).status;
+
+  it("refuses a second stream while one is open, and serves again once it ends", async () => {
+    const first = askOn(session, "conn.test", "/hold");
+    await waitUntil("the first stream at the backend", () => held.length === 1);
+    assert.equal(await status(), 503);
+    held.shift()!.end("done");
+    assert.equal((await first).body, "done");
+    await waitUntil("the slot to be free", async () => (await status()) === 200);
+  });
+
+  it("frees the slot when the client cancels its stream mid-exchange", async () => {
+    const stream = session.request({ ":path": "/hold", ":authority": "conn.test" });
+    stream.on("error", () => undefined);
+    await waitUntil("the stream at the backend", () => held.length === 1);
+    assert.equal(await status(), 503);
+    stream.close(0x8 /* CANCEL */);
+    await waitUntil("the slot to be free", async () => (await status()) === 200);
+    held.shift()!.destroy();
   });
 });
 

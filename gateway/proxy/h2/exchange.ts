@@ -11,6 +11,8 @@ import {
   type ServerHttp2Stream,
 } from "node:http2";
 import type { ExchangeTally } from "../../observability/tally";
+import type { StickyChoice } from "../../policy/affinity";
+import { editResponseHead, type HeaderEdits } from "../../policy/head-edits";
 import { EWMA_STATS } from "../../routing/balance";
 import type { Endpoint, Route } from "../../routing/table";
 import { upstreamTlsFor } from "../../routing/upstream";
@@ -34,21 +36,31 @@ import { relayableTrailers } from "./trailers";
 const CUT_SHORT = new Error("the upstream's answer was cut short");
 
 /**
- * Whether this path serves the stream: a route without traffic policy (no canary, CORS, auth,
- * limits, error pages: those are the Node path's), an HTTP/1.1 upstream, a body of declared
- * length within the route's limit, no Expect and no gRPC.
+ * Whether this path serves the stream: a route whose traffic policy needs no more than its plan
+ * (auth-url and custom-http-errors are Node's path's), an HTTP/1.1 upstream, no limit-rate, a body
+ * of declared length within the route's limit, no Expect and no gRPC.
  */
 export function takesStream(
   main: Route | undefined,
   checked: CheckedRequest,
   headers: IncomingHttpHeaders,
 ): main is Route {
-  if (main === undefined || main.traffic !== undefined || checked.chunked) return false;
+  if (main === undefined || checked.chunked) return false;
+  const traffic = main.traffic;
+  if (traffic !== undefined && (traffic.auth !== undefined || traffic.errorPages !== undefined)) {
+    return false;
+  }
   const policy = main.policy;
   if (policy.bandwidth !== undefined || policy.upstream?.grpc === true) return false;
   if (headers.expect !== undefined || isGrpcRequest(headers["content-type"])) return false;
   const length = bodyLengthOf(headers);
   return policy.bodyLimit === undefined || length <= policy.bodyLimit;
+}
+
+/** A field value that would split an HTTP/1.1 head (nghttp2 refuses CR, LF and NUL already). */
+export function splitsHead(flat: readonly string[]): boolean {
+  for (let i = 1; i < flat.length; i += 2) if (SPLITS_HEAD.test(flat[i]!)) return true;
+  return false;
 }
 
 /** The request body's declared length (0 without Content-Length: the HEADERS ended the stream). */
@@ -57,17 +69,10 @@ export function bodyLengthOf(headers: IncomingHttpHeaders): number {
   return length === undefined ? 0 : Number(length);
 }
 
-/**
- * The upstream head from the flat field list the Node path would send (upstreamRequestHeaders);
- * undefined when a value could split the head (nghttp2 refuses CR, LF and NUL already).
- */
-export function upstreamHeadText(method: string, target: string, flat: readonly string[]) {
+/** The upstream head from the flat field list the Node path would send (upstreamRequestHeaders). */
+export function upstreamHeadText(method: string, target: string, flat: readonly string[]): string {
   let head = `${method} ${target} HTTP/1.1\r\n`;
-  for (let i = 0; i < flat.length; i += 2) {
-    const value = flat[i + 1]!;
-    if (SPLITS_HEAD.test(value)) return undefined;
-    head += `${flat[i]!}: ${value}\r\n`;
-  }
+  for (let i = 0; i < flat.length; i += 2) head += `${flat[i]!}: ${flat[i + 1]!}\r\n`;
   return `${head}\r\n`;
 }
 
@@ -123,6 +128,14 @@ export interface H2Proxied {
   relayTrailers: boolean;
   https: boolean;
   tally: ExchangeTally | undefined;
+  /** The plan's response edits (CORS, canary actions); undefined for none. */
+  responseEdits?: HeaderEdits | undefined;
+  /** upstream-hash-by's key ("" when the route does not hash). */
+  hashKey?: string;
+  /** affinity: the endpoint of each try, and the cookie to set. */
+  sticky?: StickyChoice | undefined;
+  /** limit-connections: frees the client's slot once the exchange ends, however it ends. */
+  release?: (() => void) | undefined;
 }
 
 export class H2Exchange implements UpstreamOwner {
@@ -163,9 +176,12 @@ export class H2Exchange implements UpstreamOwner {
   }
 
   private connectUpstream(): void {
-    const { route, https, tally } = this.request;
+    const { route, https, tally, sticky } = this.request;
     const policy = route.policy;
-    const endpoint = route.backend.pickBy(policy.balance, "", this.endpoint);
+    const endpoint =
+      sticky === undefined
+        ? route.backend.pickBy(policy.balance, this.request.hashKey ?? "", this.endpoint)
+        : sticky.pick(this.endpoint);
     if (endpoint === undefined) {
       this.answer(502);
       return;
@@ -279,7 +295,10 @@ export class H2Exchange implements UpstreamOwner {
     const stream = this.stream;
     if (stream.destroyed) return false;
     try {
-      stream.respond(h2ResponseHeaders(head, this.status), { endStream, waitForTrailers });
+      stream.respond(h2ResponseHeaders(this.clientHead(head), this.status), {
+        endStream,
+        waitForTrailers,
+      });
     } catch {
       // A field HTTP/2 cannot carry (a single-value field repeated): nothing is out yet.
       this.badResponse();
@@ -288,6 +307,14 @@ export class H2Exchange implements UpstreamOwner {
     this.responded = true;
     if (waitForTrailers) stream.once("wantTrailers", () => this.sendTrailers());
     return true;
+  }
+
+  /** The head with the sticky cookie and the plan's edits, in the Node path's order. */
+  private clientHead(head: string): string {
+    const { sticky, responseEdits } = this.request;
+    const cookie = sticky?.setCookie;
+    const withCookie = cookie === undefined ? head : `${head}\r\nSet-Cookie: ${cookie}`;
+    return responseEdits === undefined ? withCookie : editResponseHead(withCookie, responseEdits);
   }
 
   private sendTrailers(): void {
@@ -327,7 +354,7 @@ export class H2Exchange implements UpstreamOwner {
 
   /** The answer is whole: the stream ends, the upstream connection goes back to its pool. */
   private finish(upstreamSentExtra: boolean): void {
-    this.done = true;
+    this.end();
     const stream = this.stream;
     if (!stream.writableEnded && !stream.destroyed) stream.end();
     this.request.tally?.finish(this.status);
@@ -383,10 +410,18 @@ export class H2Exchange implements UpstreamOwner {
 
   /** The gateway's own answer; the exchange ends with it. */
   private answer(status: number): void {
-    this.done = true;
+    this.end();
     this.dropUpstream();
     this.request.tally?.finish(status);
     replyOnStream(this.stream, status, this.request.method === "HEAD");
+  }
+
+  /** The exchange is over: a limit-connections slot is free again. */
+  private end(): void {
+    this.done = true;
+    const release = this.request.release;
+    this.request.release = undefined;
+    release?.();
   }
 
   private dropUpstream(): void {
@@ -400,7 +435,7 @@ export class H2Exchange implements UpstreamOwner {
   /** The client reset the stream, or its session ended: the upstream exchange is abandoned. */
   streamClosed(): void {
     if (this.done) return;
-    this.done = true;
+    this.end();
     this.dropUpstream();
     this.request.tally?.finish(this.responded ? this.status : 499);
   }

@@ -159,6 +159,17 @@ function echoHandler(name = "echo"): Parameters<typeof startBackend>[0] {
   };
 }
 
+/** A data plane for the h2 tests; `h2NodePathOnly` turns the raw-pool path off. */
+function startPlane(h2NodePathOnly: boolean): Promise<DataPlane> {
+  return startDataPlane({
+    httpPort: 0,
+    httpsPort: 0,
+    host: "127.0.0.1",
+    frontDoor: { ...DEFAULT_FRONT_DOOR },
+    h2NodePathOnly,
+  });
+}
+
 /** The answer without what differs per request (the date). */
 function comparable(answer: H2Answer) {
   const headers = { ...answer.headers };
@@ -173,15 +184,7 @@ describe("h2 raw path against Node's path: the same answers to 80 generated requ
 
   before(async () => {
     echo = await startBackend(echoHandler());
-    const start = (h2NodePathOnly: boolean) =>
-      startDataPlane({
-        httpPort: 0,
-        httpsPort: 0,
-        host: "127.0.0.1",
-        frontDoor: { ...DEFAULT_FRONT_DOOR },
-        h2NodePathOnly,
-      });
-    [raw, node] = [await start(false), await start(true)];
+    [raw, node] = [await startPlane(false), await startPlane(true)];
     const routes = view(
       1,
       [
@@ -272,15 +275,7 @@ describe("h2 raw path against Node's path on routes with a traffic policy: 120 g
       await startBackend(echoHandler("main")),
       await startBackend(echoHandler("beta")),
     ];
-    const start = (h2NodePathOnly: boolean) =>
-      startDataPlane({
-        httpPort: 0,
-        httpsPort: 0,
-        host: "127.0.0.1",
-        frontDoor: { ...DEFAULT_FRONT_DOOR },
-        h2NodePathOnly,
-      });
-    [raw, node] = [await start(false), await start(true)];
+    [raw, node] = [await startPlane(false), await startPlane(true)];
     const route = (name: string, annotations: Record<string, string>, path = "/") =>
       ingress({
         name,
@@ -376,12 +371,7 @@ describe("h2 raw path: limit-connections frees its slot however the exchange end
       if (req.url === "/hold") held.push(res);
       else res.end("ok");
     });
-    plane = await startDataPlane({
-      httpPort: 0,
-      httpsPort: 0,
-      host: "127.0.0.1",
-      frontDoor: { ...DEFAULT_FRONT_DOOR },
-    });
+    plane = await startPlane(false);
     await plane.apply(
       view(
         1,

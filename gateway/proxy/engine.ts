@@ -12,7 +12,6 @@ import type {
   Http2ServerRequest,
   Http2ServerResponse,
   IncomingHttpHeaders,
-  OutgoingHttpHeaders,
   ServerHttp2Stream,
 } from "node:http2";
 import type { AddressInfo, Socket } from "node:net";
@@ -78,6 +77,7 @@ import { ClientConnection, type FastContext } from "./fast/connection";
 import { UpstreamPool } from "./fast/upstream";
 import { H2Front, type H2StreamHead } from "./h2/front";
 import {
+  answerOnStream,
   bodyLengthOf,
   H2Exchange,
   splitsHead,
@@ -984,21 +984,6 @@ function addPoolKeys(live: Set<string>, route: Route): void {
 function answer(res: ServerResponse, own: OwnAnswer, bodyless: boolean): void {
   res.writeHead(own.status, ownAnswerHeaders(own, false).flat());
   res.end(bodyless ? undefined : own.body);
-}
-
-/** The same answer on an HTTP/2 stream of the raw-pool path. */
-function answerOnStream(stream: ServerHttp2Stream, own: OwnAnswer, bodyless: boolean): void {
-  if (stream.destroyed) return;
-  const headers: OutgoingHttpHeaders = { ":status": own.status };
-  for (const [name, value] of ownAnswerHeaders(own, false)) {
-    const lower = name.toLowerCase();
-    const before = headers[lower];
-    if (before === undefined) headers[lower] = value;
-    else headers[lower] = Array.isArray(before) ? [...before, value] : [String(before), value];
-  }
-  const empty = bodyless || own.body === "";
-  stream.respond(headers, { endStream: empty });
-  if (!empty) stream.end(own.body);
 }
 
 type ProxyPlan = Extract<Plan, { kind: "proxy" }>;

@@ -43,7 +43,16 @@ function bodyOf(status: number): Buffer {
 export function cutShort(res: ServerResponse): void {
   const stream = (res as unknown as { stream?: ServerHttp2Stream }).stream;
   if (stream === undefined) res.destroy();
-  else stream.destroy(CUT_SHORT);
+  else resetStream(stream);
+}
+
+/**
+ * Resets an HTTP/2 stream whose answer was cut short (RST_STREAM INTERNAL_ERROR). Not
+ * `close(code)`: once the DATA so far has left, Node ends the writable side first, and the client
+ * would see END_STREAM (a clean, truncated answer) before the reset.
+ */
+export function resetStream(stream: ServerHttp2Stream): void {
+  stream.destroy(CUT_SHORT);
 }
 
 const CUT_SHORT = new Error("the answer was cut short");
@@ -82,8 +91,7 @@ export function replyOnSocket(socket: Duplex, status: number): void {
 export function replyOnStream(stream: ServerHttp2Stream, status: number, bodyless: boolean): void {
   if (stream.destroyed) return;
   if (stream.headersSent) {
-    // A reset (INTERNAL_ERROR), never END_STREAM: the answer so far must not look whole.
-    stream.destroy(CUT_SHORT);
+    resetStream(stream);
     return;
   }
   const body = bodyOf(status);

@@ -12,7 +12,12 @@ import {
 } from "node:http2";
 import type { ExchangeTally } from "../../observability/tally";
 import type { StickyChoice } from "../../policy/affinity";
-import { editResponseHead, type HeaderEdits } from "../../policy/head-edits";
+import {
+  editResponseHead,
+  ownAnswerHeaders,
+  type HeaderEdits,
+  type OwnAnswer,
+} from "../../policy/head-edits";
 import { EWMA_STATS } from "../../routing/balance";
 import type { Endpoint, Route } from "../../routing/table";
 import { upstreamTlsFor } from "../../routing/upstream";
@@ -23,17 +28,10 @@ import type { UpstreamConnection, UpstreamOwner, UpstreamPool } from "../fast/up
 import type { ProxyCounters } from "../forward";
 import { isGrpcRequest } from "../grpc/status";
 import type { CheckedRequest } from "../node-request";
-import { replyOnStream } from "../replies";
+import { replyOnStream, resetStream } from "../replies";
 import { isConnectFailure, isIdempotent, isUpstreamTimeout, READ_TIMEOUT } from "../retry-rules";
-import { CONNECTION_SPECIFIC } from "./request";
+import { CONNECTION_SPECIFIC, gatherField } from "./request";
 import { relayableTrailers } from "./trailers";
-
-/**
- * Ends a stream whose answer was cut short with RST_STREAM INTERNAL_ERROR. Not `close(code)`:
- * once the DATA so far has left, Node ends the writable side first, and the client would see
- * END_STREAM (a clean, truncated answer) before the reset.
- */
-const CUT_SHORT = new Error("the upstream's answer was cut short");
 
 /**
  * Whether this path serves the stream: a route whose traffic policy needs no more than its plan
@@ -102,12 +100,21 @@ export function h2ResponseHeaders(head: string, status: number): OutgoingHttpHea
     if (NOT_IN_H2_RESPONSE.has(name)) continue;
     // A 204 has no content; HTTP/2 clients (nghttp2) refuse one that declares a length.
     if (status === 204 && name === "content-length") continue;
-    const value = head.slice(colon + 1, next < 0 ? head.length : next).trim();
-    const before = out[name];
-    if (before === undefined) out[name] = value;
-    else out[name] = Array.isArray(before) ? [...before, value] : [String(before), value];
+    gatherField(out, name, head.slice(colon + 1, next < 0 ? head.length : next).trim());
   }
   return out;
+}
+
+/** The gateway's own answer (a policy's: redirect, preflight, refusal) on an HTTP/2 stream. */
+export function answerOnStream(stream: ServerHttp2Stream, own: OwnAnswer, bodyless: boolean): void {
+  if (stream.destroyed) return;
+  const headers: OutgoingHttpHeaders = { ":status": own.status };
+  for (const [name, value] of ownAnswerHeaders(own, false)) {
+    gatherField(headers, name.toLowerCase(), value);
+  }
+  const empty = bodyless || own.body === "";
+  stream.respond(headers, { endStream: empty });
+  if (!empty) stream.end(own.body);
 }
 
 /** What an exchange needs from the engine. */
@@ -341,7 +348,7 @@ export class H2Exchange implements UpstreamOwner {
     if (stop === -2) {
       // Broken chunk framing mid-answer: the client's stream is reset, never given a bad body.
       this.dropUpstream();
-      this.stream.destroy(CUT_SHORT);
+      resetStream(this.stream);
       return;
     }
     const finished = stop >= 0;
@@ -379,7 +386,7 @@ export class H2Exchange implements UpstreamOwner {
     if (this.responded) {
       // A close-delimited body ends with the connection; anything else was cut short.
       if (this.body.framing === "close" && error === undefined) this.finish(false);
-      else this.stream.destroy(CUT_SHORT);
+      else resetStream(this.stream);
       return;
     }
     const counters = this.context.counters;

@@ -148,3 +148,14 @@ export function http1FieldsOf(raw: readonly string[]): string[] {
   if (cookie !== undefined) out[cookieAt + 1] = cookie;
   return out;
 }
+
+/** Adds a field to an HTTP/2 header object (its name already lower case): a repeated name gathers its values in order. */
+export function gatherField(
+  out: Record<string, string | string[] | number | undefined>,
+  name: string,
+  value: string,
+): void {
+  const before = out[name];
+  if (before === undefined) out[name] = value;
+  else out[name] = Array.isArray(before) ? [...before, value] : [String(before), value];
+}

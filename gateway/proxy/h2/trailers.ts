@@ -2,7 +2,7 @@
 // `TE: trailers` as the answer's trailing HEADERS frame. Only fields a trailer may carry pass
 // (RFC 9110 6.5.1: nothing that frames, routes, authenticates or controls the answer), never a
 // connection-specific one (RFC 9113 8.2.2), in lower case as HTTP/2 wants them.
-import { CONNECTION_SPECIFIC } from "./request";
+import { CONNECTION_SPECIFIC, gatherField } from "./request";
 
 /** Fields a sender must not put in a trailer section, or a recipient must not act on there. */
 const NOT_IN_TRAILERS: ReadonlySet<string> = new Set([
@@ -42,10 +42,7 @@ export function relayableTrailers(raw: readonly string[]): Record<string, string
     const name = raw[i]!.toLowerCase();
     if (name === "" || name.startsWith(":")) continue;
     if (CONNECTION_SPECIFIC.has(name) || NOT_IN_TRAILERS.has(name)) continue;
-    const value = raw[i + 1]!;
-    const before = out[name];
-    if (before === undefined) out[name] = value;
-    else out[name] = Array.isArray(before) ? [...before, value] : [before, value];
+    gatherField(out, name, raw[i + 1]!);
   }
   return out;
 }

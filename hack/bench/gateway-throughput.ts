@@ -273,21 +273,21 @@ function median(runs: WrkResult[]): WrkResult {
   return sorted[Math.floor(sorted.length / 2)]!;
 }
 
-async function benchFastify(backendPort: number, options: Options): Promise<WrkResult> {
+/** A Node process of its own in front of the backend (a peer script's file name), warmed, measured. */
+async function benchNodePeer(
+  script: string,
+  backendPort: number,
+  options: Options,
+): Promise<WrkResult> {
   const port = await freePort();
   const child = spawn(
     process.execPath,
-    [
-      ...process.execArgv,
-      join(__dirname, "gateway-throughput-fastify.ts"),
-      String(port),
-      String(backendPort),
-    ],
+    [...process.execArgv, join(__dirname, script), String(port), String(backendPort)],
     { stdio: ["ignore", "pipe", "inherit"] },
   );
   await new Promise<void>((resolve, reject) => {
     child.stdout?.once("data", () => resolve());
-    child.once("exit", code => reject(new Error(`fastify proxy exited with ${code}`)));
+    child.once("exit", code => reject(new Error(`${script} exited with ${code}`)));
   });
   const pids = () => [child.pid!];
   try {
@@ -400,11 +400,10 @@ async function throughput(options: Options): Promise<void> {
       if (row.note !== undefined) console.log(`    (${row.note})`);
     }
     const plainPeer = result(`nginx: ${options.rows[0]!.name}`);
-    printRow(
-      "@fastify/http-proxy (1 process)",
-      await benchFastify(backendPort, options),
-      plainPeer,
-    );
+    const fastify = await benchNodePeer("gateway-throughput-fastify.ts", backendPort, options);
+    printRow("@fastify/http-proxy (1 process)", fastify, plainPeer);
+    const relay = await benchNodePeer("gateway-throughput-relay.ts", backendPort, options);
+    printRow("Node relay floor (pipe, no HTTP)", relay, plainPeer);
     const pids = () => withChildren(backend.pid!);
     printRow("backend direct (nginx static)", await wrk(backendPort, options, pids), plainPeer);
     console.log(

@@ -12,20 +12,29 @@
 // --profile: the Pepr processes run with --cpu-prof; their profiles land in DIR at exit
 // (summarize them with profile-summary.ts).
 import {
+  AdmissionregistrationV1Api,
   CoreV1Api,
   NetworkingV1Api,
   type KubeConfig,
   type V1Ingress,
   type V1Pod,
 } from "@kubernetes/client-node";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { randomUUID } from "node:crypto";
+import { Agent, createServer, request } from "node:https";
+import type { AddressInfo } from "node:net";
 import { loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import { PERMISSION_GROUP_ANNOTATION } from "../../core/names";
 import { buildModule, ROOT } from "../../packaging/build";
-import { ensureBinaries, startControlPlane } from "../control-plane/control-plane";
+import {
+  ensureBinaries,
+  startControlPlane,
+  type ControlPlane,
+} from "../control-plane/control-plane";
+import { issueLoopbackServingCertificate } from "../control-plane/pki";
 import { loadKubeConfig } from "../control-plane/kube";
 import { startPeprModule } from "../control-plane/pepr-module";
 import { stopEverything } from "../control-plane/processes";
@@ -192,6 +201,60 @@ function report(what: string, measured: number[], peer: number[]): void {
   );
 }
 
+/** The API server's /metrics text (admin credentials). */
+async function apiServerMetrics(kc: KubeConfig): Promise<string> {
+  const options: { method: string; headers: Record<string, string> } = {
+    method: "GET",
+    headers: {},
+  };
+  await kc.applyToHTTPSOptions(options as never);
+  return new Promise((resolve, reject) => {
+    const req = request(`${kc.getCurrentCluster()!.server}/metrics`, options, res => {
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", chunk => (text += chunk));
+      res.on("end", () => resolve(text));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+/**
+ * Sum and count of the API server's webhook call durations
+ * (apiserver_admission_webhook_admission_duration_seconds), by webhook name and type.
+ */
+export function webhookDurations(metrics: string): Map<string, { sum: number; count: number }> {
+  const found = new Map<string, { sum: number; count: number }>();
+  const pattern =
+    /^apiserver_admission_webhook_admission_duration_seconds_(sum|count)\{([^}]*)\} (\S+)$/gm;
+  for (const [, field, labels, value] of metrics.matchAll(pattern)) {
+    const name = /name="([^"]*)"/.exec(labels!)?.[1] ?? "";
+    const type = /type="([^"]*)"/.exec(labels!)?.[1] ?? "";
+    const key = `${type} ${name}`;
+    const entry = found.get(key) ?? { sum: 0, count: 0 };
+    entry[field as "sum" | "count"] += Number(value);
+    found.set(key, entry);
+  }
+  return found;
+}
+
+/** What the API server measured of its webhook calls between two /metrics readings. */
+function printWebhookCalls(
+  before: ReturnType<typeof webhookDurations>,
+  after: ReturnType<typeof webhookDurations>,
+  creates: number,
+): void {
+  for (const [key, { sum, count }] of after) {
+    const calls = count - (before.get(key)?.count ?? 0);
+    if (calls === 0) continue;
+    const seconds = sum - (before.get(key)?.sum ?? 0);
+    console.log(
+      `  API server's webhook calls: ${key}: ${(calls / creates).toFixed(2)} per create, mean ${((seconds * 1000) / calls).toFixed(2)} ms`,
+    );
+  }
+}
+
 async function measure(kc: KubeConfig, cert: TestCertificate): Promise<void> {
   console.log(
     `\n${CREATES} sequential creates per kind, ${STORED} Ingresses stored, Node ${process.version}, load average ${loadavg()
@@ -200,9 +263,12 @@ async function measure(kc: KubeConfig, cert: TestCertificate): Promise<void> {
   );
   for (const [k, write] of writes(kc, cert).entries()) {
     // Both run against the same API server state, one after the other.
+    const before = webhookDurations(await apiServerMetrics(kc));
     const measured = await sequential(write, MEASURED, `m${k}`);
+    const after = webhookDurations(await apiServerMetrics(kc));
     const peer = await sequential(write, PEER, `p${k}`);
     report(write.what, measured, peer);
+    printWebhookCalls(before, after, measured.length);
   }
   if (RATE === undefined) return;
   console.log(`\nat ${RATE} creates/s for ${RATE_SECONDS} s (open loop)`);
@@ -218,6 +284,114 @@ async function measure(kc: KubeConfig, cert: TestCertificate): Promise<void> {
       .map(l => l.toFixed(2))
       .join(" ")}`,
   );
+}
+
+/** One HTTPS POST on `agent`; resolves with the answer's text. */
+function post(url: string, agent: Agent, body: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const headers = {
+      "content-type": "application/json",
+      "content-length": Buffer.byteLength(body),
+    };
+    const req = request(url, { method: "POST", agent, headers }, res => {
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", chunk => (text += chunk));
+      res.on("end", () => resolve(text));
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+/** The AdmissionReview the API server sends for creating `secret` in the measured namespace. */
+function secretReview(secret: object, name: string): string {
+  const gvk = { group: "", version: "v1", kind: "Secret" };
+  const resource = { group: "", version: "v1", resource: "secrets" };
+  return JSON.stringify({
+    apiVersion: "admission.k8s.io/v1",
+    kind: "AdmissionReview",
+    request: {
+      uid: randomUUID(),
+      kind: gvk,
+      resource,
+      requestKind: gvk,
+      requestResource: resource,
+      name,
+      namespace: MEASURED,
+      operation: "CREATE",
+      userInfo: { username: "admin", groups: ["system:masters"] },
+      object: secret,
+      oldObject: null,
+      dryRun: false,
+      options: { apiVersion: "meta.k8s.io/v1", kind: "CreateOptions" },
+    },
+  });
+}
+
+/** `CREATES` reviews posted one after the other on one kept-alive connection; ms, sorted. */
+async function directCalls(url: string, ca: string, cert: TestCertificate): Promise<number[]> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1, ca });
+  const times: number[] = [];
+  try {
+    for (let i = 0; i < CREATES; i++) {
+      const body = secretReview(tlsSecret(MEASURED, `direct-${i}`, cert), `direct-${i}`);
+      times.push(await timed(() => post(url, agent, body)));
+    }
+  } finally {
+    agent.destroy();
+  }
+  return times.sort((a, b) => a - b);
+}
+
+/**
+ * Where a webhook call's time goes, without the API server: the TLS Secret review posted straight
+ * to Pepr's admission server, against the floor, an HTTPS server of ours that only parses the
+ * review and allows it (same certificate, same Node, same machine).
+ */
+async function measureDirect(cp: ControlPlane, cert: TestCertificate): Promise<void> {
+  const kc = loadKubeConfig(cp.kubeconfigPath);
+  const caPem = cp.pki.caPem;
+  const issued = issueLoopbackServingCertificate(cp.pki, "bench-floor");
+  const serving = { key: readFileSync(issued.keyPath), cert: readFileSync(issued.certPath) };
+  const configs = await kc
+    .makeApiClient(AdmissionregistrationV1Api)
+    .listValidatingWebhookConfiguration();
+  const hook = configs.items
+    .flatMap(c => c.webhooks ?? [])
+    .find(w => w.name.includes("tls-secrets"));
+  const url = hook?.clientConfig.url;
+  if (url === undefined) throw new Error("no TLS Secret webhook with a URL is registered");
+  const floor = createServer(serving, (req, res) => {
+    let text = "";
+    req.setEncoding("utf8");
+    req.on("data", chunk => (text += chunk));
+    req.on("end", () => {
+      const { request: review } = JSON.parse(text) as { request: { uid: string } };
+      res.setHeader("content-type", "application/json");
+      res.end(
+        JSON.stringify({
+          apiVersion: "admission.k8s.io/v1",
+          kind: "AdmissionReview",
+          response: { uid: review.uid, allowed: true },
+        }),
+      );
+    });
+  });
+  await new Promise<void>(resolve => floor.listen(0, "127.0.0.1", resolve));
+  const floorUrl = `https://127.0.0.1:${(floor.address() as AddressInfo).port}/validate`;
+  try {
+    const pepr = await directCalls(url, caPem, cert);
+    const ours = await directCalls(floorUrl, caPem, cert);
+    console.log(
+      `TLS Secret review posted straight to the webhook server (no API server), ${CREATES} sequential, one kept-alive connection`,
+    );
+    console.log(`  what                              p50 ms   p99 ms   max ms`);
+    console.log(line("Pepr admission (Bulwark)", pepr));
+    console.log(line("peer: HTTPS server, allow only", ours));
+  } finally {
+    floor.close();
+  }
 }
 
 async function main(): Promise<void> {
@@ -247,6 +421,7 @@ async function main(): Promise<void> {
     await seed(kc.makeApiClient(NetworkingV1Api), MEASURED);
     console.log(`  seeded in ${((Date.now() - seedStart) / 1000).toFixed(1)} s`);
     await measure(kc, cert);
+    await measureDirect(cp, cert);
   } finally {
     await stopEverything();
     rmSync(dir, { recursive: true, force: true });

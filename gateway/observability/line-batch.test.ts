@@ -64,6 +64,35 @@ describe("LineBatch", () => {
     assert.equal(writes.join(""), lines.join(""));
   });
 
+  it("given a stream slow to finish its writes, never reuses a buffer it still holds", async () => {
+    // The stream keeps each chunk (not a copy) and reads its bytes only when it finishes the
+    // write, later, as a file's stream does; a buffer taken back before its write finished
+    // would show here as changed bytes.
+    const held: Buffer[] = [];
+    const finishes: (() => void)[] = [];
+    const out = new Writable({
+      highWaterMark: 1 << 30,
+      write(chunk: Buffer, _encoding, done) {
+        finishes.push(() => {
+          held.push(Buffer.from(chunk));
+          done();
+        });
+      },
+    });
+    const batch = new LineBatch(out, 10_000);
+    const lines = Array.from({ length: 4000 }, (_, i) => `{"n":${i},"pad":"${"y".repeat(150)}"}\n`);
+    for (const [i, line] of lines.entries()) {
+      batch.push(line);
+      // Some writes finish midway, so their buffers are free to take new batches.
+      if (i % 700 === 0) while (finishes.length > 0) finishes.splice(0).forEach(done => done());
+      await new Promise(setImmediate);
+    }
+    batch.flush();
+    while (finishes.length > 0) finishes.splice(0).forEach(done => done());
+    assert.ok(held.length > 4, "several batches of about 64 KiB");
+    assert.equal(Buffer.concat(held).toString(), lines.join(""));
+  });
+
   it("given non-ASCII text and a line longer than a batch, writes them whole as UTF-8", () => {
     const { out, writes } = sink();
     const batch = new LineBatch(out, 10_000);

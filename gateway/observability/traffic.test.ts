@@ -10,6 +10,7 @@ import {
   DURATION_BUCKETS,
   PROTOCOLS,
   protocolLabel,
+  quoted,
   statusClass,
   TrafficMetrics,
   type RequestRecord,
@@ -341,6 +342,33 @@ describe("statusClass and accessLogLine", () => {
     const hostile = 'a"b\\c\n{"x":1}\u0000\u2028é';
     const entry = parsed({ ...base, authority: hostile, path: `/${hostile}`, method: hostile });
     assert.deepEqual([entry.host, entry.path, entry.method], [hostile, `/${hostile}`, hostile]);
+  });
+});
+
+describe("quoted (the access log's JSON strings)", () => {
+  /** A string of `length` code units drawn from `pool`, with a fixed seed per case. */
+  function randomText(seed: number, length: number, pool: number[]): string {
+    let state = seed;
+    const next = () => (state = (state * 1103515245 + 12345) % 2 ** 31);
+    return String.fromCharCode(...Array.from({ length }, () => pool[next() % pool.length]!));
+  }
+  const ascii = Array.from({ length: 0x80 }, (_, i) => i);
+  const printable = ascii.filter(c => c >= 0x20 && c < 0x7f && c !== 0x22 && c !== 0x5c);
+  const wide = [...ascii, 0x7f, 0x80, 0xe9, 0x2028, 0x2029, 0xd83d, 0xde00, 0xdc00, 0xfeff, 0xffff];
+
+  it("writes what JSON.stringify writes, for 3000 generated strings", () => {
+    for (let i = 0; i < 3000; i++) {
+      const pool = i % 3 === 0 ? printable : i % 3 === 1 ? ascii : wide;
+      const text = randomText(i + 1, i % 40, pool);
+      assert.equal(quoted(text), JSON.stringify(text), `case ${i}: ${JSON.stringify(text)}`);
+    }
+  });
+
+  it("writes what JSON.stringify writes for every single code unit", () => {
+    for (let unit = 0; unit <= 0xffff; unit++) {
+      const text = `a${String.fromCharCode(unit)}b`;
+      assert.equal(quoted(text), JSON.stringify(text), `U+${unit.toString(16)}`);
+    }
   });
 });
 

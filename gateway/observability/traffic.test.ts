@@ -11,6 +11,7 @@ import {
   PROTOCOLS,
   protocolLabel,
   quoted,
+  thousandths,
   statusClass,
   TrafficMetrics,
   type RequestRecord,
@@ -369,6 +370,18 @@ describe("quoted (the access log's JSON strings)", () => {
       const text = `a${String.fromCharCode(unit)}b`;
       assert.equal(quoted(text), JSON.stringify(text), `U+${unit.toString(16)}`);
     }
+  });
+});
+
+describe("thousandths (the access log's durations)", () => {
+  it("writes what String(n / 1000) writes, for edges and 20 000 generated counts", () => {
+    const edges = [0, 1, 9, 10, 11, 99, 100, 101, 999, 1000, 1001, 1010, 1100, 12_340, 2 ** 31 - 1];
+    const beyond = [2 ** 31, 2 ** 40 + 7, -1, -1500, 0.5, Number.NaN, Infinity];
+    let state = 7;
+    const next = () => (state = (state * 1103515245 + 12345) % 2 ** 31);
+    const generated = Array.from({ length: 20_000 }, (_, i) => next() % 10 ** (1 + (i % 9)));
+    for (const count of [...edges, ...beyond, ...generated])
+      assert.equal(thousandths(count), String(count / 1000), `count ${count}`);
   });
 });
 

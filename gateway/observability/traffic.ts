@@ -304,7 +304,23 @@ function histogram(name: string, help: string, tallies: [Labels, HistogramTally]
   return { name, help, type: "histogram", aggregator: "sum", values };
 }
 
-const ms = (seconds: number): number => Math.round(seconds * 1e6) / 1e3;
+/**
+ * `count` thousandths as String(count / 1000) writes them ("0.834", "12", "1.5"), built from
+ * integers: a double's shortest form costs a call into V8's runtime, once per duration per
+ * request. Outside 0 … 2^31 it is the plain String().
+ */
+export function thousandths(count: number): string {
+  if (!(count >= 0 && count < 2 ** 31) || !Number.isInteger(count)) return String(count / 1000);
+  const whole = Math.floor(count / 1000);
+  const rest = count - whole * 1000;
+  if (rest === 0) return `${whole}`;
+  if (rest % 100 === 0) return `${whole}.${rest / 100}`;
+  if (rest % 10 === 0) return `${whole}.${rest < 100 ? "0" : ""}${rest / 10}`;
+  return `${whole}.${rest < 10 ? "00" : rest < 100 ? "0" : ""}${rest}`;
+}
+
+/** Seconds as milliseconds with microsecond resolution. */
+const ms = (seconds: number): string => thousandths(Math.round(seconds * 1e6));
 /**
  * `value` as a JSON string, as JSON.stringify writes it. Most values (addresses, names, ids,
  * paths) need no escape: those are checked in place and wrapped, which in the gateway costs a
@@ -321,8 +337,15 @@ export function quoted(value: string): string {
 
 /** The fixed head of every gateway log line, pino's shape (kube/log.ts): level, time, pid, hostname. */
 function head(level: number, time: number, pid: number): string {
-  return `{"level":${level},"time":${time},"pid":${pid},"hostname":${HOSTNAME}`;
+  const last = lastHead;
+  if (last.time === time && last.level === level && last.pid === pid) return last.text;
+  const text = `{"level":${level},"time":${time},"pid":${pid},"hostname":${HOSTNAME}`;
+  lastHead = { level, time, pid, text };
+  return text;
 }
+
+/** The last head written: the lines of one millisecond share it (a thousand or more at full load). */
+let lastHead = { level: -1, time: -1, pid: -1, text: "" };
 
 const HOSTNAME = JSON.stringify(hostname());
 
@@ -342,7 +365,7 @@ export function refusalLogLine(
 
 /** Seconds with millisecond resolution, as nginx writes $upstream_response_time; null when none. */
 const seconds = (value: number | undefined): string =>
-  value === undefined ? "null" : String(Math.round(value * 1e3) / 1e3);
+  value === undefined ? "null" : thousandths(Math.round(value * 1e3));
 
 /** The peer when it is not the client (a trusted proxy forwarded the request). */
 const peerField = (record: RequestRecord): string =>
@@ -357,7 +380,7 @@ const peerField = (record: RequestRecord): string =>
  * once per request.
  */
 export function accessLogLine(record: RequestRecord, pid: number, time: number): string {
-  const upstreamMs = record.upstreamSeconds === undefined ? -1 : ms(record.upstreamSeconds);
+  const upstreamMs = record.upstreamSeconds === undefined ? "-1" : ms(record.upstreamSeconds);
   const upstreamStatus = record.upstreamStatus === 0 ? "null" : String(record.upstreamStatus);
   return (
     `${head(PINO_LEVELS.info ?? 30, time, pid)},"msg":"request","component":"bulwark-gateway","log":"access"` +

@@ -6,6 +6,7 @@ import {
   needsReadyStatus,
   nodeLease,
   nodeObject,
+  readyNode,
   readyStatus,
 } from "./node-status";
 
@@ -28,6 +29,16 @@ describe("what the node keeper writes, as a kubelet", () => {
     assert.equal(ready?.lastHeartbeatTime, now.toISOString());
     assert.deepEqual(status.addresses[0], { type: "InternalIP", address: "127.0.0.2" });
     assert.equal(status.allocatable.pods, "110");
+  });
+
+  it("registers the node with its Ready status in the create itself", () => {
+    const now = new Date("2026-01-02T03:04:05.678Z");
+    const node = readyNode(NODE, now);
+    assert.deepEqual(node.metadata, nodeObject(NODE).metadata);
+    const ready = node.status?.conditions?.find(c => c.type === "Ready");
+    assert.equal(ready?.status, "True");
+    assert.equal(ready?.lastHeartbeatTime?.getTime(), now.getTime());
+    assert.equal(node.status?.addresses?.[0]?.address, "127.0.0.2");
   });
 
   it("posts status again only when Ready is not True (after a cut, or Unknown)", () => {

@@ -72,6 +72,22 @@ export function readyStatus(node: LocalNode, now: Date) {
   };
 }
 
+/**
+ * The Node as a kubelet registers it: with its Ready status in the create itself (the API server
+ * keeps a Node's status on create). Created bare and then patched, a node is without a Ready
+ * condition for a moment, and a controller manager that looks then sees every node not Ready and
+ * enters master-disruption mode.
+ */
+export function readyNode(node: LocalNode, now: Date): V1Node {
+  const { status } = readyStatus(node, now);
+  const conditions = status.conditions.map(c => ({
+    ...c,
+    lastHeartbeatTime: now,
+    lastTransitionTime: now,
+  }));
+  return { ...nodeObject(node), status: { ...status, conditions } };
+}
+
 /** True when the node's Ready condition is not "True": the kubelet posts its status again. */
 export function needsReadyStatus(node: V1Node): boolean {
   const ready = node.status?.conditions?.find(c => c.type === "Ready");

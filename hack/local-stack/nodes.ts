@@ -19,7 +19,7 @@ import {
   KEEPER_MANAGER,
   needsReadyStatus,
   nodeLease,
-  nodeObject,
+  readyNode,
   readyStatus,
   type LocalNode,
 } from "./node-status";
@@ -71,10 +71,15 @@ export async function keepNodes(options: {
   };
 
   for (const node of nodes) {
-    await core.createNode({ body: nodeObject(node) }).catch((error: unknown) => {
-      if (!isConflict(error)) throw error;
-    });
-    await postStatus(node);
+    const created = await core.createNode({ body: readyNode(node, new Date()) }).then(
+      () => true,
+      (error: unknown) => {
+        if (!isConflict(error)) throw error;
+        return false;
+      },
+    );
+    // A node left from an earlier run gets its Ready status posted.
+    if (!created) await postStatus(node);
     await renew(node);
   }
   const timer = setInterval(() => {

@@ -5,6 +5,7 @@ import { AuthenticationV1Api, VersionApi, type V1ConfigMap } from "@kubernetes/c
 import { waitUntil } from "../harness/wait";
 import { testCluster, testNamespace } from "../harness/cluster";
 import { isNotFound } from "../../kube/api-errors";
+import { readyNode } from "../../hack/local-stack/node-status";
 
 const cluster = testCluster();
 
@@ -117,5 +118,22 @@ describe("the test control plane", () => {
       },
       60_000,
     );
+  });
+
+  it("keeps a Node's status on create: the local stack's nodes are Ready from their first write", async () => {
+    // Created bare and patched after, a node has no Ready condition for a moment; a controller
+    // manager looking then enters master-disruption mode (seen in a local-stack run).
+    const name = `ready-on-create-${Date.now()}`;
+    const node = { name, address: "127.0.0.9", labels: {} };
+    await cluster.core.createNode({ body: readyNode(node, new Date()) });
+    try {
+      const stored = await cluster.core.readNode({ name });
+      const ready = stored.status?.conditions?.find(c => c.type === "Ready");
+      assert.equal(ready?.status, "True");
+      const address = stored.status?.addresses?.[0];
+      assert.deepEqual([address?.type, address?.address], ["InternalIP", "127.0.0.9"]);
+    } finally {
+      await cluster.core.deleteNode({ name });
+    }
   });
 });

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { startDataPlane, type DataPlane } from "../data-plane";
-import { endpointSlice, ingress, view } from "../routing/testkit";
+import { endpointSlice, ingress, loopbackSlice, view } from "../routing/testkit";
 import { ask, backendOf, namedBackend, type AskOptions, type Backend } from "./testkit";
 
 const P = "nginx.ingress.kubernetes.io/";
@@ -27,8 +27,6 @@ describe("data plane: traffic policy", () => {
     [main, beta] = [await namedBackend("main"), await namedBackend("beta")];
     errors = await namedBackend("errors");
     plane = await startDataPlane({ httpPort: 0, host: "127.0.0.1", defaultCertificates: [] });
-    const slice = (service: string, port: number) =>
-      endpointSlice({ service, ports: [{ port }], endpoints: [{ address: "127.0.0.1" }] });
     const errorPages = {
       [`${P}custom-http-errors`]: "404,503",
       [`${P}default-backend`]: "errors",
@@ -104,7 +102,7 @@ describe("data plane: traffic policy", () => {
             tls: [{ hosts: ["secure.test"], secretName: "secure" }],
           }),
         ],
-        [slice("main", main.port), slice("beta", beta.port), errorsSlice],
+        [loopbackSlice("main", main.port), loopbackSlice("beta", beta.port), errorsSlice],
       ),
       services: [errorsService],
     });

@@ -86,6 +86,11 @@ export function endpointSlice(spec: SliceSpec): V1EndpointSlice {
   };
 }
 
+/** The slice of `service`: one ready-by-default endpoint on 127.0.0.1 at `port` (test backends). */
+export function loopbackSlice(service: string, port: number): V1EndpointSlice {
+  return endpointSlice({ service, ports: [{ port }], endpoints: [{ address: "127.0.0.1" }] });
+}
+
 export function view(
   version: number,
   ingresses: V1Ingress[],

@@ -10,7 +10,7 @@ import { after, before, describe, it } from "node:test";
 import { seededRandom as random } from "../../../test/harness/generate";
 import { waitUntil } from "../../../test/harness/wait";
 import { startDataPlane, type DataPlane } from "../../data-plane";
-import { endpointSlice, ingress, view } from "../../routing/testkit";
+import { endpointSlice, ingress, loopbackSlice, view } from "../../routing/testkit";
 import type { Route } from "../../routing/table";
 import type { CheckedRequest } from "../node-request";
 import { DEFAULT_FRONT_DOOR } from "../request-rules";
@@ -282,8 +282,6 @@ describe("h2 raw path against Node's path on routes with a traffic policy: 120 g
         annotations,
         rules: [{ host: `${name}.test`, paths: [{ path, service: "main" }] }],
       });
-    const slice = (service: string, port: number) =>
-      endpointSlice({ service, ports: [{ port }], endpoints: [{ address: "127.0.0.1" }] });
     const routes = {
       ...view(
         1,
@@ -310,7 +308,7 @@ describe("h2 raw path against Node's path on routes with a traffic policy: 120 g
           route("locked", { [`${P}auth-type`]: "basic", [`${P}auth-secret`]: "users" }),
           route("robots", { [`${P}disable-robots`]: "true" }),
         ],
-        [slice("main", main.port), slice("beta", beta.port)],
+        [loopbackSlice("main", main.port), loopbackSlice("beta", beta.port)],
       ),
       authSecrets: [
         {
@@ -517,8 +515,6 @@ for (const side of ["raw", "node"] as const) {
         frontDoor: { ...DEFAULT_FRONT_DOOR },
         h2NodePathOnly: side === "node",
       });
-      const slice = (service: string, port: number) =>
-        endpointSlice({ service, ports: [{ port }], endpoints: [{ address: "127.0.0.1" }] });
       await plane.apply(
         view(
           1,
@@ -533,7 +529,7 @@ for (const side of ["raw", "node"] as const) {
               rules: [{ host: "big.test", paths: [{ path: "/", service: "big" }] }],
             }),
           ],
-          [slice("raw", upstream.port), slice("big", big.port)],
+          [loopbackSlice("raw", upstream.port), loopbackSlice("big", big.port)],
         ),
       );
       session = await openSession(plane.httpsPort!, "raw.test");

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { waitUntil } from "../../../test/harness/wait";
 import { startDataPlane, type DataPlane } from "../../data-plane";
-import { endpointSlice, ingress, view } from "../../routing/testkit";
+import { ingress, loopbackSlice, view } from "../../routing/testkit";
 import { DEFAULT_FRONT_DOOR } from "../request-rules";
 import { namedBackend, startBackend, type Backend } from "../testkit";
 import {
@@ -105,8 +105,6 @@ describe("data plane: HTTP/2 on the HTTPS listener", () => {
       observe: { metrics: true, accessLog: true, accessLogPath: logPath },
       frontDoor: { ...DEFAULT_FRONT_DOOR },
     });
-    const slice = (service: string, port: number) =>
-      endpointSlice({ service, ports: [{ port }], endpoints: [{ address: "127.0.0.1" }] });
     const route = (name: string, host: string, annotations: Record<string, string>, path = "/") =>
       ingress({ name, annotations, rules: [{ host, paths: [{ path, service: "main" }] }] });
     await plane.apply(
@@ -144,10 +142,10 @@ describe("data plane: HTTP/2 on the HTTPS listener", () => {
           }),
         ],
         [
-          slice("main", main.port),
-          slice("beta", beta.port),
-          slice("hop", hop.port),
-          slice("spy", spy.port),
+          loopbackSlice("main", main.port),
+          loopbackSlice("beta", beta.port),
+          loopbackSlice("hop", hop.port),
+          loopbackSlice("spy", spy.port),
         ],
       ),
     );

@@ -10,7 +10,7 @@ import { after, before, describe, it } from "node:test";
 import { waitUntil } from "../../../test/harness/wait";
 import { makeCertificate } from "../../../test/fixtures/certificates";
 import { startDataPlane, type DataPlane } from "../../data-plane";
-import { endpointSlice, ingress, view } from "../../routing/testkit";
+import { ingress, loopbackSlice, view } from "../../routing/testkit";
 import { DEFAULT_FRONT_DOOR } from "../request-rules";
 import { startBackend, type Backend } from "../testkit";
 import { H2Front, MAX_CONCURRENT_STREAMS } from "./front";
@@ -119,7 +119,7 @@ describe("data plane: HTTP/2 protections", () => {
     });
     const route = (host: string, service: string, port: number) => ({
       ingress: ingress({ name: service, rules: [{ host, paths: [{ path: "/", service }] }] }),
-      slice: endpointSlice({ service, ports: [{ port }], endpoints: [{ address: "127.0.0.1" }] }),
+      slice: loopbackSlice(service, port),
     });
     const routes = [
       route("hang.test", "hanging", hanging.port),

@@ -21,7 +21,7 @@ import {
 } from "@kubernetes/client-node";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { randomUUID } from "node:crypto";
-import { Agent, createServer, request } from "node:https";
+import { Agent, createServer, request, type RequestOptions } from "node:https";
 import type { AddressInfo } from "node:net";
 import { loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -201,30 +201,32 @@ function report(what: string, measured: number[], peer: number[]): void {
   );
 }
 
-/** The API server's /metrics text (admin credentials). */
-async function apiServerMetrics(kc: KubeConfig): Promise<string> {
-  const options: { method: string; headers: Record<string, string> } = {
-    method: "GET",
-    headers: {},
-  };
-  await kc.applyToHTTPSOptions(options as never);
+/** One HTTPS request; resolves with the answer's text. */
+function httpsText(url: string, options: RequestOptions, body?: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    const req = request(`${kc.getCurrentCluster()!.server}/metrics`, options, res => {
+    const req = request(url, options, res => {
       let text = "";
       res.setEncoding("utf8");
       res.on("data", chunk => (text += chunk));
       res.on("end", () => resolve(text));
     });
     req.on("error", reject);
-    req.end();
+    req.end(body);
   });
+}
+
+/** The API server's /metrics text (admin credentials). */
+async function apiServerMetrics(kc: KubeConfig): Promise<string> {
+  const options: RequestOptions = { method: "GET", headers: {} };
+  await kc.applyToHTTPSOptions(options as never);
+  return httpsText(`${kc.getCurrentCluster()!.server}/metrics`, options);
 }
 
 /**
  * Sum and count of the API server's webhook call durations
  * (apiserver_admission_webhook_admission_duration_seconds), by webhook name and type.
  */
-export function webhookDurations(metrics: string): Map<string, { sum: number; count: number }> {
+function webhookDurations(metrics: string): Map<string, { sum: number; count: number }> {
   const found = new Map<string, { sum: number; count: number }>();
   const pattern =
     /^apiserver_admission_webhook_admission_duration_seconds_(sum|count)\{([^}]*)\} (\S+)$/gm;
@@ -286,22 +288,10 @@ async function measure(kc: KubeConfig, cert: TestCertificate): Promise<void> {
   );
 }
 
-/** One HTTPS POST on `agent`; resolves with the answer's text. */
+/** One HTTPS POST of JSON on `agent`; resolves with the answer's text. */
 function post(url: string, agent: Agent, body: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const headers = {
-      "content-type": "application/json",
-      "content-length": Buffer.byteLength(body),
-    };
-    const req = request(url, { method: "POST", agent, headers }, res => {
-      let text = "";
-      res.setEncoding("utf8");
-      res.on("data", chunk => (text += chunk));
-      res.on("end", () => resolve(text));
-    });
-    req.on("error", reject);
-    req.end(body);
-  });
+  const headers = { "content-type": "application/json", "content-length": Buffer.byteLength(body) };
+  return httpsText(url, { method: "POST", agent, headers }, body);
 }
 
 /** The AdmissionReview the API server sends for creating `secret` in the measured namespace. */
@@ -349,8 +339,11 @@ async function directCalls(url: string, ca: string, cert: TestCertificate): Prom
  * to Pepr's admission server, against the floor, an HTTPS server of ours that only parses the
  * review and allows it (same certificate, same Node, same machine).
  */
-async function measureDirect(cp: ControlPlane, cert: TestCertificate): Promise<void> {
-  const kc = loadKubeConfig(cp.kubeconfigPath);
+async function measureDirect(
+  cp: ControlPlane,
+  kc: KubeConfig,
+  cert: TestCertificate,
+): Promise<void> {
   const caPem = cp.pki.caPem;
   const issued = issueLoopbackServingCertificate(cp.pki, "bench-floor");
   const serving = { key: readFileSync(issued.keyPath), cert: readFileSync(issued.certPath) };
@@ -421,7 +414,7 @@ async function main(): Promise<void> {
     await seed(kc.makeApiClient(NetworkingV1Api), MEASURED);
     console.log(`  seeded in ${((Date.now() - seedStart) / 1000).toFixed(1)} s`);
     await measure(kc, cert);
-    await measureDirect(cp, cert);
+    await measureDirect(cp, kc, cert);
   } finally {
     await stopEverything();
     rmSync(dir, { recursive: true, force: true });

@@ -276,6 +276,9 @@ export type Plan =
       dropAuthorization?: boolean;
     };
 
+/** A plan that sends the request upstream. */
+export type ProxyPlan = Extract<Plan, { kind: "proxy" }>;
+
 function pathOf(target: string): string {
   const at = target.indexOf("?");
   return at < 0 ? target : target.slice(0, at);
@@ -523,11 +526,7 @@ function withHashKey(plan: Plan, facts: RequestFacts): Plan {
  * default-backend when the route's Service has no ready endpoint and it has one: the request as
  * it is, with X-Code 503 and the route's X-* headers (nginx.tmpl, "custom-default-backend-").
  */
-function toDefaultBackend(
-  plan: Extract<Plan, { kind: "proxy" }>,
-  backend: Route,
-  facts: RequestFacts,
-): Plan | undefined {
+function toDefaultBackend(plan: ProxyPlan, backend: Route, facts: RequestFacts): Plan | undefined {
   if (plan.route.backend.endpoints.length > 0 || backend.backend.endpoints.length === 0) {
     return undefined;
   }

@@ -31,7 +31,7 @@ import { NodeHeadersFacts } from "../policy/request-values";
 import { formatIp, type Address } from "../../core/net/ip";
 import { ClientAddresses, type Peer } from "../policy/client-address";
 import { acceptProxyHeader, peerAddressOf } from "./proxy-protocol";
-import { planRequest, type Plan } from "../policy/route-traffic";
+import { planRequest, type Plan, type ProxyPlan } from "../policy/route-traffic";
 import {
   authorizedFlat,
   pairsOfRaw,
@@ -899,7 +899,7 @@ interface RoutedRequest {
 /** An upgrade between its route and its tunnel. */
 interface Upgrading {
   readonly route: Route;
-  readonly proxied: Extract<Plan, { kind: "proxy" }> | undefined;
+  readonly proxied: ProxyPlan | undefined;
   readonly checked: CheckedRequest;
   readonly client: RequestClient;
   readonly head: Buffer;
@@ -986,8 +986,6 @@ function answer(res: ServerResponse, own: OwnAnswer, bodyless: boolean): void {
   res.end(bodyless ? undefined : own.body);
 }
 
-type ProxyPlan = Extract<Plan, { kind: "proxy" }>;
-
 /** An h2 stream on the raw-pool path, while its plan is followed. */
 interface H2Request {
   stream: ServerHttp2Stream;
@@ -1038,7 +1036,7 @@ function noteRoute(tally: ExchangeTally | undefined, main: Route, plan: Plan | u
 }
 
 /** How the plan has the endpoint chosen: upstream-hash-by's key, affinity's sticky choice. */
-function endpointChoice(plan: Extract<Plan, { kind: "proxy" }> | undefined) {
+function endpointChoice(plan: ProxyPlan | undefined) {
   return { hashKey: plan?.hashKey ?? "", sticky: plan?.sticky };
 }
 

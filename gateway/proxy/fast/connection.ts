@@ -23,7 +23,7 @@ import { peerAddressOf } from "../proxy-protocol";
 import { BODY_HEADERS, errorHeaders, errorTarget, type ErrorPages } from "../../policy/error-pages";
 import { HeadLinesFacts, headerInLines } from "../../policy/request-values";
 import type { StickyChoice } from "../../policy/affinity";
-import { planRequest, type Plan } from "../../policy/route-traffic";
+import { planRequest, type Plan, type ProxyPlan } from "../../policy/route-traffic";
 import {
   authorizedLines,
   pairsOfLines,
@@ -78,8 +78,6 @@ const BODY_TOO_LARGE = refusal("body-too-large");
 const AUTHORIZATION: ReadonlySet<string> = new Set(["authorization"]);
 /** Response body bytes up to this, arrived with the head, are copied behind it into one write. */
 const INLINE_BODY = 16 * 1024;
-
-type ProxyPlan = Extract<Plan, { kind: "proxy" }>;
 
 const enum Phase {
   Head,

@@ -638,7 +638,13 @@ export class ClientConnection implements UpstreamOwner {
     if (this.phase === Phase.Body) this.socket.resume();
   }
 
-  onUpstreamData(data: Buffer): void {
+  onUpstreamData(data: Buffer): boolean {
+    this.takeUpstreamData(data);
+    // The bytes outlive this call only in a head kept for its rest or a write not yet flushed.
+    return this.responseHead !== undefined || this.socket.writableLength !== 0;
+  }
+
+  private takeUpstreamData(data: Buffer): void {
     if (this.responded) {
       this.forwardBody(data, 0);
       return;
@@ -676,7 +682,7 @@ export class ClientConnection implements UpstreamOwner {
     if (parsed.status >= 100 && parsed.status < 200) {
       // Informational (103 Early Hints): pass it on and wait for the final head.
       this.socket.write(`${parsed.head}\r\n\r\n`, "latin1");
-      if (end + 4 < data.length) this.onUpstreamData(data.subarray(end + 4));
+      if (end + 4 < data.length) this.takeUpstreamData(data.subarray(end + 4));
       return;
     }
     this.tally?.answered(parsed.status);

@@ -1,4 +1,6 @@
 import assert from "node:assert/strict";
+import { spawn, type ChildProcess } from "node:child_process";
+import { createHash } from "node:crypto";
 import { connect, createServer, type AddressInfo, type Server, type Socket } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { startDataPlane, type DataPlane } from "../../data-plane";
@@ -526,3 +528,135 @@ describe("fast path: a long pipeline", () => {
     }
   });
 });
+
+// Plain upstream connections read into a buffer of their own (Node's onread), which the next read
+// overwrites: whatever the exchange still holds when a read ends must have moved elsewhere.
+describe("fast path: the upstream read buffer", () => {
+  let plane: DataPlane;
+  let backend: Awaited<ReturnType<typeof rawBackend>>;
+  let pacedPort = 0;
+  let paced: ChildProcess;
+
+  before(async () => {
+    backend = await rawBackend((head, socket) => {
+      const path = head.split(" ")[1] ?? "";
+      if (path === "/split-head") {
+        // Each piece lands at the start of the read buffer; a kept piece must survive the next.
+        const pieces = [
+          `HTTP/1.1 200 OK\r\nX-First: ${"a".repeat(40)}`,
+          `${"b".repeat(40)}\r\nContent-Length: 5\r\n`,
+          "\r\nhello",
+        ];
+        pieces.forEach((piece, i) => setTimeout(() => socket.write(piece), i * 30));
+      } else {
+        socket.write(`HTTP/1.1 200 OK\r\nContent-Length: ${path.length}\r\n\r\n${path}`);
+      }
+    });
+    // A process of its own, so its pacing is not the gateway's event loop: the gateway reads each
+    // 8 KiB piece as it comes, less than a socket's high-water mark, so writing it to a client
+    // that does not read leaves it pending without pausing the upstream.
+    paced = spawn(process.execPath, ["-e", PACED_BACKEND], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    pacedPort = await new Promise<number>(resolve =>
+      paced.stdout!.once("data", (data: Buffer) => resolve(Number(data.toString()))),
+    );
+    plane = await startDataPlane({ httpPort: 0, host: "127.0.0.1", defaultCertificates: [] });
+    const rule = (host: string, service: string) => ({ host, paths: [{ path: "/", service }] });
+    await plane.apply(
+      view(
+        1,
+        [ingress({ name: "raw", rules: [rule("raw.test", "raw"), rule("paced.test", "paced")] })],
+        [
+          endpointSlice({
+            service: "raw",
+            ports: [{ port: backend.port }],
+            endpoints: [{ address: "127.0.0.1" }],
+          }),
+          endpointSlice({
+            service: "paced",
+            ports: [{ port: pacedPort }],
+            endpoints: [{ address: "127.0.0.1" }],
+          }),
+        ],
+      ),
+    );
+  });
+  after(async () => {
+    await plane.close({ drainMs: 100 });
+    backend.server.close();
+    paced.kill();
+  });
+
+  it("keeps a response head that comes in pieces intact", async () => {
+    const { text } = await exchange(
+      plane.httpPort,
+      "GET /split-head HTTP/1.1\r\nHost: raw.test\r\n\r\n",
+      r => r.endsWith("hello"),
+    );
+    assert.ok(text.includes(`\r\nX-First: ${"a".repeat(40)}${"b".repeat(40)}\r\n`), text);
+    assert.ok(text.endsWith("\r\n\r\nhello"));
+  });
+
+  it("passes a large body intact to a client that reads late, then serves the next request", async () => {
+    const socket = connect(plane.httpPort, "127.0.0.1");
+    socket.pause(); // the kernel's buffers fill, then the gateway's writes to it stay pending
+    socket.write(
+      "GET /big HTTP/1.1\r\nHost: paced.test\r\n\r\nGET /after HTTP/1.1\r\nHost: paced.test\r\n\r\n",
+    );
+    await new Promise(resolve => setTimeout(resolve, 1500));
+    const chunks: Buffer[] = [];
+    const received = await new Promise<Buffer>((resolve, reject) => {
+      socket.on("data", (data: Buffer) => {
+        chunks.push(data);
+        if (data.toString("latin1").endsWith("\r\n\r\nafter")) resolve(Buffer.concat(chunks));
+      });
+      socket.on("error", reject);
+      socket.resume();
+    });
+    socket.destroy();
+    const expected = pacedBody();
+    const start = received.indexOf("\r\n\r\n") + 4;
+    const body = received.subarray(start, start + expected.length);
+    const digest = (bytes: Buffer) => createHash("sha256").update(bytes).digest("hex");
+    assert.equal(digest(body), digest(expected));
+    assert.match(
+      received.subarray(start + expected.length).toString("latin1"),
+      /^HTTP\/1\.1 200 OK\r\n/,
+    );
+  });
+});
+
+/** The paced backend's body: piece i is 8 KiB of the byte i % 251, its first 4 bytes i. */
+const PACED_PIECES = 1024;
+function pacedPiece(i: number): Buffer {
+  const piece = Buffer.alloc(8192, i % 251);
+  piece.writeUInt32BE(i);
+  return piece;
+}
+function pacedBody(): Buffer {
+  return Buffer.concat(Array.from({ length: PACED_PIECES }, (_, i) => pacedPiece(i)));
+}
+/** Answers its first request with the paced body, 8 KiB a millisecond; later ones with "after". */
+const PACED_BACKEND = `
+const net = require("node:net");
+${pacedPiece.toString()}
+const server = net.createServer(socket => {
+  let requests = 0;
+  socket.on("data", data => {
+    for (const _ of data.toString("latin1").matchAll(/\\r\\n\\r\\n/g)) {
+      if (requests++ > 0) {
+        socket.write("HTTP/1.1 200 OK\\r\\nContent-Length: 5\\r\\n\\r\\nafter");
+        continue;
+      }
+      socket.write("HTTP/1.1 200 OK\\r\\nContent-Length: ${PACED_PIECES * 8192}\\r\\n\\r\\n");
+      let i = 0;
+      const timer = setInterval(() => {
+        socket.write(pacedPiece(i));
+        if (++i === ${PACED_PIECES}) clearInterval(timer);
+      }, 1);
+    }
+  });
+});
+server.listen(0, "127.0.0.1", () => process.stdout.write(server.address().port + "\\n"));
+`;

@@ -11,7 +11,12 @@ import { UpstreamTimeout } from "../retry-rules";
 /** What an upstream connection reports to the exchange that owns it. */
 export interface UpstreamOwner {
   onUpstreamConnect(): void;
-  onUpstreamData(data: Buffer): void;
+  /**
+   * Bytes the upstream sent. On a plain connection they are a view of the connection's read
+   * buffer, which the next read overwrites: true means they are still referenced after the call
+   * (a write not yet flushed, a head kept for its rest), and the next read gets a new buffer.
+   */
+  onUpstreamData(data: Buffer): boolean;
   onUpstreamDrain(): void;
   /** The connection ended, failed or timed out; `error` says why when it was not a clean close. */
   onUpstreamGone(
@@ -24,6 +29,13 @@ export interface UpstreamOwner {
 const IDLE_MS = 60_000;
 /** Idle connections kept per endpoint (ingress-nginx: upstream-keepalive-connections 320). */
 const MAX_IDLE = 320;
+/**
+ * A plain connection's read buffer: this much to start with and while idle (most answers come
+ * in one read of it); a read that fills it doubles it for the next one, up to the most. nginx
+ * reads into proxy_buffer_size (4 or 8 KiB) the same way.
+ */
+const READ_BYTES = 16 * 1024;
+const MAX_READ_BYTES = 64 * 1024;
 
 export class UpstreamConnection {
   owner: UpstreamOwner | undefined = undefined;
@@ -33,6 +45,13 @@ export class UpstreamConnection {
   private gone = false;
   /** The socket's timeout as last set. */
   private timeoutMs: number;
+  /**
+   * Where a plain connection's reads land (Node's onread: no stream machinery per read). The
+   * owner sees a view of it; when the owner keeps that view, the next read gets a new buffer.
+   */
+  private readBuffer: Buffer | undefined = undefined;
+  private readKept = false;
+  private readFilled = false;
   readonly socket: Socket;
 
   constructor(
@@ -44,8 +63,13 @@ export class UpstreamConnection {
     const target = { host: endpoint.address, port: endpoint.port, noDelay: true };
     // Writes before the handshake ends wait in the TLS socket; "connected" means handshake done.
     const socket =
-      tls === undefined ? connect(target) : connectTls({ ...target, ...tls.settings.options });
-    if (tls !== undefined) socket.setNoDelay(true);
+      tls === undefined
+        ? connect({ ...target, onread: { buffer: this.nextReadBuffer, callback: this.onRead } })
+        : connectTls({ ...target, ...tls.settings.options });
+    if (tls !== undefined) {
+      socket.setNoDelay(true);
+      socket.on("data", (data: Buffer) => this.deliver(data));
+    }
     this.socket = socket;
     this.timeoutMs = connectTimeoutMs;
     socket.setTimeout(connectTimeoutMs);
@@ -53,14 +77,35 @@ export class UpstreamConnection {
       this.connected = true;
       this.owner?.onUpstreamConnect();
     });
-    socket.on("data", (data: Buffer) => {
-      if (this.owner !== undefined) this.owner.onUpstreamData(data);
-      else socket.destroy(); // an idle connection must not speak
-    });
     socket.on("drain", () => this.owner?.onUpstreamDrain());
     socket.on("timeout", () => this.fail(new UpstreamTimeout(this.connected)));
     socket.on("error", (error: Error) => this.fail(error));
     socket.on("close", () => this.fail(undefined));
+  }
+
+  private readonly onRead = (bytes: number, buffer: Uint8Array): boolean => {
+    this.readFilled = bytes === buffer.length;
+    this.readKept = this.deliver(this.readBuffer!.subarray(0, bytes));
+    return true; // an owner that wants no more pauses the socket itself
+  };
+
+  /** The buffer the next read lands in (Node asks before the first read and after each). */
+  private readonly nextReadBuffer = (): Buffer => {
+    const current = this.readBuffer;
+    let size = current?.length ?? READ_BYTES;
+    if (this.owner === undefined) size = READ_BYTES;
+    else if (this.readFilled) size = Math.min(size * 2, MAX_READ_BYTES);
+    if (current === undefined || this.readKept || size !== current.length)
+      this.readBuffer = Buffer.allocUnsafeSlow(size);
+    this.readKept = false;
+    return this.readBuffer!;
+  };
+
+  /** Whether the owner kept the bytes; an idle connection must not speak. */
+  private deliver(data: Buffer): boolean {
+    if (this.owner !== undefined) return this.owner.onUpstreamData(data);
+    this.socket.destroy();
+    return false;
   }
 
   /** The pool list it idles in: its endpoint's, or its endpoint's with its TLS identity. */

@@ -242,7 +242,13 @@ export class H2Exchange implements UpstreamOwner {
     this.upstream?.socket.resume();
   }
 
-  onUpstreamData(data: Buffer): void {
+  /** Always kept: an HTTP/2 stream holds what it is given until it is framed and sent. */
+  onUpstreamData(data: Buffer): boolean {
+    this.takeUpstreamData(data);
+    return true;
+  }
+
+  private takeUpstreamData(data: Buffer): void {
     if (this.responded) {
       this.forwardBody(data, 0);
       return;
@@ -278,7 +284,7 @@ export class H2Exchange implements UpstreamOwner {
     }
     if (parsed.status < 200) {
       // Informational (100, 103): not passed on, as on the Node path; the final head follows.
-      if (end + 4 < data.length) this.onUpstreamData(data.subarray(end + 4));
+      if (end + 4 < data.length) this.takeUpstreamData(data.subarray(end + 4));
       return;
     }
     const tally = this.request.tally;

@@ -96,6 +96,38 @@ describe("TrafficMetrics", () => {
     assert.deepEqual([...labels], ["other"]);
     assert.deepEqual(PROTOCOLS.map(protocolLabel), [...PROTOCOLS]);
   });
+  it("counts each label set of a host apart, however they interleave", () => {
+    const metrics = new TrafficMetrics();
+    const expected = new Map<string, number>();
+    let seed = 7;
+    const pick = <T>(options: readonly T[]): T => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return options[seed % options.length]!;
+    };
+    for (let i = 0; i < 2000; i++) {
+      const record = {
+        ...base,
+        host: pick(["a.example.com", "b.example.com"]),
+        ingress: pick(["shop/web", "shop/other"]),
+        service: pick(["shop/web", "shop/web-v2"]),
+        variant: pick(["main", "canary"] as const),
+        protocol: pick(["HTTP/1.1", "HTTP/2.0"]),
+      };
+      metrics.observe(record);
+      const key = [record.host, record.ingress, record.service, record.variant, record.protocol];
+      expected.set(key.join(" "), (expected.get(key.join(" ")) ?? 0) + 1);
+    }
+    for (const [key, count] of expected) {
+      const [host, ingress, service, variant, protocol] = key.split(" ");
+      const labels = { host: host!, ingress: ingress!, service: service!, variant: variant! };
+      const requests = sample(metrics, "bulwark_gateway_requests_total", {
+        ...labels,
+        protocol: protocol!,
+      });
+      assert.equal(requests, count, key);
+    }
+  });
+
   it("forgets hosts that are no longer served", async () => {
     const metrics = new TrafficMetrics();
     metrics.observe(base);

@@ -175,6 +175,11 @@ interface AnswerTally {
  */
 export class TrafficMetrics {
   private readonly tallies = new Map<string, LabelSetTally>();
+  /**
+   * The label set each host used last. A host's requests mostly repeat it (same Ingress, Service,
+   * variant and protocol), and checking it costs less than building and hashing the full key.
+   */
+  private readonly lastByHost = new Map<string, LabelSetTally>();
   /** Requests the front door refused, by reason (a fixed, small set of labels). */
   private readonly refusals = new Map<string, number>();
   /** The gateway's own answers by host and decision (both bounded: served hosts, fixed names). */
@@ -186,6 +191,17 @@ export class TrafficMetrics {
 
   private tallyFor(record: RequestRecord): LabelSetTally {
     const protocol = protocolLabel(record.protocol);
+    const last = this.lastByHost.get(record.host);
+    if (last !== undefined) {
+      const labels = last.labels;
+      if (
+        labels.ingress === record.ingress &&
+        labels.service === record.service &&
+        labels.variant === record.variant &&
+        labels.protocol === protocol
+      )
+        return last;
+    }
     const key = `${record.host}\n${record.ingress}\n${record.service}\n${record.variant}\n${protocol}`;
     let found = this.tallies.get(key);
     if (found === undefined) {
@@ -198,6 +214,7 @@ export class TrafficMetrics {
       });
       this.tallies.set(key, found);
     }
+    this.lastByHost.set(record.host, found);
     return found;
   }
 
@@ -224,6 +241,9 @@ export class TrafficMetrics {
   retainHosts(hosts: ReadonlySet<string>): void {
     for (const [key, tally] of this.tallies) {
       if (!hosts.has(tally.labels.host)) this.tallies.delete(key);
+    }
+    for (const host of this.lastByHost.keys()) {
+      if (!hosts.has(host)) this.lastByHost.delete(host);
     }
     for (const [key, answer] of this.answers) {
       if (!hosts.has(answer.labels.host)) this.answers.delete(key);

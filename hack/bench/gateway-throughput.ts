@@ -5,6 +5,8 @@
 //                                            [--rows N] [--listen-modes round-robin,reuse-port]
 //                                            [--row I,J] (only those rows, by index)
 //                                            [--cpu-profile DIR] (a V8 profile of each gateway run)
+//                                            [--baseline DIR] (that checkout's gateway too; both
+//                                            then in processes of their own)
 //
 // One nginx process (1 worker) serves a tiny static answer as the backend. Each row puts the
 // gateway (--workers processes) and an nginx configured to do the same work (worker_processes =
@@ -42,6 +44,7 @@ import {
   type Row,
 } from "./gateway-throughput-rows";
 import { integerFlag, runBench } from "./cli";
+import type { HostConfig } from "./gateway-throughput-host";
 import { cpuMs, withChildren } from "./proc-cpu";
 import { spread } from "./stats";
 
@@ -58,7 +61,10 @@ interface Options {
   skipMemory: boolean;
   /** Run on the Node.js that runs this script instead of the image's. */
   thisNode: boolean;
-  /** Another checkout whose data plane is measured too, in the same rounds (before/after a change). */
+  /**
+   * Another checkout whose data plane is measured too, in the same rounds (before/after a change);
+   * then both gateways run in processes of their own (gateway-throughput-host.ts).
+   */
   baseline: string | undefined;
   /** How several workers share the ports; with two modes, each gateway row runs in both. */
   listenModes: ListenMode[];
@@ -157,22 +163,15 @@ function parseWrk(stdout: string): Omit<WrkResult, "requests" | "cpuUsPerRequest
   return { rps, p50ms, p99ms, errors: Number(errorMatch?.[1] ?? 0) };
 }
 
-type StartDataPlane = typeof startDataPlane;
-
-/** `--baseline DIR`: that checkout's startDataPlane, loaded beside this one's. */
-function baselineStart(dir: string): StartDataPlane {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a module chosen at run time
-  const loaded = require(join(resolve(dir), "gateway/data-plane")) as {
-    startDataPlane: StartDataPlane;
-  };
-  return loaded.startDataPlane;
-}
+/** This checkout, for a --baseline run's host processes. */
+const ROOT = resolve(__dirname, "..", "..");
 
 /** Where the gateway runs: the backend, its access log's file, and which checkout's data plane. */
 interface GatewaySetup {
   backendPort: number;
   logPath: string;
-  start: StartDataPlane;
+  /** The checkout whose data plane serves, in a process of its own; undefined: this one, here. */
+  checkout: string | undefined;
   /** The row's nginx, whose answer the gateway's must match (status and CORS headers). */
   peerPort: number;
   listenMode: ListenMode;
@@ -198,32 +197,98 @@ async function checkSameWork(row: Row, gatewayPort: number, peerPort: number): P
   if (gateway !== peer) throw new Error(`${row.name}: gateway answers ${gateway}, nginx ${peer}`);
 }
 
-async function benchGateway(setup: GatewaySetup, options: Options, row: Row): Promise<WrkResult> {
-  const { backendPort, logPath, start } = setup;
+/** A gateway serving a row: its processes (the primary first) and how it stops. */
+interface RunningGateway {
+  port: number;
+  pids(): number[];
+  stop(): Promise<void>;
+}
+
+/** The row's gateway in this process (one worker serves here; with more, the primary). */
+async function gatewayHere(
+  setup: GatewaySetup,
+  options: Options,
+  row: Row,
+): Promise<RunningGateway> {
   const port = await freePort();
-  const observe = row.log ? { ...row.observe, accessLogPath: logPath } : row.observe;
-  const plane = await start({
+  const plane = await startDataPlane({
     httpPort: port,
     host: "127.0.0.1",
     workers: options.workers,
     listenMode: setup.listenMode,
     defaultCertificates: [],
-    observe,
+    observe: row.log ? { ...row.observe, accessLogPath: setup.logPath } : row.observe,
   });
-  // One worker serves in this process; with more, the primary and its workers.
-  const pids = () => [...new Set([process.pid, ...plane.status().workers.map(w => w.pid)])];
+  const running = {
+    port,
+    pids: () => [...new Set([process.pid, ...plane.status().workers.map(w => w.pid)])],
+    stop: () => plane.close({ drainMs: 500 }),
+  };
   try {
-    const applied = await plane.apply(benchView(backendPort, row.work));
+    const applied = await plane.apply(benchView(setup.backendPort, row.work));
     if (applied.problems.length > 0) throw new Error(applied.problems.join("\n"));
+  } catch (error) {
+    await running.stop();
+    throw error;
+  }
+  return running;
+}
+
+/** The row's gateway from `checkout`, in a process of its own (gateway-throughput-host.ts). */
+async function gatewayHosted(
+  checkout: string,
+  setup: GatewaySetup,
+  options: Options,
+  row: Row,
+): Promise<RunningGateway> {
+  const config: HostConfig = {
+    checkout,
+    row: ROWS.indexOf(row),
+    port: await freePort(),
+    backendPort: setup.backendPort,
+    logPath: setup.logPath,
+    workers: options.workers,
+    listenMode: setup.listenMode,
+  };
+  const child = spawn(
+    process.execPath,
+    [...process.execArgv, join(__dirname, "gateway-throughput-host.ts"), JSON.stringify(config)],
+    { stdio: ["ignore", "pipe", "inherit"] },
+  );
+  const exited = new Promise<void>(resolve => child.once("exit", () => resolve()));
+  const pids = await new Promise<number[]>((resolve, reject) => {
+    child.stdout!.once("data", (data: Buffer) => resolve(JSON.parse(data.toString()).pids));
+    child.once("exit", code => reject(new Error(`the gateway host exited with ${code}`)));
+  });
+  return {
+    port: config.port,
+    pids: () => pids,
+    stop: async () => {
+      child.kill("SIGTERM");
+      await exited;
+    },
+  };
+}
+
+async function benchGateway(setup: GatewaySetup, options: Options, row: Row): Promise<WrkResult> {
+  const hosted = setup.checkout !== undefined;
+  const gateway = hosted
+    ? await gatewayHosted(setup.checkout!, setup, options, row)
+    : await gatewayHere(setup, options, row);
+  const { port, pids } = gateway;
+  try {
     await checkSameWork(row, port, setup.peerPort);
     await wrk(port, { ...options, duration: 2 }, pids); // warm-up (JIT, pools)
-    const primaryBefore = cpuMs([process.pid]);
-    const result = await profiled(options.cpuProfileDir, row, () => wrk(port, options, pids));
+    const primary = [pids()[0]!];
+    const primaryBefore = cpuMs(primary);
+    // A CPU profile is taken of this process only.
+    const profileDir = hosted ? undefined : options.cpuProfileDir;
+    const result = await profiled(profileDir, row, () => wrk(port, options, pids));
     if (options.workers === 1) return result;
-    const primaryMs = cpuMs([process.pid]) - primaryBefore;
+    const primaryMs = cpuMs(primary) - primaryBefore;
     return { ...result, primaryUsPerRequest: (primaryMs * 1000) / result.requests };
   } finally {
-    await plane.close({ drainMs: 500 });
+    await gateway.stop();
   }
 }
 
@@ -298,9 +363,12 @@ async function benchNodePeer(
   }
 }
 
-/** Every row once: its nginx peer, its gateway, and the baseline checkout's gateway if any. */
+/**
+ * Every row once: its nginx peer, its gateway, and the baseline checkout's gateway if any (then
+ * both in processes of their own, so neither runs where the other's code was loaded).
+ */
 async function round(
-  context: { dir: string; backendPort: number; peers: Peer[]; baseline?: StartDataPlane },
+  context: { dir: string; backendPort: number; peers: Peer[]; baseline?: string },
   options: Options,
   add: (name: string, result: WrkResult) => void,
 ): Promise<void> {
@@ -310,7 +378,7 @@ async function round(
     const setup = {
       backendPort: context.backendPort,
       logPath: join(context.dir, `gateway-${i}-access.log`),
-      start: startDataPlane,
+      checkout: context.baseline === undefined ? undefined : ROOT,
       peerPort: peer.port,
       listenMode: options.listenModes[0]!,
     };
@@ -320,7 +388,8 @@ async function round(
     }
     const baseline = context.baseline;
     if (baseline === undefined) continue;
-    add(`baseline: ${row.name}`, await benchGateway({ ...setup, start: baseline }, options, row));
+    const checkout = resolve(baseline);
+    add(`baseline: ${row.name}`, await benchGateway({ ...setup, checkout }, options, row));
   }
 }
 
@@ -378,7 +447,7 @@ async function throughput(options: Options): Promise<void> {
     for (const peer of peers) await wrk(peer.port, { ...options, duration: 2 }, peer.pids);
     // Interleaved rounds, so load from elsewhere on a shared machine hits every row alike.
     const rounds = new Map<string, WrkResult[]>();
-    const baseline = options.baseline === undefined ? undefined : baselineStart(options.baseline);
+    const baseline = options.baseline;
     const add = (name: string, result: WrkResult) =>
       rounds.set(name, [...(rounds.get(name) ?? []), result]);
     for (let i = 0; i < options.rounds; i++) {
@@ -395,8 +464,10 @@ async function throughput(options: Options): Promise<void> {
         printRow(name, result(name), peer);
         printSpread(rounds.get(name)!);
       }
-      if (baseline !== undefined)
+      if (baseline !== undefined) {
         printRow(`baseline: ${row.name}`, result(`baseline: ${row.name}`), peer);
+        printSpread(rounds.get(`baseline: ${row.name}`)!);
+      }
       if (row.note !== undefined) console.log(`    (${row.note})`);
     }
     const plainPeer = result(`nginx: ${options.rows[0]!.name}`);

@@ -4,7 +4,7 @@ import { createHash } from "node:crypto";
 import { connect, createServer, type AddressInfo, type Server, type Socket } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { startDataPlane, type DataPlane } from "../../data-plane";
-import { endpointSlice, ingress, view } from "../../routing/testkit";
+import { ingress, loopbackSlice, view } from "../../routing/testkit";
 import { ChunkedScanner } from "./chunked";
 import { DEFAULT_FRONT_DOOR, isRefusal } from "../request-rules";
 import { parseRequestHead, parseResponseHead } from "./heads";
@@ -401,13 +401,7 @@ describe("fast path over real sockets", () => {
             rules: [{ host: "raw.test", paths: [{ path: "/", service: "raw" }] }],
           }),
         ],
-        [
-          endpointSlice({
-            service: "raw",
-            ports: [{ port: backend.port }],
-            endpoints: [{ address: "127.0.0.1" }],
-          }),
-        ],
+        [loopbackSlice("raw", backend.port)],
       ),
     );
   });
@@ -567,18 +561,7 @@ describe("fast path: the upstream read buffer", () => {
       view(
         1,
         [ingress({ name: "raw", rules: [rule("raw.test", "raw"), rule("paced.test", "paced")] })],
-        [
-          endpointSlice({
-            service: "raw",
-            ports: [{ port: backend.port }],
-            endpoints: [{ address: "127.0.0.1" }],
-          }),
-          endpointSlice({
-            service: "paced",
-            ports: [{ port: pacedPort }],
-            endpoints: [{ address: "127.0.0.1" }],
-          }),
-        ],
+        [loopbackSlice("raw", backend.port), loopbackSlice("paced", pacedPort)],
       ),
     );
   });

@@ -31,8 +31,8 @@ const IDLE_MS = 60_000;
 const MAX_IDLE = 320;
 /**
  * A plain connection's read buffer: this much to start with and while idle (most answers come
- * in one read of it); a read that fills it doubles it for the next one, up to the most. nginx
- * reads into proxy_buffer_size (4 or 8 KiB) the same way.
+ * in one read of it); a read that fills it doubles it for the next one, up to the most. (nginx
+ * reads a response into proxy_buffer_size, 4 or 8 KiB, taken per request.)
  */
 const READ_BYTES = 16 * 1024;
 const MAX_READ_BYTES = 64 * 1024;

@@ -6,20 +6,14 @@
 // Prints one JSON line, {"pids": [...]}, once the row's view is served; SIGTERM closes it.
 import { join, resolve } from "node:path";
 import type { startDataPlane } from "../../gateway/data-plane";
-import type { ListenMode } from "../../gateway/listen-mode";
-import { benchView, ROWS } from "./gateway-throughput-rows";
+import { planePids, ROWS, serveRow, type RowServing } from "./gateway-throughput-rows";
 
-export interface HostConfig {
+/** The row by its index in ROWS (the config crosses a process boundary as JSON). */
+export type HostConfig = Omit<RowServing, "row"> & {
   /** The checkout whose data plane serves. */
   checkout: string;
-  /** The row, by index in ROWS. */
   row: number;
-  port: number;
-  backendPort: number;
-  logPath: string;
-  workers: number;
-  listenMode: ListenMode;
-}
+};
 
 async function main(): Promise<void> {
   const config = JSON.parse(process.argv[2] ?? "") as HostConfig;
@@ -29,19 +23,9 @@ async function main(): Promise<void> {
   };
   const row = ROWS[config.row];
   if (row === undefined) throw new Error(`no row ${config.row}`);
-  const plane = await loaded.startDataPlane({
-    httpPort: config.port,
-    host: "127.0.0.1",
-    workers: config.workers,
-    listenMode: config.listenMode,
-    defaultCertificates: [],
-    observe: row.log ? { ...row.observe, accessLogPath: config.logPath } : row.observe,
-  });
+  const plane = await serveRow(loaded.startDataPlane, { ...config, row });
   process.once("SIGTERM", () => void plane.close({ drainMs: 500 }).then(() => process.exit(0)));
-  const applied = await plane.apply(benchView(config.backendPort, row.work));
-  if (applied.problems.length > 0) throw new Error(applied.problems.join("\n"));
-  const pids = [...new Set([process.pid, ...plane.status().workers.map(w => w.pid)])];
-  process.stdout.write(`${JSON.stringify({ pids })}\n`);
+  process.stdout.write(`${JSON.stringify({ pids: planePids(plane) })}\n`);
 }
 
 main().catch((error: unknown) => {

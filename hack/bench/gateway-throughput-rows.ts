@@ -2,6 +2,8 @@
 // the same work, so every row compares like with like.
 import { createHash } from "node:crypto";
 import type { V1EndpointSlice, V1Ingress } from "@kubernetes/client-node";
+import type { DataPlane, startDataPlane } from "../../gateway/data-plane";
+import type { ListenMode } from "../../gateway/listen-mode";
 import type { ObserveOptions } from "../../gateway/observability/observer";
 
 export const HOST = "bench.test";
@@ -245,4 +247,44 @@ export function peerConfig(
       ${location}
     }
   }`;
+}
+
+/** Where and how a row's gateway serves. */
+export interface RowServing {
+  row: Row;
+  port: number;
+  backendPort: number;
+  /** The access log's file, for a row with the log on. */
+  logPath: string;
+  workers: number;
+  listenMode: ListenMode;
+}
+
+/** `start`'s data plane (this checkout's or another's) serving the row's view; closed on failure. */
+export async function serveRow(
+  start: typeof startDataPlane,
+  serving: RowServing,
+): Promise<DataPlane> {
+  const { row } = serving;
+  const plane = await start({
+    httpPort: serving.port,
+    host: "127.0.0.1",
+    workers: serving.workers,
+    listenMode: serving.listenMode,
+    defaultCertificates: [],
+    observe: row.log ? { ...row.observe, accessLogPath: serving.logPath } : row.observe,
+  });
+  try {
+    const applied = await plane.apply(benchView(serving.backendPort, row.work));
+    if (applied.problems.length > 0) throw new Error(applied.problems.join("\n"));
+  } catch (error) {
+    await plane.close({ drainMs: 500 });
+    throw error;
+  }
+  return plane;
+}
+
+/** A serving data plane's processes: this one first (the primary), then its workers. */
+export function planePids(plane: DataPlane): number[] {
+  return [...new Set([process.pid, ...plane.status().workers.map(w => w.pid)])];
 }

@@ -35,12 +35,13 @@ import { NGINX, nginxConfig, startNginx, stopNginx } from "../nginx";
 import { rerunOnImageNode } from "../node-runtime/runtime";
 import {
   AUTHORIZATION,
-  benchView,
   HOST,
   HTPASSWD,
   ORIGIN,
   peerConfig,
+  planePids,
   ROWS,
+  serveRow,
   type Row,
 } from "./gateway-throughput-rows";
 import { integerFlag, runBench } from "./cli";
@@ -211,27 +212,12 @@ async function gatewayHere(
   row: Row,
 ): Promise<RunningGateway> {
   const port = await freePort();
-  const plane = await startDataPlane({
-    httpPort: port,
-    host: "127.0.0.1",
-    workers: options.workers,
-    listenMode: setup.listenMode,
-    defaultCertificates: [],
-    observe: row.log ? { ...row.observe, accessLogPath: setup.logPath } : row.observe,
-  });
-  const running = {
+  const plane = await serveRow(startDataPlane, { ...setup, row, port, workers: options.workers });
+  return {
     port,
-    pids: () => [...new Set([process.pid, ...plane.status().workers.map(w => w.pid)])],
+    pids: () => planePids(plane),
     stop: () => plane.close({ drainMs: 500 }),
   };
-  try {
-    const applied = await plane.apply(benchView(setup.backendPort, row.work));
-    if (applied.problems.length > 0) throw new Error(applied.problems.join("\n"));
-  } catch (error) {
-    await running.stop();
-    throw error;
-  }
-  return running;
 }
 
 /** The row's gateway from `checkout`, in a process of its own (gateway-throughput-host.ts). */

@@ -260,6 +260,18 @@ describe("the front door over real sockets", () => {
     assert.equal(answer.closed, true);
   });
 
+  it("times the body between reads, not as a whole: one arriving steadily for longer is served", async () => {
+    const pieces = Array.from({ length: 8 }, () => "0123456789");
+    const answer = await talk(
+      plane.httpPort,
+      [`POST /public HTTP/1.1\r\nHost: a.test\r\nContent-Length: 80\r\n\r\n`, ...pieces],
+      { gapMs: 200 },
+    );
+    assert.equal(statusOf(answer.text), 200);
+    // Longer in all than the 600 ms body timeout, each gap a third of it.
+    assert.ok(answer.ms > 1500, `${answer.ms} ms`);
+  });
+
   it("limits the whole head whether or not its blank line came: 414 for a long target, 431 for many fields", async () => {
     const long = await talk(
       plane.httpPort,

@@ -47,7 +47,7 @@ import {
 import { integerFlag, runBench } from "./cli";
 import type { HostConfig } from "./gateway-throughput-host";
 import { cpuMs, withChildren } from "./proc-cpu";
-import { spread } from "./stats";
+import { medianBy, spread } from "./stats";
 
 const run = promisify(execFile);
 const WRK = "/usr/bin/wrk";
@@ -400,6 +400,33 @@ function printSpread(runs: WrkResult[]): void {
   );
 }
 
+/**
+ * Under a gateway row: its rounds paired with the same round's nginx (and baseline), which ran
+ * seconds apart. The machine's slow spells last longer than that, so a figure per pair cancels
+ * most of them, where the medians above each pick their own round.
+ */
+function printPaired(
+  runs: WrkResult[],
+  peer: WrkResult[],
+  baseline: WrkResult[] | undefined,
+): void {
+  if (runs.length < 2) return;
+  const each = (f: (r: WrkResult, i: number) => number, digits: number): string => {
+    const values = runs.map(f);
+    return `${medianBy(values, v => v).toFixed(digits)} (${spread(values, v => v, digits)})`;
+  };
+  const cpu = each((r, i) => r.cpuUsPerRequest / peer[i]!.cpuUsPerRequest, 2);
+  console.log(
+    `    paired by round: CPU/req ratio ${cpu}, req/s ratio ${each((r, i) => r.rps / peer[i]!.rps, 2)}`,
+  );
+  if (baseline === undefined) return;
+  const cheaper = runs.filter((r, i) => r.cpuUsPerRequest < baseline[i]!.cpuUsPerRequest).length;
+  const delta = each((r, i) => r.cpuUsPerRequest - baseline[i]!.cpuUsPerRequest, 1);
+  console.log(
+    `    against the baseline, paired by round: ${delta} µs/req, cheaper in ${cheaper} of ${runs.length} rounds`,
+  );
+}
+
 function printRow(name: string, r: WrkResult, peer: WrkResult | undefined): void {
   const vs =
     peer === undefined
@@ -449,10 +476,17 @@ async function throughput(options: Options): Promise<void> {
         const name = gatewayName(row, mode, options);
         printRow(name, result(name), peer);
         printSpread(rounds.get(name)!);
+        const base = baseline === undefined ? undefined : rounds.get(`baseline: ${row.name}`);
+        printPaired(rounds.get(name)!, rounds.get(`nginx: ${row.name}`)!, base);
       }
       if (baseline !== undefined) {
         printRow(`baseline: ${row.name}`, result(`baseline: ${row.name}`), peer);
         printSpread(rounds.get(`baseline: ${row.name}`)!);
+        printPaired(
+          rounds.get(`baseline: ${row.name}`)!,
+          rounds.get(`nginx: ${row.name}`)!,
+          undefined,
+        );
       }
       if (row.note !== undefined) console.log(`    (${row.note})`);
     }

@@ -43,6 +43,7 @@ import { isRefusal, refusal, type FrontDoorLimits, type Refusal } from "../reque
 import { findHeadEnd, resumeAt } from "./head-end";
 import { collectResponseHead, ResponseBody } from "./response-body";
 import { parseRequestHead, parseResponseHead, type RequestHead } from "./heads";
+import { IdleTimer } from "./idle-timer";
 import type { UpstreamConnection, UpstreamOwner, UpstreamPool } from "./upstream";
 
 /** What a connection needs from the engine. */
@@ -95,8 +96,8 @@ export class ClientConnection implements UpstreamOwner {
   private scanned = 0;
   /** When the unfinished head's first byte arrived (0: no unfinished head). */
   private headStarted = 0;
-  /** The socket's timeout as last set. */
-  private timeoutMs = CLIENT_IDLE_MS;
+  /** The idle, head, body or linger timeout, whichever applies now. */
+  private readonly idle: IdleTimer;
   private readonly limits: FrontDoorLimits;
   private readonly forwardedFixed: string;
   private readonly ip: string;
@@ -162,8 +163,8 @@ export class ClientConnection implements UpstreamOwner {
     socket.on("end", this.onEnd);
     socket.on("close", this.onClose);
     socket.on("error", this.onError);
-    socket.on("timeout", this.onTimeout);
-    socket.setTimeout(CLIENT_IDLE_MS);
+    this.idle = new IdleTimer(this.onTimeout, () => socket.writableLength);
+    this.idle.set(CLIENT_IDLE_MS);
   }
 
   /** Closes the connection if it is between requests (shutdown). */
@@ -176,6 +177,7 @@ export class ClientConnection implements UpstreamOwner {
   }
 
   private readonly onData = (data: Buffer): void => {
+    this.idle.touch();
     if (this.phase === Phase.Body) {
       this.sendBody(data);
       return;
@@ -212,12 +214,6 @@ export class ClientConnection implements UpstreamOwner {
     this.buffered = store!.subarray(0, need);
   }
 
-  private setSocketTimeout(ms: number): void {
-    if (ms === this.timeoutMs) return;
-    this.timeoutMs = ms;
-    this.socket.setTimeout(ms);
-  }
-
   private readonly onDrain = (): void => {
     if (this.phase === Phase.Response) this.upstream?.socket.resume();
   };
@@ -245,6 +241,7 @@ export class ClientConnection implements UpstreamOwner {
   };
 
   private readonly onClose = (): void => {
+    this.idle.stop();
     // An exchange cut short: nginx's 499 when the client left before the answer.
     this.tally?.finish(this.responded ? this.status : 499);
     this.releaseSlot();
@@ -315,7 +312,7 @@ export class ClientConnection implements UpstreamOwner {
     if (this.headStarted === 0) this.headStarted = now;
     const left = this.headStarted + this.limits.headTimeoutMs - now;
     if (left <= 0) this.refuse(HEAD_TIMEOUT);
-    else this.setSocketTimeout(Math.min(left, CLIENT_IDLE_MS));
+    else this.idle.set(Math.min(left, CLIENT_IDLE_MS));
   }
 
   private headDone(): void {
@@ -323,7 +320,7 @@ export class ClientConnection implements UpstreamOwner {
     this.store = undefined;
     if (this.headStarted !== 0) {
       this.headStarted = 0;
-      this.setSocketTimeout(CLIENT_IDLE_MS);
+      this.idle.set(CLIENT_IDLE_MS);
     }
   }
 
@@ -346,8 +343,7 @@ export class ClientConnection implements UpstreamOwner {
     socket.off("end", this.onEnd);
     socket.off("close", this.onClose);
     socket.off("error", this.onError);
-    socket.off("timeout", this.onTimeout);
-    socket.setTimeout(0);
+    this.idle.stop();
     this.store = undefined;
     this.context.forget(this);
     if (this.buffered !== undefined) socket.unshift(this.buffered);
@@ -413,7 +409,7 @@ export class ClientConnection implements UpstreamOwner {
     this.responded = false;
     this.responseHead = undefined;
     this.phase = Phase.Body;
-    if (this.bodyDue()) this.setSocketTimeout(this.limits.bodyTimeoutMs);
+    if (this.bodyDue()) this.idle.set(this.limits.bodyTimeoutMs);
     this.connectUpstream();
   }
 
@@ -570,7 +566,7 @@ export class ClientConnection implements UpstreamOwner {
     const upstream = this.context.pool.acquire(endpoint, this, policy.connectTimeoutMs, tls);
     this.upstream = upstream;
     if (upstream.connected) upstream.setTimeout(policy.sendTimeoutMs);
-    upstream.socket.write(this.upstreamHead, "latin1");
+    upstream.send(this.upstreamHead, "latin1");
     const rest = this.buffered;
     this.buffered = undefined;
     if (!this.bodyDue()) {
@@ -590,7 +586,7 @@ export class ClientConnection implements UpstreamOwner {
       this.refuse(take === -2 ? BAD_CHUNKS : BODY_TOO_LARGE);
       return;
     }
-    const fits = upstream.socket.write(take === data.length ? data : data.subarray(0, take));
+    const fits = upstream.send(take === data.length ? data : data.subarray(0, take));
     if (take < data.length) this.buffered = data.subarray(take);
     if (!this.bodyDue()) this.requestSent();
     else if (!fits) this.socket.pause();
@@ -620,7 +616,7 @@ export class ClientConnection implements UpstreamOwner {
   /** The whole request is upstream: wait for the answer with the read timeout. */
   private requestSent(): void {
     this.phase = Phase.Response;
-    this.setSocketTimeout(CLIENT_IDLE_MS);
+    this.idle.set(CLIENT_IDLE_MS);
     this.socket.pause();
     if (this.upstream?.connected === true)
       this.upstream.setTimeout(this.route!.policy.readTimeoutMs);
@@ -831,6 +827,8 @@ export class ClientConnection implements UpstreamOwner {
       return;
     }
     this.phase = Phase.Head;
+    // The answer's last write was the connection's last activity: keep-alive counts from it.
+    this.idle.touch();
     this.socket.resume();
     // A pipelined request waits for the next turn, so a long pipeline cannot grow the stack.
     if (this.buffered !== undefined) setImmediate(this.readPipelined);
@@ -854,7 +852,7 @@ export class ClientConnection implements UpstreamOwner {
     this.socket.end();
     if (!lingering) return;
     this.socket.resume();
-    this.setSocketTimeout(LINGER_IDLE_MS);
+    this.idle.set(LINGER_IDLE_MS);
     setTimeout(() => this.socket.destroy(), LINGER_MS).unref();
   }
 

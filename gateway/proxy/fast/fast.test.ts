@@ -347,6 +347,7 @@ function exchange(
   port: number,
   text: string,
   done: (received: string) => boolean,
+  body?: Buffer,
 ): Promise<{ text: string; closed: boolean }> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, "127.0.0.1");
@@ -361,6 +362,7 @@ function exchange(
     socket.on("end", () => resolve({ text: received, closed: true }));
     socket.on("error", reject);
     socket.write(text);
+    if (body !== undefined) socket.write(body);
   });
 }
 
@@ -608,6 +610,80 @@ describe("fast path: the upstream read buffer", () => {
       /^HTTP\/1\.1 200 OK\r\n/,
     );
   });
+});
+
+describe("fast path: upstream timeouts count from the last read or write", () => {
+  let plane: DataPlane;
+  let backend: Awaited<ReturnType<typeof rawBackend>>;
+  let stalled: Server;
+  const P = "nginx.ingress.kubernetes.io/";
+
+  before(async () => {
+    backend = await rawBackend((_head, socket) => {
+      // 8 bytes, one every 250 ms: 2 s in all, never 1 s without a read.
+      socket.write("HTTP/1.1 200 OK\r\nContent-Length: 8\r\n\r\n");
+      for (let i = 0; i < 8; i++) setTimeout(() => socket.write(String(i)), (i + 1) * 250);
+    });
+    // Takes connections and never reads from them: a request body's writes stay queued.
+    stalled = createServer(socket => socket.pause());
+    await new Promise<void>(resolve => stalled.listen(0, "127.0.0.1", resolve));
+    plane = await startDataPlane({ httpPort: 0, host: "127.0.0.1", defaultCertificates: [] });
+    const annotations = { [`${P}proxy-read-timeout`]: "1", [`${P}proxy-send-timeout`]: "1" };
+    await plane.apply(
+      view(
+        1,
+        [
+          ingress({
+            name: "timed",
+            annotations,
+            rules: [
+              { host: "dribble.test", paths: [{ path: "/", service: "dribble" }] },
+              { host: "stalled.test", paths: [{ path: "/", service: "stalled" }] },
+            ],
+          }),
+        ],
+        [
+          loopbackSlice("dribble", backend.port),
+          loopbackSlice("stalled", (stalled.address() as AddressInfo).port),
+        ],
+      ),
+    );
+  });
+  after(async () => {
+    await plane.close({ drainMs: 100 });
+    backend.server.close();
+    stalled.close();
+  });
+
+  it("passes a response that takes longer than proxy-read-timeout, read by read within it", async () => {
+    const { text, closed } = await exchange(
+      plane.httpPort,
+      "GET / HTTP/1.1\r\nHost: dribble.test\r\n\r\n",
+      r => r.endsWith("01234567"),
+    );
+    assert.match(text, /^HTTP\/1\.1 200 OK\r\n/);
+    assert.ok(text.endsWith("\r\n\r\n01234567"), text);
+    assert.equal(closed, false);
+  });
+
+  it(
+    "answers 504 once a body's writes to the upstream stall for proxy-send-timeout",
+    { timeout: 20_000 },
+    async () => {
+      const body = 64 * 1024 * 1024;
+      const started = performance.now();
+      const { text, closed } = await exchange(
+        plane.httpPort,
+        `POST / HTTP/1.1\r\nHost: stalled.test\r\nContent-Length: ${body}\r\n\r\n`,
+        r => r.includes("\r\n\r\n"),
+        Buffer.alloc(body, 0x61),
+      );
+      assert.match(text, /^HTTP\/1\.1 504 Gateway Timeout\r\n/);
+      assert.equal(closed, false);
+      const ms = performance.now() - started;
+      assert.ok(ms > 900, `${ms} ms`);
+    },
+  );
 });
 
 /** The paced backend's body: piece i is 8 KiB of the byte i % 251, its first 4 bytes i. */

@@ -7,6 +7,7 @@ import { connect as connectTls } from "node:tls";
 import type { Endpoint } from "../../routing/table";
 import { poolKey, reportTlsFailure, type UpstreamTls } from "../../routing/upstream";
 import { UpstreamTimeout } from "../retry-rules";
+import { IdleTimer } from "./idle-timer";
 
 /** What an upstream connection reports to the exchange that owns it. */
 export interface UpstreamOwner {
@@ -43,8 +44,8 @@ export class UpstreamConnection {
   /** It served a response before: a failure may just be the upstream closing an idle connection. */
   reused = false;
   private gone = false;
-  /** The socket's timeout as last set. */
-  private timeoutMs: number;
+  /** The connect, send, read or idle timeout, whichever applies now. */
+  private readonly idle: IdleTimer;
   /**
    * Where a plain connection's reads land (Node's onread: no stream machinery per read). The
    * owner sees a view of it; when the owner keeps that view, the next read gets a new buffer.
@@ -71,14 +72,19 @@ export class UpstreamConnection {
       socket.on("data", (data: Buffer) => this.deliver(data));
     }
     this.socket = socket;
-    this.timeoutMs = connectTimeoutMs;
-    socket.setTimeout(connectTimeoutMs);
+    this.idle = new IdleTimer(
+      () => this.fail(new UpstreamTimeout(this.connected)),
+      () => socket.writableLength,
+    );
+    this.idle.set(connectTimeoutMs);
     socket.on(tls === undefined ? "connect" : "secureConnect", () => {
       this.connected = true;
       this.owner?.onUpstreamConnect();
     });
-    socket.on("drain", () => this.owner?.onUpstreamDrain());
-    socket.on("timeout", () => this.fail(new UpstreamTimeout(this.connected)));
+    socket.on("drain", () => {
+      this.idle.touch();
+      this.owner?.onUpstreamDrain();
+    });
     socket.on("error", (error: Error) => this.fail(error));
     socket.on("close", () => this.fail(undefined));
   }
@@ -103,6 +109,7 @@ export class UpstreamConnection {
 
   /** Whether the owner kept the bytes; an idle connection must not speak. */
   private deliver(data: Buffer): boolean {
+    this.idle.touch();
     if (this.owner !== undefined) return this.owner.onUpstreamData(data);
     this.socket.destroy();
     return false;
@@ -116,6 +123,7 @@ export class UpstreamConnection {
   private fail(error: (Error & { code?: string }) | undefined): void {
     if (this.gone) return;
     this.gone = true;
+    this.idle.stop();
     if (this.tls !== undefined && !this.connected && error !== undefined)
       reportTlsFailure(this.endpoint.key, this.tls.settings, error);
     this.socket.destroy();
@@ -126,14 +134,20 @@ export class UpstreamConnection {
   }
 
   /**
-   * Sets the socket's inactivity timeout. Unchanged, it is left alone: Node restarts a socket's
-   * timer on every read and write, and each change here follows one (the request written, the
-   * response read), so re-arming it would only cost a new timer object per call.
+   * Writes to the upstream; false when the bytes wait in the socket ("drain" follows). Every
+   * write goes through here: a write is activity for the send timeout.
    */
+  send(data: Buffer | string, encoding?: "latin1"): boolean {
+    const fits =
+      encoding === undefined ? this.socket.write(data) : this.socket.write(data, encoding);
+    this.idle.touch();
+    if (!fits) this.idle.queued(this.socket.writableLength);
+    return fits;
+  }
+
+  /** The inactivity timeout from now on: the connect, send, read or idle timeout. */
   setTimeout(ms: number): void {
-    if (ms === this.timeoutMs) return;
-    this.timeoutMs = ms;
-    this.socket.setTimeout(ms);
+    this.idle.set(ms);
   }
 
   get alive(): boolean {

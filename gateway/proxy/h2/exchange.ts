@@ -201,7 +201,7 @@ export class H2Exchange implements UpstreamOwner {
     const upstream = this.context.pool.acquire(endpoint, this, policy.connectTimeoutMs, tls);
     this.upstream = upstream;
     if (upstream.connected) upstream.setTimeout(policy.sendTimeoutMs);
-    upstream.socket.write(this.request.head, "latin1");
+    upstream.send(this.request.head, "latin1");
     if (this.bodyLeft === 0) this.requestSent();
   }
 
@@ -216,7 +216,7 @@ export class H2Exchange implements UpstreamOwner {
     }
     this.bodySent = true;
     this.bodyLeft -= data.length;
-    const fits = upstream.socket.write(data);
+    const fits = upstream.send(data);
     if (this.bodyLeft === 0) this.requestSent();
     else if (!fits) this.stream.pause();
   }

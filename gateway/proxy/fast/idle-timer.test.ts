@@ -2,13 +2,13 @@
 // clock here), so every deadline is exact and no test waits.
 import assert from "node:assert/strict";
 import { afterEach, beforeEach, describe, it, mock } from "node:test";
-import { IdleTimer } from "./idle-timer";
+import { COARSE_CLOCK, IdleTimer, type IdleClock } from "./idle-timer";
 
 describe("IdleTimer", () => {
   let expiries: number[];
   let pending: number;
   let timer: IdleTimer;
-  const now = () => Date.now();
+  const exact: IdleClock = { noted: () => Date.now(), now: () => Date.now(), lagMs: 0 };
 
   beforeEach(() => {
     mock.timers.enable({ apis: ["setTimeout", "Date"], now: 1_000_000 });
@@ -17,7 +17,7 @@ describe("IdleTimer", () => {
     timer = new IdleTimer(
       () => expiries.push(Date.now()),
       () => pending,
-      now,
+      exact,
     );
   });
   afterEach(() => mock.timers.reset());
@@ -96,5 +96,36 @@ describe("IdleTimer", () => {
     assert.deepEqual(expiries, [1_001_000]);
     mock.timers.tick(1000);
     assert.deepEqual(expiries, [1_001_000, 1_003_000]);
+  });
+});
+
+describe("IdleTimer on the shared coarse clock", () => {
+  it("notes activity no later than it happens, so it never expires early", async () => {
+    const timeoutMs = 150;
+    let last = performance.now();
+    let expiredAfter = -1;
+    const done = new Promise<void>(resolve => {
+      const timer = new IdleTimer(
+        () => {
+          expiredAfter = performance.now() - last;
+          resolve();
+        },
+        () => 0,
+      );
+      timer.set(timeoutMs);
+      // Activity every 40 ms for 400 ms: the timeout counts from the last of it.
+      let touches = 0;
+      const touching = setInterval(() => {
+        timer.touch();
+        last = performance.now();
+        if (++touches === 10) clearInterval(touching);
+      }, 40);
+    });
+    // The timer, as a socket's, does not hold the process open; this does until it expires.
+    const keepAlive = setTimeout(() => undefined, 10_000);
+    await done;
+    clearTimeout(keepAlive);
+    assert.ok(expiredAfter >= timeoutMs, `expired ${expiredAfter} ms after the last activity`);
+    assert.ok(COARSE_CLOCK.noted() <= COARSE_CLOCK.now());
   });
 });

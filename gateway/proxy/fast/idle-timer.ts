@@ -45,7 +45,7 @@ export class IdleTimer {
   private timer: NodeJS.Timeout | undefined = undefined;
   /** When the armed timer fires, on the clock's `now()`; Infinity when none is armed. */
   private firesAt = Infinity;
-  /** The socket's unwritten bytes when a write last stayed queued, or when the timer last looked. */
+  /** The socket's unwritten bytes after the last write, or when the timer last looked. */
   private pendingSeen = 0;
 
   /**
@@ -79,7 +79,7 @@ export class IdleTimer {
     else if (changed && this.clock.now() + ms < this.firesAt) this.arm(ms + this.clock.lagMs);
   }
 
-  /** A write stayed queued with this many bytes unwritten: the queue moving from here is activity. */
+  /** After a write: this many bytes wait unwritten, and the queue moving from here is activity. */
   queued(pending: number): void {
     this.pendingSeen = pending;
   }

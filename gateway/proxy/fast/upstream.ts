@@ -141,7 +141,9 @@ export class UpstreamConnection {
     const fits =
       encoding === undefined ? this.socket.write(data) : this.socket.write(data, encoding);
     this.idle.touch();
-    if (!fits) this.idle.queued(this.socket.writableLength);
+    // What waits unwritten now (before the connection is made, every write waits whole): only
+    // a change from this is the queue moving.
+    this.idle.queued(this.socket.writableLength);
     return fits;
   }
 

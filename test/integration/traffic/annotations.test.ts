@@ -162,7 +162,9 @@ describe("traffic annotations end to end", () => {
     const answer = await client.send("void.test", "/");
     const took = Date.now() - started;
     assert.equal(answer.status, 504);
-    assert.ok(took >= 900 && took < 2500, `took ${took} ms`);
+    // One connect timeout, not two: a request written before the connection is made waits in
+    // the socket whole, which is no progress of its queue.
+    assert.ok(took >= 900 && took < 1900, `took ${took} ms`);
   });
 
   it("given proxy-body-size 1k, a larger body gets 413 and a smaller one passes", async () => {

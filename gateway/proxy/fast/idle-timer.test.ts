@@ -97,6 +97,14 @@ describe("IdleTimer", () => {
     mock.timers.tick(1000);
     assert.deepEqual(expiries, [1_001_000, 1_003_000]);
   });
+
+  it("takes a queue already waiting when the timeout is set for no activity", () => {
+    // The client's last answer still drains when keep-alive begins; nothing moves after.
+    pending = 512 * 1024;
+    timer.set(1000);
+    mock.timers.tick(1000);
+    assert.deepEqual(expiries, [1_001_000]);
+  });
 });
 
 describe("IdleTimer on the shared coarse clock", () => {

@@ -73,6 +73,8 @@ export class IdleTimer {
     const changed = ms !== this.ms;
     this.ms = ms;
     this.last = this.clock.noted();
+    // Bytes queued before now are not progress: only the queue moving from here is.
+    this.pendingSeen = this.pending();
     if (ms === 0) this.disarm();
     else if (this.timer === undefined) this.arm(ms + this.clock.lagMs);
     // A timer due later than the new deadline would fire late; one due earlier looks and waits on.

@@ -1,6 +1,7 @@
 // client-node's informers stop on the first watch or list error and never start again by
 // themselves; every workload's watch goes through here so that it comes back, with Kubernetes'
 // jittered backoff, until the process stops it.
+import type { Informer, KubernetesObject } from "@kubernetes/client-node";
 import { backoffWait, UNBOUNDED_STEPS, type Backoff, type Random } from "../core/backoff";
 
 /** What this needs of an informer (client-node's `Informer`/`ListWatch`). */
@@ -48,6 +49,30 @@ export function keepWatching(informer: Restartable, options: KeepWatchingOptions
       informer.start().catch(() => {});
     }, retryMs);
   });
+}
+
+/** What a watch keeps current: each object listed, added or changed, and each deleted. */
+export interface WatchFeed<T> {
+  put(object: T): void;
+  remove(object: T): void;
+}
+
+/** Feeds `informer`'s objects into `feed`, keeps it watching (keepWatching), and starts it. */
+export function startFeeding<T extends KubernetesObject>(
+  informer: Informer<T>,
+  feed: WatchFeed<T>,
+  options: KeepWatchingOptions,
+): void {
+  informer.on("add", object => feed.put(object));
+  informer.on("update", object => feed.put(object));
+  informer.on("delete", object => feed.remove(object));
+  // A failed list is an "error" event: keepWatching starts the informer again after a wait.
+  keepWatching(informer, options);
+  informer
+    .start()
+    .catch(error =>
+      options.warn("watch failed to start", { what: options.what, err: describe(error) }),
+    );
 }
 
 function describe(error: unknown): string {

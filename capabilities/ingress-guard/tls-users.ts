@@ -13,7 +13,7 @@ import {
 } from "@kubernetes/client-node";
 import { Log } from "pepr";
 import type { Ingress } from "../../core/ingress/types";
-import { keepWatching } from "../../kube/informer";
+import { startFeeding } from "../../kube/informer";
 
 const key = (namespace: string, name: string): string => `${namespace}/${name}`;
 
@@ -83,15 +83,10 @@ export class WatchedTlsUsers {
 
   #start(): ListWatch<V1Ingress> {
     const informer = this.informer();
-    informer.on("add", ingress => this.index.put(ingress as Ingress));
-    informer.on("update", ingress => this.index.put(ingress as Ingress));
-    informer.on("delete", ingress => this.index.remove(ingress as Ingress));
-    // A failed list is an "error" event: keepWatching starts the informer again after a wait.
-    keepWatching(informer, {
+    startFeeding(informer, this.index, {
       what: "ingresses (TLS Secret users)",
       warn: (message, fields) => Log.warn(fields, message),
     });
-    informer.start().catch(error => Log.warn({ err: String(error) }, "ingress watch failed"));
     return informer;
   }
 }

@@ -1,4 +1,5 @@
-// Pod CREATE: validate (the group must exist, no hostNetwork), then inject in one mutation.
+// Pod CREATE: validate (the group must exist, no hostNetwork), then inject in one mutation. A
+// group the admission process's watch holds is not read again (known-groups.ts).
 import { Log, type a, type PeprMutateRequest, type PeprValidateRequest } from "pepr";
 import { PERMISSION_GROUP_ANNOTATION, PERMISSION_MANAGED_LABEL } from "../../core/names";
 import {
@@ -10,6 +11,7 @@ import {
 import type { PermissionSettings } from "./settings";
 import { isNotFound } from "../../kube/api-errors";
 import { apiReader } from "../../kube/api-reader";
+import { knownGroups } from "./known-groups";
 
 type ValidateResponse = ReturnType<PeprValidateRequest<a.Pod>["Approve"]>;
 
@@ -54,6 +56,7 @@ export function validatePermissionPod(settings: PermissionSettings) {
     // The mutation has already run: an injected pod is checked for its group like any other.
     const group = pod.metadata?.annotations?.[PERMISSION_GROUP_ANNOTATION];
     if (!group || namespace === settings.inject.ownNamespace) return req.Approve();
+    if (knownGroups.holds(namespace, group)) return req.Approve();
     try {
       await apiReader().get(
         `/apis/bulwark.dev/v1alpha1/namespaces/${encodeURIComponent(namespace)}/permissiongroups/${encodeURIComponent(group)}`,

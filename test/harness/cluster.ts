@@ -105,18 +105,23 @@ export async function createPermissionGroup(
     ...api,
     namespace,
     plural: "permissiongroups",
-    body: {
-      apiVersion: "bulwark.dev/v1alpha1",
-      kind: "PermissionGroup",
-      metadata: { name: group },
-      spec: {
-        permissions: [
-          { name: "orders-read", provider, params: { resource: "orders", action: "read" } },
-        ],
-      },
-    },
+    body: permissionGroup(group, provider),
   });
   return provider;
+}
+
+/** A PermissionGroup granting orders-read through `provider`. */
+export function permissionGroup(name: string, provider: string): object {
+  return {
+    apiVersion: "bulwark.dev/v1alpha1",
+    kind: "PermissionGroup",
+    metadata: { name },
+    spec: {
+      permissions: [
+        { name: "orders-read", provider, params: { resource: "orders", action: "read" } },
+      ],
+    },
+  };
 }
 
 /** Waits until no namespace is terminating: the checksum covers the whole cluster. */

@@ -15,6 +15,7 @@ import type { RevokeCall } from "../../harness/permission-endpoint";
 import { isNotFound } from "../../../kube/api-errors";
 import {
   createPermissionGroup,
+  permissionGroup,
   rejection,
   testCluster,
   testNamespace,
@@ -257,6 +258,40 @@ describe("pod permission", () => {
       }),
     );
     assert.match(windows, /spec\.os\.name: "windows" pods cannot use permission groups/);
+  });
+
+  it("admits a pod naming a group created a moment before, and refuses it once the group is deleted", async () => {
+    // Admission keeps the groups it has seen from a watch (known-groups.ts): a group the watch
+    // has not delivered yet is read from the API server, and a deleted one leaves the watch.
+    const group = "fresh-readers";
+    const tryPod = (name: string) =>
+      cluster.core.createNamespacedPod({
+        namespace: ns,
+        body: pod(name, { "permission.bulwark.dev/group": group }),
+        dryRun: "All",
+      });
+    await custom.createNamespacedCustomObject({
+      ...BULWARK,
+      namespace: ns,
+      plural: "permissiongroups",
+      body: permissionGroup(group, provider),
+    });
+    const admitted = await tryPod("right-after");
+    assert.equal(admitted.spec?.initContainers?.[0]?.name, "bulwark-init");
+    await custom.deleteNamespacedCustomObject({
+      ...BULWARK,
+      namespace: ns,
+      plural: "permissiongroups",
+      name: group,
+    });
+    // Until the watch delivers the deletion, the pod is still admitted (rejection throws then).
+    const refused = await waitUntil("a pod naming the deleted group to be refused", () =>
+      rejection(() => tryPod("after-delete")).catch(() => false as const),
+    );
+    assert.match(
+      refused,
+      /names PermissionGroup "fresh-readers", which does not exist in namespace/,
+    );
   });
 
   it("injects a pod created with Bulwark's annotations copied from another (a saved manifest)", async () => {

@@ -1,0 +1,76 @@
+// PermissionGroups the admission process has seen, kept from a watch. A Pod naming a group cost
+// one API read per create: about 2 of the validating webhook's 6.4 ms mean (hack/bench/README.md),
+// and one read per pod of a scale-up. A group the watch holds is admitted at once. One it does not
+// hold (applied a moment before its pods, or the watch not listed yet) is read from the API server
+// as before, so no pod is refused on the watch's word. A group deleted a moment ago may still admit
+// a pod: this check is there to name the mistake at admission; the permission server, which reads
+// the group when the pod registers, is the gate.
+import {
+  CustomObjectsApi,
+  KubeConfig,
+  ListWatch,
+  Watch,
+  type KubernetesListObject,
+  type KubernetesObject,
+} from "@kubernetes/client-node";
+import { Log } from "pepr";
+import { startFeeding } from "../../kube/informer";
+import { PERMISSION_API_GROUP, PERMISSION_API_VERSION } from "./permission-crds";
+
+const key = (namespace: string, name: string): string => `${namespace}/${name}`;
+
+/** The names of the groups a watch holds; pure, fed by the watch. */
+export class GroupNames {
+  readonly #names = new Set<string>();
+
+  put(group: KubernetesObject): void {
+    this.#names.add(key(group.metadata?.namespace ?? "", group.metadata?.name ?? ""));
+  }
+
+  remove(group: KubernetesObject): void {
+    this.#names.delete(key(group.metadata?.namespace ?? "", group.metadata?.name ?? ""));
+  }
+
+  has(namespace: string, name: string): boolean {
+    return this.#names.has(key(namespace, name));
+  }
+}
+
+/** The names and the watch that feeds them, started on first use. */
+export class WatchedGroups {
+  readonly names = new GroupNames();
+  #started = false;
+
+  /** `informer`: the PermissionGroup list-watch (all namespaces, the default kubeconfig's cluster). */
+  constructor(private readonly informer: () => ListWatch<KubernetesObject> = groupInformer) {}
+
+  /** True when the watch holds the group; false says nothing (ask the API server). */
+  holds(namespace: string, name: string): boolean {
+    if (!this.#started) this.#start();
+    return this.names.has(namespace, name);
+  }
+
+  #start(): void {
+    this.#started = true;
+    startFeeding(this.informer(), this.names, {
+      what: "permissiongroups (admission)",
+      warn: (message, fields) => Log.warn(fields, message),
+    });
+  }
+}
+
+function groupInformer(): ListWatch<KubernetesObject> {
+  const kc = new KubeConfig();
+  kc.loadFromDefault();
+  const api = kc.makeApiClient(CustomObjectsApi);
+  const crd = { group: PERMISSION_API_GROUP, version: PERMISSION_API_VERSION };
+  const path = `/apis/${crd.group}/${crd.version}/permissiongroups`;
+  const list = async (): Promise<KubernetesListObject<KubernetesObject>> =>
+    (await api.listClusterCustomObject({
+      ...crd,
+      plural: "permissiongroups",
+    })) as KubernetesListObject<KubernetesObject>;
+  return new ListWatch<KubernetesObject>(path, new Watch(kc), list, false);
+}
+
+export const knownGroups = new WatchedGroups();

@@ -18,7 +18,7 @@ import {
   secretNamesOf,
   tlsSecretLookup,
 } from "./cluster-reads";
-import { currentScope, securityAnnotationMode, settingsScope } from "./scope";
+import { securityAnnotationMode, settingsScope } from "./scope";
 
 /** An Ingress of Bulwark's class dropped for its referrer is admitted, and told why it is not served. */
 function referrerWarnings(ingress: Ingress, scope: ServingScope): string[] | undefined {
@@ -71,11 +71,11 @@ export async function validateTlsSecret(
   const secret: Secret = req.Raw;
   if (secret.type !== TLS_SECRET_TYPE || !secret.metadata?.name) return req.Approve();
   const namespace = req.Request.namespace ?? secret.metadata.namespace ?? "default";
-  const users = await ingressesUsingSecret(
-    namespace,
-    secret.metadata.name,
-    await currentScope(classIsDefaultNow),
-  );
+  // Most Secrets are named by no Ingress of Bulwark's: those cost no read of the class.
+  const users = await ingressesUsingSecret(namespace, secret.metadata.name, async classless => ({
+    ...settingsScope(),
+    classIsDefault: classless && (await classIsDefaultNow()),
+  }));
   if (users.length === 0) return req.Approve();
   const others = await tlsSecretLookup(
     namespace,

@@ -9,7 +9,7 @@ import type { SecretLookup } from "../../core/ingress/validate-tls";
 import { isNotFound } from "../../kube/api-errors";
 import { apiReader } from "../../kube/api-reader";
 import type { V1IngressClass } from "@kubernetes/client-node";
-import { isDefaultClass } from "../../core/ingress/class";
+import { isDefaultClass, namesNoClass } from "../../core/ingress/class";
 import { INGRESS_CLASS } from "../../core/names";
 import { secretsNamedBy, tlsUsers } from "./tls-users";
 import type { Secret } from "../../core/ingress/types";
@@ -68,11 +68,15 @@ export async function classIsDefaultNow(): Promise<boolean> {
   }
 }
 
-/** Bulwark's Ingresses in `namespace` whose tls entries name `secretName`. */
+/**
+ * Bulwark's Ingresses in `namespace` whose tls entries name `secretName`. `scope` is asked only
+ * when some Ingress names the Secret, and told whether one of them names no class (then whether
+ * Bulwark's class is the default decides, which costs a read).
+ */
 export async function ingressesUsingSecret(
   namespace: string,
   secretName: string,
-  scope: ServingScope,
+  scope: (classless: boolean) => Promise<ServingScope>,
 ): Promise<Ingress[]> {
   const watched = tlsUsers.users(namespace, secretName);
   const candidates =
@@ -82,9 +86,19 @@ export async function ingressesUsingSecret(
         `/apis/networking.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/ingresses`,
       )
     ).items;
-  return candidates.filter(
-    ingress => selectsIngress(ingress, scope) && secretsNamedBy(ingress).includes(secretName),
-  );
+  return usersOf(candidates, secretName, scope);
+}
+
+/** Of `candidates`, Bulwark's Ingresses naming `secretName` (ingressesUsingSecret's choice). */
+export async function usersOf(
+  candidates: Ingress[],
+  secretName: string,
+  scope: (classless: boolean) => Promise<ServingScope>,
+): Promise<Ingress[]> {
+  const naming = candidates.filter(ingress => secretsNamedBy(ingress).includes(secretName));
+  if (naming.length === 0) return [];
+  const serving = await scope(naming.some(namesNoClass));
+  return naming.filter(ingress => selectsIngress(ingress, serving));
 }
 
 export function secretNamesOf(ingresses: Ingress[]): string[] {

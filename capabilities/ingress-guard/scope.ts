@@ -71,12 +71,6 @@ export function settingsScope(env: NodeJS.ProcessEnv = process.env): ServingScop
   };
 }
 
-export async function currentScope(
-  classIsDefault: () => Promise<boolean> = readClassIsDefault,
-): Promise<ServingScope> {
-  return { ...settingsScope(), classIsDefault: await classIsDefault() };
-}
-
 /** BULWARK_CHECKSUM_PUBLISHER_NAMESPACES; a bad value trusts the default only (never more). */
 export function publisherNamespaces(env: NodeJS.ProcessEnv = process.env): ReadonlySet<string> {
   const parsed = parsePublisherNamespaces(env.BULWARK_CHECKSUM_PUBLISHER_NAMESPACES);

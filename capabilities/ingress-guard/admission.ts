@@ -17,6 +17,7 @@ import {
   ingressesUsingSecret,
   secretNamesOf,
   tlsSecretLookup,
+  type Freshness,
 } from "./cluster-reads";
 import { securityAnnotationMode, settingsScope } from "./scope";
 
@@ -48,6 +49,18 @@ function answer(
   );
 }
 
+/**
+ * A review on the API server's cached copies of the Secrets it reads, and, when that finds
+ * errors, again on the latest: nothing is refused on a copy a moment old. An approval may rest
+ * on one; the gateway checks every pair again before it serves it.
+ */
+export async function refusedOnlyOnLatest<Review extends { errors: FieldError[] }>(
+  review: (freshness: Freshness) => Promise<Review>,
+): Promise<Review> {
+  const cached = await review("cached");
+  return cached.errors.length === 0 ? cached : review("latest");
+}
+
 export async function validateIngress(
   req: PeprValidateRequest<a.Ingress>,
 ): Promise<ValidateActionResponse> {
@@ -59,8 +72,13 @@ export async function validateIngress(
   };
   if (!selectsIngress(ingress, scope)) return req.Approve(referrerWarnings(ingress, scope));
   const namespace = req.Request.namespace ?? ingress.metadata?.namespace ?? "default";
-  const secrets = await tlsSecretLookup(namespace, secretNamesOf([ingress]), new Date());
-  const review = reviewIngress(ingress, secrets, securityAnnotationMode());
+  const review = await refusedOnlyOnLatest(async freshness =>
+    reviewIngress(
+      ingress,
+      await tlsSecretLookup(namespace, secretNamesOf([ingress]), new Date(), freshness),
+      securityAnnotationMode(),
+    ),
+  );
   return answer(req, "Ingress", review.errors, review.warnings);
 }
 
@@ -77,17 +95,20 @@ export async function validateTlsSecret(
     classIsDefault: classless && (await classIsDefaultNow()),
   }));
   if (users.length === 0) return req.Approve();
-  const others = await tlsSecretLookup(
-    namespace,
-    secretNamesOf(users).filter(n => n !== secret.metadata?.name),
-    new Date(),
-  );
+  const otherNames = secretNamesOf(users).filter(n => n !== secret.metadata?.name);
   // Pepr hands validate callbacks a Secret with data already base64-decoded.
   const data = {
     name: secret.metadata.name,
     certPem: secret.data?.["tls.crt"] ?? "",
     keyPem: secret.data?.["tls.key"] ?? "",
   };
-  const review = reviewTlsSecret(data, new Date(), users, others);
+  const review = await refusedOnlyOnLatest(async freshness =>
+    reviewTlsSecret(
+      data,
+      new Date(),
+      users,
+      await tlsSecretLookup(namespace, otherNames, new Date(), freshness),
+    ),
+  );
   return answer(req, "Secret", review.errors, review.warnings);
 }

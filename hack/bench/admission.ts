@@ -5,12 +5,13 @@
 // webhook's namespaceSelector excludes, so the difference is what Bulwark's admission adds.
 //
 //   npx tsx hack/bench/admission.ts [--stored 10000] [--creates 1000] [--rate 100 --seconds 10]
-//                                   [--profile DIR]
+//                                   [--profile DIR] [--pepr-flags "--trace-gc"] [--log-level warn]
 //
 // --rate: after the sequential creates, the same writes started at a fixed rate (open loop: a
 // slow answer does not slow the next start), which is what a busy cluster does.
 // --profile: the Pepr processes run with --cpu-prof; their profiles land in DIR at exit
 // (summarize them with profile-summary.ts).
+// --pepr-flags: more Node flags for both Pepr processes; --log-level: their LOG_LEVEL (info).
 import {
   AdmissionregistrationV1Api,
   CoreV1Api,
@@ -49,6 +50,8 @@ const { values } = parseArgs({
     rate: { type: "string" },
     seconds: { type: "string" },
     profile: { type: "string" },
+    "pepr-flags": { type: "string" },
+    "log-level": { type: "string" },
   },
 });
 const STORED = Number(values.stored ?? 10_000);
@@ -404,14 +407,26 @@ async function measureDirect(
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "bulwark-bench-"));
+  // Asked-for flags (--trace-gc) print into the processes' logs: those are kept.
+  let keepLogs = false;
   try {
     const binDir = ensureBinaries();
     buildModule({ quiet: true });
     const cp = await startControlPlane({ dir, binDir });
     await installCrds(cp.kubeconfigPath);
     const profileDir = values.profile === undefined ? undefined : resolve(values.profile);
-    const nodeFlags = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
-    await startPeprModule(cp, { root: ROOT, nodeFlags });
+    const nodeFlags = [
+      ...(profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : []),
+      ...(values["pepr-flags"]?.split(" ").filter(Boolean) ?? []),
+    ];
+    const logLevel = values["log-level"] as "debug" | "info" | "warn" | "error" | undefined;
+    await startPeprModule(cp, { root: ROOT, nodeFlags, logLevel });
+    keepLogs = values["pepr-flags"] !== undefined;
+    if (keepLogs || logLevel !== undefined) {
+      console.log(
+        `Pepr processes: node ${nodeFlags.join(" ")}, LOG_LEVEL ${logLevel ?? "info"}${keepLogs ? `; their logs, kept: ${join(dir, "logs")}` : ""}`,
+      );
+    }
     const kc = loadKubeConfig(cp.kubeconfigPath);
     const core = kc.makeApiClient(CoreV1Api);
     const cert = makeCertificate({ key: "ecdsa", dnsNames: ["*.example.com"], days: 30 });
@@ -432,7 +447,7 @@ async function main(): Promise<void> {
     await measureDirect(cp, kc, cert);
   } finally {
     await stopEverything();
-    rmSync(dir, { recursive: true, force: true });
+    if (!keepLogs) rmSync(dir, { recursive: true, force: true });
   }
 }
 

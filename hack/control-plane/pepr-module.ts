@@ -11,7 +11,7 @@ import {
   type KubernetesObject,
 } from "@kubernetes/client-node";
 import { randomBytes } from "node:crypto";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { peprStoreCRD } from "pepr/src/lib/assets/store";
 import type { ControlPlane } from "./control-plane";
@@ -21,6 +21,7 @@ import { waitUntil } from "../../test/harness/wait";
 import { issueLoopbackServingCertificate } from "./pki";
 import { applyWebhookPolicy } from "../../packaging/webhook-policy";
 import { PERMISSION_GROUP_ANNOTATION } from "../../core/names";
+import { apiMessage } from "../../kube/api-errors";
 import { freePort } from "./ports";
 import { beforeStopEverything, startProcess, type ManagedProcess } from "./processes";
 
@@ -32,8 +33,8 @@ export interface PeprModuleOptions {
   root: string;
   /** `pepr build`'s output folder, relative to root. */
   distDir?: string;
-  /** info (default) or debug: the wiring probe reads the "Incoming request" lines Pepr logs at info. */
-  logLevel?: "info" | "debug";
+  /** Pepr's LOG_LEVEL (default info). */
+  logLevel?: "debug" | "info" | "warn" | "error";
   /** How long a dead watcher stays down before it is restarted (a Deployment's restart). */
   watcherRestartDelayMs?: number;
   /** Extra environment for the module process (e.g. BULWARK_METRICS_PORT). */
@@ -215,7 +216,7 @@ export async function startPeprModule(
       60_000,
     );
     await applyOrThrow(kc, webhooks);
-    if (mutatesPodCreates(webhooks)) await waitForWebhookTraffic(kc, admission.logFile);
+    if (mutatesPodCreates(webhooks)) await waitForWebhookTraffic(kc);
     else log("no Pod CREATE rule to probe the webhook wiring with; not waiting for it");
   } catch (error) {
     await stop();
@@ -281,38 +282,40 @@ async function removeWebhooks(kc: KubeConfig, webhooks: KubernetesObject[]): Pro
   for (const webhook of webhooks) await client.delete(webhook);
 }
 
-/** Admission requests the module has logged so far (Pepr logs each one as "Incoming request"). */
-function admissionRequestsLogged(logFile: string): number {
-  return readFileSync(logFile, "utf8").split('"msg":"Incoming request"').length - 1;
-}
-
 /**
  * The API server learns about new webhook configurations through an informer, a moment after
- * they are stored. A dry-run Pod create is sent to our mutating webhook; once the module has
- * logged it, the wiring is live.
+ * they are stored. A dry-run Pod create is sent to our webhooks; once our refusal comes back, the
+ * wiring is live (whatever the module's log level).
  */
-async function waitForWebhookTraffic(kc: KubeConfig, logFile: string): Promise<void> {
+async function waitForWebhookTraffic(kc: KubeConfig): Promise<void> {
   const client = KubernetesObjectApi.makeApiClient(kc);
-  const before = admissionRequestsLogged(logFile);
+  const group = "bulwark-webhook-probe";
   await waitUntil("the API server to call the Pepr module's webhook", async () => {
     // Only pods that name a permission group reach the webhook (packaging/webhook-policy.ts); the
-    // group does not exist, so admission refuses the probe: the call is what is waited for.
-    await client
-      .create(
+    // group does not exist, so admission refuses the probe, naming it. Before the wiring is live
+    // the dry run is admitted.
+    try {
+      await client.create(
         {
           apiVersion: "v1",
           kind: "Pod",
           metadata: {
             generateName: "bulwark-webhook-probe-",
             namespace: "default",
-            annotations: { [PERMISSION_GROUP_ANNOTATION]: "bulwark-webhook-probe" },
+            annotations: { [PERMISSION_GROUP_ANNOTATION]: group },
           },
-          spec: { containers: [{ name: "probe", image: "probe" }] },
+          // Named, so that the token volume the mutation adds passes the API server's checks.
+          spec: {
+            serviceAccountName: "default",
+            containers: [{ name: "probe", image: "probe" }],
+          },
         } as KubernetesObject,
         undefined,
         "All",
-      )
-      .catch(() => {});
-    return admissionRequestsLogged(logFile) > before;
+      );
+      return false;
+    } catch (error) {
+      return apiMessage(error).includes(`PermissionGroup "${group}"`);
+    }
   });
 }

@@ -7,7 +7,7 @@ import { selectsIngress, type ServingScope } from "../../core/ingress/selection"
 import type { Ingress } from "../../core/ingress/types";
 import type { SecretLookup } from "../../core/ingress/validate-tls";
 import { isNotFound } from "../../kube/api-errors";
-import { apiReader } from "../../kube/api-reader";
+import { keptAliveApi } from "../../kube/kept-alive-api";
 import type { V1IngressClass } from "@kubernetes/client-node";
 import { isDefaultClass, namesNoClass } from "../../core/ingress/class";
 import { INGRESS_CLASS } from "../../core/names";
@@ -37,7 +37,7 @@ async function readSecret(
 ): Promise<Secret | undefined> {
   const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets/${encodeURIComponent(name)}`;
   try {
-    return await apiReader().get<Secret>(
+    return await keptAliveApi().get<Secret>(
       freshness === "cached" ? `${path}?resourceVersion=0` : path,
     );
   } catch (error) {
@@ -82,7 +82,7 @@ export async function tlsSecretLookup(
 export async function classIsDefaultNow(): Promise<boolean> {
   try {
     const path = `/apis/networking.k8s.io/v1/ingressclasses/${INGRESS_CLASS}`;
-    return isDefaultClass(await apiReader().get<V1IngressClass>(path));
+    return isDefaultClass(await keptAliveApi().get<V1IngressClass>(path));
   } catch (error) {
     if (isNotFound(error)) return false;
     throw error;
@@ -103,7 +103,7 @@ export async function ingressesUsingSecret(
   const candidates =
     watched ??
     (
-      await apiReader().get<{ items: Ingress[] }>(
+      await keptAliveApi().get<{ items: Ingress[] }>(
         `/apis/networking.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/ingresses`,
       )
     ).items;

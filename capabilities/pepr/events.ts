@@ -1,11 +1,13 @@
-// The module's Events, through Pepr's client and logger (kube/events.ts builds and records them).
-import { K8s, kind, Log } from "pepr";
+// The module's Events, on the kept-alive client and through Pepr's logger (kube/events.ts builds
+// and records them). Not Pepr's K8s(): it pays a new TLS connection per call, once per injected pod.
+import { Log } from "pepr";
 import {
   recordEvent as record,
   type EventNote,
   type EventRecorder,
   type InvolvedObject,
 } from "../../kube/events";
+import { keptAliveApi } from "../../kube/kept-alive-api";
 
 export type { EventNote, InvolvedObject };
 
@@ -16,7 +18,8 @@ export function recordEvent(
   component: string,
 ): Promise<void> {
   const recorder: EventRecorder = {
-    create: (_namespace, event) => K8s(kind.CoreEvent).Create(event),
+    create: (namespace, event) =>
+      keptAliveApi().post(`/api/v1/namespaces/${encodeURIComponent(namespace)}/events`, event),
     warn: (message, fields) => Log.warn(fields, message),
     reporter: { component, instance: process.env.HOSTNAME ?? "local" },
   };

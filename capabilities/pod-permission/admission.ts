@@ -10,7 +10,7 @@ import {
 } from "../../core/permission";
 import type { PermissionSettings } from "./settings";
 import { isNotFound } from "../../kube/api-errors";
-import { apiReader } from "../../kube/api-reader";
+import { keptAliveApi } from "../../kube/kept-alive-api";
 import { knownGroups } from "./known-groups";
 
 type ValidateResponse = ReturnType<PeprValidateRequest<a.Pod>["Approve"]>;
@@ -58,7 +58,7 @@ export function validatePermissionPod(settings: PermissionSettings) {
     if (!group || namespace === settings.inject.ownNamespace) return req.Approve();
     if (knownGroups.holds(namespace, group)) return req.Approve();
     try {
-      await apiReader().get(
+      await keptAliveApi().get(
         `/apis/bulwark.dev/v1alpha1/namespaces/${encodeURIComponent(namespace)}/permissiongroups/${encodeURIComponent(group)}`,
       );
       return req.Approve();

@@ -42,6 +42,7 @@ import { stopEverything } from "../control-plane/processes";
 import { installCrds } from "../install-crds";
 import { makeCertificate, tlsSecret, type TestCertificate } from "../../test/fixtures/certificates";
 import { createPermissionGroup } from "../../test/harness/cluster";
+import { cpuMs, withChildren } from "./proc-cpu";
 
 const { values } = parseArgs({
   options: {
@@ -276,7 +277,10 @@ function printWebhookCalls(
   }
 }
 
-async function measure(kc: KubeConfig, cert: TestCertificate): Promise<void> {
+/** Processes whose CPU the paced runs report: a name, and how to find its PIDs now. */
+type Busy = [name: string, pids: () => number[]][];
+
+async function measure(kc: KubeConfig, cert: TestCertificate, busy: Busy): Promise<void> {
   console.log(
     `\n${CREATES} sequential creates per kind in each namespace, alternating, ${STORED} Ingresses stored, Node ${process.version}, load average ${loadavg()
       .map(l => l.toFixed(2))
@@ -293,9 +297,20 @@ async function measure(kc: KubeConfig, cert: TestCertificate): Promise<void> {
   if (RATE === undefined) return;
   console.log(`\nat ${RATE} creates/s for ${RATE_SECONDS} s (open loop)`);
   for (const [k, write] of writes(kc, cert).entries()) {
+    const before = webhookDurations(await apiServerMetrics(kc));
+    const cpuBefore = busy.map(([, pids]) => cpuMs(pids()));
+    const wallBefore = performance.now();
     const measured = await paced(write, MEASURED, `rm${k}`, RATE);
+    const wall = performance.now() - wallBefore;
+    const cpu = busy.map(([name, pids], i) => {
+      const share = (cpuMs(pids()) - cpuBefore[i]!) / wall;
+      return `${name} ${(share * 100).toFixed(0)} %`;
+    });
+    const after = webhookDurations(await apiServerMetrics(kc));
     const peer = await paced(write, PEER, `rp${k}`, RATE);
     report(write.what, measured.times, peer.times);
+    printWebhookCalls(before, after, measured.times.length);
+    console.log(`  CPU over the measured creates, in % of a core: ${cpu.join(", ")}`);
     const late = measured.lateStarts + peer.lateStarts;
     if (late > 0) console.log(`  (${late} creates started more than 5 ms late: the client lagged)`);
   }
@@ -420,7 +435,14 @@ async function main(): Promise<void> {
       ...(values["pepr-flags"]?.split(" ").filter(Boolean) ?? []),
     ];
     const logLevel = values["log-level"] as "debug" | "info" | "warn" | "error" | undefined;
-    await startPeprModule(cp, { root: ROOT, nodeFlags, logLevel });
+    const pepr = await startPeprModule(cp, { root: ROOT, nodeFlags, logLevel });
+    const busy: Busy = [
+      ["Pepr admission", () => [pepr.process.pid]],
+      // The watcher restarts under a new PID if it dies: read it each time.
+      ["Pepr watcher", () => [Number(readFileSync(pepr.watcherPidFile, "utf8"))]],
+      ...cp.processes.map((p): Busy[number] => [p.name, () => withChildren(p.pid)]),
+      ["this client", () => [process.pid]],
+    ];
     keepLogs = values["pepr-flags"] !== undefined;
     if (keepLogs || logLevel !== undefined) {
       console.log(
@@ -443,7 +465,7 @@ async function main(): Promise<void> {
     const seedStart = Date.now();
     await seed(kc.makeApiClient(NetworkingV1Api), MEASURED);
     console.log(`  seeded in ${((Date.now() - seedStart) / 1000).toFixed(1)} s`);
-    await measure(kc, cert);
+    await measure(kc, cert, busy);
     await measureDirect(cp, kc, cert);
   } finally {
     await stopEverything();

@@ -230,6 +230,17 @@ describe("pod permission", () => {
       ["app"],
       "app containers untouched",
     );
+    // The watcher tells the owner, on the pod (kubectl describe), once.
+    const injected = await waitUntil("an Injected Event on the pod", async () => {
+      const events = await cluster.core.listNamespacedEvent({
+        namespace: ns,
+        fieldSelector: "involvedObject.name=bare",
+      });
+      return events.items.find(e => e.reason === "Injected");
+    });
+    assert.equal(injected.involvedObject.uid, created.metadata?.uid);
+    assert.equal(injected.reportingComponent, "bulwark.dev/pod-permission");
+    assert.match(injected.message ?? "", /bulwark-init injected for PermissionGroup db-readers/);
   });
 
   it("rejects a group that does not exist, and a hostNetwork pod, with clear messages", async () => {

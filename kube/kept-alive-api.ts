@@ -1,8 +1,9 @@
-// GETs from the API server on kept-alive connections, for the reads admission makes while the API
-// server waits on its answer. Pepr's fluent client (kubernetes-fluent-client 3.x) reads and parses
-// the kubeconfig and builds a new TLS agent for every call, so every admission read paid a TLS
-// handshake and a CA parse: most of the 30–90 ms a webhook call added (hack/bench/README.md,
-// admission). Reads only; writes and watches stay on Pepr's client.
+// Calls to the API server on kept-alive connections: the reads admission makes while the API
+// server waits on its answer, and the Events the watcher records for every injected pod. Pepr's
+// fluent client (kubernetes-fluent-client 3.x) reads and parses the kubeconfig and builds a new
+// TLS agent for every call, so every call paid a TLS handshake and a CA parse, on both sides:
+// most of the 30–90 ms a webhook call added (hack/bench/README.md, admission). Watches, and the
+// rarer writes, stay on Pepr's client.
 import { KubeConfig } from "@kubernetes/client-node";
 import { Agent as HttpAgent, request as httpRequest } from "node:http";
 import {
@@ -11,8 +12,8 @@ import {
   type RequestOptions as HttpsOptions,
 } from "node:https";
 
-/** A failed read: `status` as the API server answered (isNotFound etc. read it), message from its Status. */
-export class ApiReadError extends Error {
+/** A failed call: `status` as the API server answered (isNotFound etc. read it), message from its Status. */
+export class ApiCallError extends Error {
   constructor(
     readonly status: number,
     message: string,
@@ -23,8 +24,8 @@ export class ApiReadError extends Error {
 
 /** The credentials are applied again this often: a pod's service-account token is rotated. */
 const CREDENTIALS_TTL_MS = 60_000;
-/** A read the API server does not answer within this is failed (the webhook's own timeout is 10 s). */
-const READ_TIMEOUT_MS = 8_000;
+/** A call the API server does not answer within this is failed (the webhook's own timeout is 10 s). */
+const CALL_TIMEOUT_MS = 8_000;
 
 interface Credentials {
   options: HttpsOptions;
@@ -41,7 +42,7 @@ function statusMessage(text: string, status: number): string {
   return `HTTP ${status}`;
 }
 
-export class ApiReader {
+export class KeptAliveApi {
   private readonly server: URL;
   private readonly agent: HttpAgent;
   private credentials: Promise<Credentials> | undefined;
@@ -51,7 +52,7 @@ export class ApiReader {
     if (cluster === null) throw new Error("the kubeconfig has no current cluster");
     this.server = new URL(cluster.server);
     const https = this.server.protocol === "https:";
-    // One agent for the process: its sockets (and their TLS sessions) outlive each read.
+    // One agent for the process: its sockets (and their TLS sessions) outlive each call.
     const options = {
       keepAlive: true,
       maxSockets: 16,
@@ -61,15 +62,32 @@ export class ApiReader {
     this.agent = https ? new HttpsAgent(options) : new HttpAgent(options);
   }
 
-  /** The object at `path` (`/api/v1/namespaces/x/secrets/y`); ApiReadError when the answer is not 200. */
-  async get<T>(path: string): Promise<T> {
+  /** The object at `path` (`/api/v1/namespaces/x/secrets/y`); ApiCallError when the answer is not 200. */
+  get<T>(path: string): Promise<T> {
+    return this.call<T>("GET", path);
+  }
+
+  /** Creates `body` at `path` (`/api/v1/namespaces/x/events`); the stored object, as the API server answers. */
+  post<T>(path: string, body: unknown): Promise<T> {
+    return this.call<T>("POST", path, JSON.stringify(body));
+  }
+
+  private async call<T>(method: "GET" | "POST", path: string, body?: string): Promise<T> {
     const { options } = await this.currentCredentials();
     const url = new URL(path, this.server);
     const send = url.protocol === "https:" ? httpsRequest : httpRequest;
+    const headers =
+      body === undefined
+        ? options.headers
+        : {
+            ...options.headers,
+            "Content-Type": "application/json",
+            "Content-Length": Buffer.byteLength(body),
+          };
     return new Promise<T>((resolve, reject) => {
       const req = send(
         url,
-        { ...options, method: "GET", agent: this.agent, timeout: READ_TIMEOUT_MS },
+        { ...options, headers, method, agent: this.agent, timeout: CALL_TIMEOUT_MS },
         res => {
           const chunks: Buffer[] = [];
           res.on("data", (chunk: Buffer) => chunks.push(chunk));
@@ -77,19 +95,22 @@ export class ApiReader {
           res.on("end", () => {
             const text = Buffer.concat(chunks).toString("utf8");
             const status = res.statusCode ?? 0;
-            if (status === 200) resolve(JSON.parse(text) as T);
+            if (status === 200 || status === 201) resolve(JSON.parse(text) as T);
             else
               reject(
-                new ApiReadError(status, `GET ${url.pathname}: ${statusMessage(text, status)}`),
+                new ApiCallError(
+                  status,
+                  `${method} ${url.pathname}: ${statusMessage(text, status)}`,
+                ),
               );
           });
         },
       );
       req.on("timeout", () =>
-        req.destroy(new Error(`GET ${url.pathname}: no answer in ${READ_TIMEOUT_MS} ms`)),
+        req.destroy(new Error(`${method} ${url.pathname}: no answer in ${CALL_TIMEOUT_MS} ms`)),
       );
       req.on("error", reject);
-      req.end();
+      req.end(body);
     });
   }
 
@@ -110,20 +131,20 @@ export class ApiReader {
       delete (options as { agent?: unknown }).agent;
       return { options, at: now };
     });
-    // A failed refresh is tried again on the next read rather than remembered.
+    // A failed refresh is tried again on the next call rather than remembered.
     this.credentials.catch(() => (this.credentials = undefined));
     return this.credentials;
   }
 }
 
-let shared: ApiReader | undefined;
+let shared: KeptAliveApi | undefined;
 
-/** The process's reader, from the default kubeconfig (KUBECONFIG, ~/.kube/config, in cluster). */
-export function apiReader(): ApiReader {
+/** The process's client, from the default kubeconfig (KUBECONFIG, ~/.kube/config, in cluster). */
+export function keptAliveApi(): KeptAliveApi {
   if (shared === undefined) {
     const kc = new KubeConfig();
     kc.loadFromDefault();
-    shared = new ApiReader(kc);
+    shared = new KeptAliveApi(kc);
   }
   return shared;
 }

@@ -4,16 +4,16 @@ import { createServer, type Server } from "node:https";
 import type { AddressInfo } from "node:net";
 import { KubeConfig } from "@kubernetes/client-node";
 import { makeCertificate } from "../test/fixtures/certificates";
-import { ApiReader, ApiReadError } from "./api-reader";
+import { KeptAliveApi, ApiCallError } from "./kept-alive-api";
 import { isNotFound } from "./api-errors";
 
 // An HTTPS server in the API server's place, counting TLS handshakes and the tokens it is sent.
-describe("ApiReader", () => {
+describe("KeptAliveApi", () => {
   const cert = makeCertificate({ key: "ecdsa", dnsNames: ["localhost"] });
   let server: Server;
   let handshakes = 0;
   const tokens: string[] = [];
-  let reader: ApiReader;
+  let reader: KeptAliveApi;
 
   /** A kubeconfig for the server, trusting `caPem`, with a token. */
   function kubeconfig(caPem: string): KubeConfig {
@@ -36,6 +36,22 @@ describe("ApiReader", () => {
   before(async () => {
     server = createServer({ cert: cert.certPem, key: cert.keyPem }, (req, res) => {
       tokens.push(req.headers.authorization ?? "");
+      if (req.method === "POST") {
+        let text = "";
+        req.setEncoding("utf8");
+        req.on("data", (chunk: string) => (text += chunk));
+        req.on("end", () => {
+          const allowed = req.url === "/api/v1/namespaces/shop/events";
+          const json = req.headers["content-type"] === "application/json";
+          res.writeHead(allowed && json ? 201 : 403, { "content-type": "application/json" });
+          res.end(
+            allowed && json
+              ? JSON.stringify({ ...JSON.parse(text), metadata: { name: "web.1" } })
+              : JSON.stringify({ kind: "Status", message: "events is forbidden", code: 403 }),
+          );
+        });
+        return;
+      }
       if (req.url === "/api/v1/namespaces/shop/secrets/web-tls") {
         res.writeHead(200, { "content-type": "application/json" });
         res.end(JSON.stringify({ kind: "Secret", metadata: { name: "web-tls" } }));
@@ -46,7 +62,7 @@ describe("ApiReader", () => {
     });
     server.on("secureConnection", () => handshakes++);
     await new Promise<void>(resolve => server.listen(0, "127.0.0.1", resolve));
-    reader = new ApiReader(kubeconfig(cert.certPem));
+    reader = new KeptAliveApi(kubeconfig(cert.certPem));
   });
   after(() => server.close());
 
@@ -65,12 +81,34 @@ describe("ApiReader", () => {
     assert.ok(tokens.every(t => t === "Bearer t0ken"));
   });
 
+  it("creates over the same kept-alive connection, as JSON, answering the stored object", async () => {
+    const before = handshakes;
+    for (let i = 0; i < 20; i++) {
+      const stored = await reader.post<{ reason: string; metadata: { name: string } }>(
+        "/api/v1/namespaces/shop/events",
+        { reason: "Injected", metadata: { generateName: "web." } },
+      );
+      assert.deepEqual([stored.reason, stored.metadata.name], ["Injected", "web.1"]);
+    }
+    assert.ok(handshakes - before <= 1, `${handshakes - before} handshakes for 20 creates`);
+    const refused = await reader.post("/api/v1/namespaces/other/events", {}).then(
+      () => assert.fail("a 403 resolved"),
+      (e: unknown) => e,
+    );
+    assert.ok(refused instanceof ApiCallError);
+    assert.equal(refused.status, 403);
+    assert.match(
+      refused.message,
+      /^POST \/api\/v1\/namespaces\/other\/events: events is forbidden$/,
+    );
+  });
+
   it("fails a read the API server refuses with its status and its Status message", async () => {
     const error = await reader.get("/api/v1/namespaces/shop/secrets/gone").then(
       () => assert.fail("a 404 resolved"),
       (e: unknown) => e,
     );
-    assert.ok(error instanceof ApiReadError);
+    assert.ok(error instanceof ApiCallError);
     assert.ok(isNotFound(error));
     assert.match(error.message, /secrets "gone" not found/);
   });
@@ -78,7 +116,7 @@ describe("ApiReader", () => {
   it("refuses a server whose certificate the kubeconfig's CA does not sign", async () => {
     const other = makeCertificate({ key: "ecdsa", dnsNames: ["localhost"] });
     await assert.rejects(
-      new ApiReader(kubeconfig(other.certPem)).get("/api/v1/namespaces/shop/secrets/web-tls"),
+      new KeptAliveApi(kubeconfig(other.certPem)).get("/api/v1/namespaces/shop/secrets/web-tls"),
       /self[- ]signed|unable to verify|certificate/i,
     );
   });

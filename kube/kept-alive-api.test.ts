@@ -36,6 +36,16 @@ describe("KeptAliveApi", () => {
   before(async () => {
     server = createServer({ cert: cert.certPem, key: cert.keyPem }, (req, res) => {
       tokens.push(req.headers.authorization ?? "");
+      if (req.method === "PATCH") {
+        let text = "";
+        req.setEncoding("utf8");
+        req.on("data", (chunk: string) => (text += chunk));
+        req.on("end", () => {
+          res.writeHead(200, { "content-type": "application/json" });
+          res.end(JSON.stringify({ type: req.headers["content-type"], ops: JSON.parse(text) }));
+        });
+        return;
+      }
       if (req.method === "POST") {
         let text = "";
         req.setEncoding("utf8");
@@ -101,6 +111,20 @@ describe("KeptAliveApi", () => {
       refused.message,
       /^POST \/api\/v1\/namespaces\/other\/events: events is forbidden$/,
     );
+  });
+
+  it("sends a JSON Patch as one, on the same connection", async () => {
+    const before = handshakes;
+    const ops = [
+      { op: "test", path: "/metadata/finalizers/0", value: "stke.io/podpermission-protection" },
+      { op: "remove", path: "/metadata/finalizers/0" },
+    ];
+    const answer = await reader.jsonPatch<{ type: string; ops: object[] }>(
+      "/api/v1/namespaces/shop/pods/web",
+      ops,
+    );
+    assert.deepEqual(answer, { type: "application/json-patch+json", ops });
+    assert.ok(handshakes - before <= 1);
   });
 
   it("fails a read the API server refuses with its status and its Status message", async () => {

@@ -1,5 +1,6 @@
 // Calls to the API server on kept-alive connections: the reads admission makes while the API
-// server waits on its answer, and the Events the watcher records for every injected pod. Pepr's
+// server waits on its answer, and the writes the watcher makes for every permission pod (an Event
+// when it is injected, the finalizer's release when it is deleted). Pepr's
 // fluent client (kubernetes-fluent-client 3.x) reads and parses the kubeconfig and builds a new
 // TLS agent for every call, so every call paid a TLS handshake and a CA parse, on both sides:
 // most of the 30–90 ms a webhook call added (hack/bench/README.md, admission). Watches, and the
@@ -69,10 +70,22 @@ export class KeptAliveApi {
 
   /** Creates `body` at `path` (`/api/v1/namespaces/x/events`); the stored object, as the API server answers. */
   post<T>(path: string, body: unknown): Promise<T> {
-    return this.call<T>("POST", path, JSON.stringify(body));
+    return this.call<T>("POST", path, { text: JSON.stringify(body), type: "application/json" });
   }
 
-  private async call<T>(method: "GET" | "POST", path: string, body?: string): Promise<T> {
+  /** Applies a JSON Patch (RFC 6902) to the object at `path`; the object as patched. */
+  jsonPatch<T>(path: string, operations: readonly object[]): Promise<T> {
+    return this.call<T>("PATCH", path, {
+      text: JSON.stringify(operations),
+      type: "application/json-patch+json",
+    });
+  }
+
+  private async call<T>(
+    method: "GET" | "POST" | "PATCH",
+    path: string,
+    body?: { text: string; type: string },
+  ): Promise<T> {
     const { options } = await this.currentCredentials();
     const url = new URL(path, this.server);
     const send = url.protocol === "https:" ? httpsRequest : httpRequest;
@@ -81,8 +94,8 @@ export class KeptAliveApi {
         ? options.headers
         : {
             ...options.headers,
-            "Content-Type": "application/json",
-            "Content-Length": Buffer.byteLength(body),
+            "Content-Type": body.type,
+            "Content-Length": Buffer.byteLength(body.text),
           };
     return new Promise<T>((resolve, reject) => {
       const req = send(
@@ -110,7 +123,7 @@ export class KeptAliveApi {
         req.destroy(new Error(`${method} ${url.pathname}: no answer in ${CALL_TIMEOUT_MS} ms`)),
       );
       req.on("error", reject);
-      req.end(body);
+      req.end(body?.text);
     });
   }
 

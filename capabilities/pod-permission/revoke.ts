@@ -12,6 +12,7 @@ import { recordEvent } from "../pepr/events";
 import { trustingFetch } from "../../kube/trusting-fetch";
 import type { PermissionSettings } from "./settings";
 import { isNotFound } from "../../kube/api-errors";
+import { keptAliveApi } from "../../kube/kept-alive-api";
 
 const COMPONENT = "pod-permission";
 const RETRY: Backoff = { durationMs: 1000, factor: 2, jitter: 1, steps: 8, capMs: 60_000 };
@@ -173,7 +174,10 @@ export class Revoker {
     const namespace = pod.metadata?.namespace ?? "";
     const name = pod.metadata?.name ?? "";
     try {
-      await K8s(kind.Pod, { namespace, name }).Patch(ops);
+      await keptAliveApi().jsonPatch(
+        `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}`,
+        ops,
+      );
     } catch (error) {
       // The finalizer list moved under us (or the pod is gone): act again on a fresh read.
       if (isNotFound(error)) return;

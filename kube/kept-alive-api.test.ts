@@ -4,7 +4,10 @@ import { createServer, type Server } from "node:https";
 import type { AddressInfo } from "node:net";
 import { KubeConfig } from "@kubernetes/client-node";
 import { makeCertificate } from "../test/fixtures/certificates";
-import { KeptAliveApi, ApiCallError } from "./kept-alive-api";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { KeptAliveApi, ApiCallError, keptAliveApi } from "./kept-alive-api";
 import { isNotFound } from "./api-errors";
 
 // An HTTPS server in the API server's place, counting TLS handshakes and the tokens it is sent.
@@ -143,5 +146,31 @@ describe("KeptAliveApi", () => {
       new KeptAliveApi(kubeconfig(other.certPem)).get("/api/v1/namespaces/shop/secrets/web-tls"),
       /self[- ]signed|unable to verify|certificate/i,
     );
+  });
+
+  it("follows KUBECONFIG when it is pointed elsewhere, as Pepr's client does", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "kept-alive-"));
+    const saved = process.env.KUBECONFIG;
+    try {
+      const files = ["one", "two"].map(token => {
+        const kc = kubeconfig(cert.certPem);
+        kc.users[0] = { name: "u", token };
+        const file = join(dir, token);
+        writeFileSync(file, kc.exportConfig());
+        return file;
+      });
+      process.env.KUBECONFIG = files[0];
+      const first = keptAliveApi();
+      assert.equal(keptAliveApi(), first, "the same client while KUBECONFIG stays");
+      await first.get("/api/v1/namespaces/shop/secrets/web-tls");
+      process.env.KUBECONFIG = files[1];
+      const second = keptAliveApi();
+      assert.notEqual(second, first);
+      await second.get("/api/v1/namespaces/shop/secrets/web-tls");
+      assert.deepEqual(tokens.slice(-2), ["Bearer one", "Bearer two"]);
+    } finally {
+      process.env.KUBECONFIG = saved;
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -150,14 +150,19 @@ export class KeptAliveApi {
   }
 }
 
-let shared: KeptAliveApi | undefined;
+let shared: { kubeconfig: string | undefined; api: KeptAliveApi } | undefined;
 
-/** The process's client, from the default kubeconfig (KUBECONFIG, ~/.kube/config, in cluster). */
+/**
+ * The process's client, from the default kubeconfig (KUBECONFIG, ~/.kube/config, in cluster).
+ * Pepr's client reads KUBECONFIG on every call; pointed elsewhere (a test's stand-in API server),
+ * this one follows too, with a client of its own.
+ */
 export function keptAliveApi(): KeptAliveApi {
-  if (shared === undefined) {
+  const kubeconfig = process.env.KUBECONFIG;
+  if (shared === undefined || shared.kubeconfig !== kubeconfig) {
     const kc = new KubeConfig();
     kc.loadFromDefault();
-    shared = new KeptAliveApi(kc);
+    shared = { kubeconfig, api: new KeptAliveApi(kc) };
   }
-  return shared;
+  return shared.api;
 }

@@ -43,6 +43,7 @@ import { installCrds } from "../install-crds";
 import { makeCertificate, tlsSecret, type TestCertificate } from "../../test/fixtures/certificates";
 import { createPermissionGroup } from "../../test/harness/cluster";
 import { cpuMs, withChildren } from "./proc-cpu";
+import { KeptAliveApi } from "../../kube/kept-alive-api";
 
 const { values } = parseArgs({
   options: {
@@ -420,6 +421,40 @@ async function measureDirect(
   }
 }
 
+/**
+ * The read an Ingress review makes, both ways: a Secret from etcd (no resourceVersion: a quorum
+ * read) and from the API server's watch cache (resourceVersion=0), interleaved, on one kept-alive
+ * client (kube/kept-alive-api.ts, as admission reads).
+ */
+async function measureSecretReads(kc: KubeConfig): Promise<void> {
+  const api = new KeptAliveApi(kc);
+  const path = `/api/v1/namespaces/${MEASURED}/secrets/wildcard`;
+  const etcd: number[] = [];
+  const cache: number[] = [];
+  for (let i = 0; i < CREATES; i++) {
+    const ways: [string, number[]][] = [
+      [path, etcd],
+      [`${path}?resourceVersion=0`, cache],
+    ];
+    if (i % 2 === 1) ways.reverse();
+    for (const [url, times] of ways) times.push(await timed(() => api.get(url)));
+  }
+  console.log(`A TLS Secret read by admission, ${CREATES} each way, interleaved`);
+  console.log(`  what                              p50 ms   p99 ms   max ms`);
+  console.log(
+    line(
+      "from the API server's cache",
+      cache.sort((a, b) => a - b),
+    ),
+  );
+  console.log(
+    line(
+      "peer: from etcd (quorum read)",
+      etcd.sort((a, b) => a - b),
+    ),
+  );
+}
+
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "bulwark-bench-"));
   // Asked-for flags (--trace-gc) print into the processes' logs: those are kept.
@@ -467,6 +502,7 @@ async function main(): Promise<void> {
     console.log(`  seeded in ${((Date.now() - seedStart) / 1000).toFixed(1)} s`);
     await measure(kc, cert, busy);
     await measureDirect(cp, kc, cert);
+    await measureSecretReads(kc);
   } finally {
     await stopEverything();
     if (!keepLogs) rmSync(dir, { recursive: true, force: true });

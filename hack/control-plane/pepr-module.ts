@@ -315,7 +315,9 @@ async function waitForWebhookTraffic(kc: KubeConfig): Promise<void> {
       );
       return false;
     } catch (error) {
-      return apiMessage(error).includes(`PermissionGroup "${group}"`);
+      if (apiMessage(error).includes(`PermissionGroup "${group}"`)) return true;
+      // Another refusal (the probe itself invalid): waitUntil names it if the wait times out.
+      throw error;
     }
   });
 }

@@ -28,8 +28,11 @@ export interface ParsedStream {
 export const FROM_BACKEND = "x-from-backend";
 
 export class LlhttpRecorder {
-  private readonly streams = new Map<string, ParsedStream>();
+  /** By the client's port; ports are reused, so each stream notes which connection it was. */
+  private readonly streams = new Map<string, { ordinal: number; stream: ParsedStream }>();
   private seq = 0;
+  /** Connections accepted so far: the ordinal of the last. */
+  accepted = 0;
   readonly server: Server;
   port = 0;
 
@@ -38,10 +41,11 @@ export class LlhttpRecorder {
     this.server = createServer({ maxHeaderSize: 1024 * 1024, requireHostHeader: false });
     this.server.maxHeadersCount = 0;
     this.server.on("connection", (socket: Socket) => {
-      this.streams.set(keyOf(socket.remotePort), { requests: [], error: undefined });
+      const stream = { requests: [], error: undefined };
+      this.streams.set(keyOf(socket.remotePort), { ordinal: ++this.accepted, stream });
     });
     this.server.on("request", (req: IncomingMessage, res) => {
-      const stream = this.streams.get(keyOf(req.socket.remotePort));
+      const stream = this.streams.get(keyOf(req.socket.remotePort))?.stream;
       const chunks: Buffer[] = [];
       req.on("data", (chunk: Buffer) => chunks.push(chunk));
       req.on("end", () => {
@@ -58,7 +62,7 @@ export class LlhttpRecorder {
       });
     });
     this.server.on("clientError", (error: Error & { code?: string }, socket: Socket) => {
-      const stream = this.streams.get(keyOf(socket.remotePort));
+      const stream = this.streams.get(keyOf(socket.remotePort))?.stream;
       if (stream !== undefined) stream.error = error.code ?? error.message;
       socket.destroy();
     });
@@ -71,13 +75,18 @@ export class LlhttpRecorder {
     return recorder;
   }
 
-  /** What was parsed on the connection from local port `port` (made by this process). */
-  parsed(port: number | undefined): ParsedStream | undefined {
-    return this.streams.get(keyOf(port));
+  /**
+   * What was parsed on the connection from local port `port` (made by this process) accepted
+   * after the first `accepted` connections: an earlier connection from the same port is not it.
+   */
+  parsed(port: number | undefined, accepted: number): ParsedStream | undefined {
+    const entry = this.streams.get(keyOf(port));
+    return entry !== undefined && entry.ordinal > accepted ? entry.stream : undefined;
   }
 
   /** Feeds `bytes` to llhttp on a connection of its own and returns what it parsed. */
   async parse(bytes: Buffer): Promise<ParsedStream> {
+    const before = this.accepted;
     const socket = connect(this.port, "127.0.0.1");
     await new Promise<void>((resolve, reject) => {
       socket.once("connect", resolve);
@@ -90,7 +99,7 @@ export class LlhttpRecorder {
       socket.on("error", () => resolve());
       socket.end(bytes);
     });
-    return this.parsed(port) ?? { requests: [], error: "no connection" };
+    return this.parsed(port, before) ?? { requests: [], error: "no connection" };
   }
 
   close(): Promise<void> {
@@ -127,10 +136,12 @@ export class RecordingBackend {
       this.sockets.push(socket);
       const chunks: Buffer[] = [];
       this.received.push(chunks);
+      const before = recorder.accepted;
       const relay = connect(recorder.port, "127.0.0.1");
       this.relays.push(relay);
-      // The recorder keys streams by port, and ports are reused: take this one's stream now.
-      relay.once("connect", () => this.claim(relay.localPort));
+      // The recorder keys streams by port, and ports are reused: take this connection's stream,
+      // one the recorder accepts from now on, never an earlier one from the same port.
+      relay.once("connect", () => this.claim(relay.localPort, before));
       socket.on("data", (data: Buffer) => {
         chunks.push(data);
         relay.write(data);
@@ -152,11 +163,14 @@ export class RecordingBackend {
   }
 
   private readonly streams: ParsedStream[] = [];
+  /** Upstream connections whose parse could not be found: a failure of this harness, named. */
+  private readonly lost: string[] = [];
 
-  private claim(port: number | undefined, tries = 0): void {
-    const stream = this.recorder.parsed(port);
+  private claim(port: number | undefined, before: number, tries = 0): void {
+    const stream = this.recorder.parsed(port, before);
     if (stream !== undefined) this.streams.push(stream);
-    else if (tries < 100) setImmediate(() => this.claim(port, tries + 1));
+    else if (tries < 100) setImmediate(() => this.claim(port, before, tries + 1));
+    else this.lost.push(`the recorder never showed the connection from port ${port}`);
   }
 
   /** Every request the backend's parser read, over all connections, in the order read. */
@@ -166,7 +180,7 @@ export class RecordingBackend {
 
   /** The backend parser's errors (a gateway that forwarded bytes a strict parser refuses). */
   errors(): string[] {
-    return this.streams.flatMap(stream => stream.error ?? []);
+    return [...this.lost, ...this.streams.flatMap(stream => stream.error ?? [])];
   }
 
   close(): Promise<void> {

@@ -113,9 +113,27 @@ function pod(name: string, annotated: boolean): V1Pod {
 interface Write {
   what: string;
   create(namespace: string, name: string): Promise<unknown>;
+  /**
+   * The object as admission left it (mutated), created where no webhook sees it: what storing the
+   * larger object costs, apart from the webhook calls. Only for writes that are mutated.
+   */
+  createAdmitted?(name: string): Promise<unknown>;
 }
 
-function writes(kc: KubeConfig, cert: TestCertificate): Write[] {
+/**
+ * An annotated pod as Bulwark's admission stores it (the init container, the token volume, the
+ * finalizer, Pepr's annotation), read back from one created through the webhooks; server-set
+ * fields removed so that it can be created again under another name.
+ */
+async function admittedPodShape(core: CoreV1Api): Promise<V1Pod> {
+  const name = "admitted-shape";
+  await core.createNamespacedPod({ namespace: MEASURED, body: pod(name, true) });
+  const stored = await core.readNamespacedPod({ namespace: MEASURED, name });
+  const { labels, annotations, finalizers } = stored.metadata ?? {};
+  return { metadata: { labels, annotations, finalizers }, spec: stored.spec };
+}
+
+function writes(kc: KubeConfig, cert: TestCertificate, admittedPod: V1Pod): Write[] {
   const core = kc.makeApiClient(CoreV1Api);
   const networking = kc.makeApiClient(NetworkingV1Api);
   return [
@@ -132,6 +150,11 @@ function writes(kc: KubeConfig, cert: TestCertificate): Write[] {
     {
       what: "Pod create, permission group annotated",
       create: (namespace, name) => core.createNamespacedPod({ namespace, body: pod(name, true) }),
+      createAdmitted: name =>
+        core.createNamespacedPod({
+          namespace: PEER,
+          body: { ...admittedPod, metadata: { ...admittedPod.metadata, name: `${name}-admitted` } },
+        }),
     },
     {
       what: "Pod create, no annotation",
@@ -158,21 +181,30 @@ async function timed(work: () => Promise<unknown>): Promise<number> {
 async function alternating(
   write: Write,
   prefix: string,
-): Promise<{ measured: number[]; peer: number[] }> {
+): Promise<{ measured: number[]; peer: number[]; admitted?: number[] }> {
   const measured: number[] = [];
   const peer: number[] = [];
+  const admitted: number[] = [];
+  const { createAdmitted } = write;
+  type Side = [create: (name: string) => Promise<unknown>, times: number[]];
+  const sides: Side[] = [
+    [name => write.create(MEASURED, name), measured],
+    [name => write.create(PEER, name), peer],
+  ];
+  if (createAdmitted) sides.push([createAdmitted, admitted]);
+  const sorted = (t: number[]) => t.sort((a, b) => a - b);
   for (let i = 0; i < CREATES; i++) {
-    // Which goes first alternates too, so neither always follows the other's work.
-    const sides: [string, number[]][] = [
-      [MEASURED, measured],
-      [PEER, peer],
-    ];
-    if (i % 2 === 1) sides.reverse();
-    for (const [namespace, times] of sides) {
-      times.push(await timed(() => write.create(namespace, `${prefix}-${i}`)));
+    // Which goes first rotates too, so none always follows another's work.
+    for (let k = 0; k < sides.length; k++) {
+      const [create, times] = sides[(i + k) % sides.length]!;
+      times.push(await timed(() => create(`${prefix}-${i}`)));
     }
   }
-  return { measured: measured.sort((a, b) => a - b), peer: peer.sort((a, b) => a - b) };
+  return {
+    measured: sorted(measured),
+    peer: sorted(peer),
+    admitted: createAdmitted ? sorted(admitted) : undefined,
+  };
 }
 
 /** Creates started every 1/rate s for `seconds`, whatever the answers' pace; latencies sorted. */
@@ -208,18 +240,27 @@ async function seed(api: NetworkingV1Api, namespace: string): Promise<void> {
   await Promise.all(Array.from({ length: 16 }, worker));
 }
 
+const HEADER = `  ${"what".padEnd(40)}  p50 ms   p99 ms   max ms`;
+
 function line(what: string, t: number[]): string {
-  return `  ${what.padEnd(30)} ${percentile(t, 50).toFixed(2).padStart(7)} ${percentile(t, 99).toFixed(2).padStart(8)} ${t[t.length - 1]!.toFixed(2).padStart(8)}`;
+  return `  ${what.padEnd(40)} ${percentile(t, 50).toFixed(2).padStart(7)} ${percentile(t, 99).toFixed(2).padStart(8)} ${t[t.length - 1]!.toFixed(2).padStart(8)}`;
 }
 
-function report(what: string, measured: number[], peer: number[]): void {
-  const added = (p: number) => (percentile(measured, p) - percentile(peer, p)).toFixed(2);
-  console.log(`${what}\n  what                              p50 ms   p99 ms   max ms`);
+function report(what: string, measured: number[], peer: number[], admitted?: number[]): void {
+  const minus = (a: number[], b: number[], p: number) =>
+    (percentile(a, p) - percentile(b, p)).toFixed(2);
+  console.log(`${what}\n${HEADER}`);
   console.log(line("Bulwark admission", measured));
   console.log(line(`peer: in ${PEER}, no webhook`, peer));
+  if (admitted) console.log(line(`peer: as admitted, in ${PEER}`, admitted));
   console.log(
-    `  added by admission: p50 ${added(50)} ms, p99 ${added(99)} ms (target p99 ≤ 10 ms)`,
+    `  added by admission: p50 ${minus(measured, peer, 50)} ms, p99 ${minus(measured, peer, 99)} ms (target p99 ≤ 10 ms)`,
   );
+  if (admitted) {
+    console.log(
+      `    storing the admitted (larger) object: p50 ${minus(admitted, peer, 50)} ms, p99 ${minus(admitted, peer, 99)} ms; the webhook calls: p50 ${minus(measured, admitted, 50)} ms, p99 ${minus(measured, admitted, 99)} ms`,
+    );
+  }
 }
 
 /** One HTTPS request; resolves with the answer's text. */
@@ -287,17 +328,18 @@ async function measure(kc: KubeConfig, cert: TestCertificate, busy: Busy): Promi
       .map(l => l.toFixed(2))
       .join(" ")}`,
   );
-  for (const [k, write] of writes(kc, cert).entries()) {
+  const admittedPod = await admittedPodShape(kc.makeApiClient(CoreV1Api));
+  for (const [k, write] of writes(kc, cert, admittedPod).entries()) {
     // The peer's creates call no webhook, so the API server's webhook figures are the measured's.
     const before = webhookDurations(await apiServerMetrics(kc));
-    const { measured, peer } = await alternating(write, `s${k}`);
+    const { measured, peer, admitted } = await alternating(write, `s${k}`);
     const after = webhookDurations(await apiServerMetrics(kc));
-    report(write.what, measured, peer);
+    report(write.what, measured, peer, admitted);
     printWebhookCalls(before, after, measured.length);
   }
   if (RATE === undefined) return;
   console.log(`\nat ${RATE} creates/s for ${RATE_SECONDS} s (open loop)`);
-  for (const [k, write] of writes(kc, cert).entries()) {
+  for (const [k, write] of writes(kc, cert, admittedPod).entries()) {
     const before = webhookDurations(await apiServerMetrics(kc));
     const cpuBefore = busy.map(([, pids]) => cpuMs(pids()));
     const wallBefore = performance.now();
@@ -328,24 +370,24 @@ function post(url: string, agent: Agent, body: string): Promise<string> {
   return httpsText(url, { method: "POST", agent, headers }, body);
 }
 
-/** The AdmissionReview the API server sends for creating `secret` in the measured namespace. */
-function secretReview(secret: object, name: string): string {
-  const gvk = { group: "", version: "v1", kind: "Secret" };
-  const resource = { group: "", version: "v1", resource: "secrets" };
+/** The AdmissionReview the API server sends for creating `object` in the measured namespace. */
+function createReview(kind: string, resource: string, object: object, name: string): string {
+  const gvk = { group: "", version: "v1", kind };
+  const gvr = { group: "", version: "v1", resource };
   return JSON.stringify({
     apiVersion: "admission.k8s.io/v1",
     kind: "AdmissionReview",
     request: {
       uid: randomUUID(),
       kind: gvk,
-      resource,
+      resource: gvr,
       requestKind: gvk,
-      requestResource: resource,
+      requestResource: gvr,
       name,
       namespace: MEASURED,
       operation: "CREATE",
       userInfo: { username: "admin", groups: ["system:masters"] },
-      object: secret,
+      object,
       oldObject: null,
       dryRun: false,
       options: { apiVersion: "meta.k8s.io/v1", kind: "CreateOptions" },
@@ -354,12 +396,16 @@ function secretReview(secret: object, name: string): string {
 }
 
 /** `CREATES` reviews posted one after the other on one kept-alive connection; ms, sorted. */
-async function directCalls(url: string, ca: string, cert: TestCertificate): Promise<number[]> {
+async function directCalls(
+  url: string,
+  ca: string,
+  review: (name: string) => string,
+): Promise<number[]> {
   const agent = new Agent({ keepAlive: true, maxSockets: 1, ca });
   const times: number[] = [];
   try {
     for (let i = 0; i < CREATES; i++) {
-      const body = secretReview(tlsSecret(MEASURED, `direct-${i}`, cert), `direct-${i}`);
+      const body = review(`direct-${i}`);
       times.push(await timed(() => post(url, agent, body)));
     }
   } finally {
@@ -368,10 +414,25 @@ async function directCalls(url: string, ca: string, cert: TestCertificate): Prom
   return times.sort((a, b) => a - b);
 }
 
+/** The URL of the registered webhook whose name has `part`, in the mutating or validating configuration. */
+async function webhookUrl(kc: KubeConfig, mutating: boolean, part: string): Promise<string> {
+  const api = kc.makeApiClient(AdmissionregistrationV1Api);
+  const configs = mutating
+    ? await api.listMutatingWebhookConfiguration()
+    : await api.listValidatingWebhookConfiguration();
+  const hooks: { name: string; clientConfig: { url?: string } }[] = configs.items.flatMap(
+    c => c.webhooks ?? [],
+  );
+  const url = hooks.find(w => w.name.includes(part))?.clientConfig.url;
+  if (url === undefined) throw new Error(`no webhook named *${part}* with a URL is registered`);
+  return url;
+}
+
 /**
- * Where a webhook call's time goes, without the API server: the TLS Secret review posted straight
- * to Pepr's admission server, against the floor, an HTTPS server of ours that only parses the
- * review and allows it (same certificate, same Node, same machine).
+ * Where a webhook call's time goes, without the API server: each review Bulwark's creates cause
+ * (the TLS Secret's; the annotated Pod's mutation, then its validation) posted straight to Pepr's
+ * admission server, against the floor, an HTTPS server of ours that only parses the review and
+ * allows it (same certificate, same Node, same machine).
  */
 async function measureDirect(
   cp: ControlPlane,
@@ -381,14 +442,23 @@ async function measureDirect(
   const caPem = cp.pki.caPem;
   const issued = issueLoopbackServingCertificate(cp.pki, "bench-floor");
   const serving = { key: readFileSync(issued.keyPath), cert: readFileSync(issued.certPath) };
-  const configs = await kc
-    .makeApiClient(AdmissionregistrationV1Api)
-    .listValidatingWebhookConfiguration();
-  const hook = configs.items
-    .flatMap(c => c.webhooks ?? [])
-    .find(w => w.name.includes("tls-secrets"));
-  const url = hook?.clientConfig.url;
-  if (url === undefined) throw new Error("no TLS Secret webhook with a URL is registered");
+  const reviews: [string, string, (name: string) => string][] = [
+    [
+      "TLS Secret, validate",
+      await webhookUrl(kc, false, "tls-secrets"),
+      name => createReview("Secret", "secrets", tlsSecret(MEASURED, name, cert), name),
+    ],
+    [
+      "annotated Pod, mutate",
+      await webhookUrl(kc, true, "-pods."),
+      name => createReview("Pod", "pods", pod(name, true), name),
+    ],
+    [
+      "annotated Pod, validate",
+      await webhookUrl(kc, false, "-pods."),
+      name => createReview("Pod", "pods", pod(name, true), name),
+    ],
+  ];
   const floor = createServer(serving, (req, res) => {
     let text = "";
     req.setEncoding("utf8");
@@ -408,14 +478,17 @@ async function measureDirect(
   await new Promise<void>(resolve => floor.listen(0, "127.0.0.1", resolve));
   const floorUrl = `https://127.0.0.1:${(floor.address() as AddressInfo).port}/validate`;
   try {
-    const pepr = await directCalls(url, caPem, cert);
-    const ours = await directCalls(floorUrl, caPem, cert);
     console.log(
-      `TLS Secret review posted straight to the webhook server (no API server), ${CREATES} sequential, one kept-alive connection`,
+      `Reviews posted straight to the webhook server (no API server), ${CREATES} sequential each, one kept-alive connection`,
     );
-    console.log(`  what                              p50 ms   p99 ms   max ms`);
-    console.log(line("Pepr admission (Bulwark)", pepr));
-    console.log(line("peer: HTTPS server, allow only", ours));
+    console.log(HEADER);
+    for (const [what, url, review] of reviews) {
+      console.log(line(`Pepr admission: ${what}`, await directCalls(url, caPem, review)));
+    }
+    const podReview = reviews[1]![2];
+    console.log(
+      line("peer: HTTPS server, allow only", await directCalls(floorUrl, caPem, podReview)),
+    );
   } finally {
     floor.close();
   }
@@ -440,7 +513,7 @@ async function measureSecretReads(kc: KubeConfig): Promise<void> {
     for (const [url, times] of ways) times.push(await timed(() => api.get(url)));
   }
   console.log(`A TLS Secret read by admission, ${CREATES} each way, interleaved`);
-  console.log(`  what                              p50 ms   p99 ms   max ms`);
+  console.log(HEADER);
   console.log(
     line(
       "from the API server's cache",

@@ -1,7 +1,13 @@
 import assert from "node:assert/strict";
 import { connect, createServer, type AddressInfo, type Socket } from "node:net";
 import { after, before, describe, it } from "node:test";
-import { LlhttpRecorder } from "./llhttp-recorder";
+import { LlhttpRecorder, readResponses, sendRaw } from "./llhttp-recorder";
+
+/** Blocks the event loop, as a long garbage collection does. */
+function stall(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until);
+}
 
 /** A connection to the recorder from local port `localPort`: sends one request, waits for its close. */
 async function requestFrom(recorder: LlhttpRecorder, localPort: number, path: string) {
@@ -50,5 +56,52 @@ describe("the llhttp recorder, when a client port comes again", () => {
       recorder.parsed(port, beforeSecond)?.requests.map(r => r.target),
       ["/second"],
     );
+  });
+});
+
+describe("sendRaw, when the event loop stalls", () => {
+  it("still sees an answer that came while the loop stalled past its quiet time", async () => {
+    // The server (in this process, as the gateway is in the differential test) stalls the loop
+    // for longer than the quiet time after it has read the request, then refuses it.
+    const server = createServer(socket => {
+      socket.once("data", () => {
+        stall(80);
+        socket.end("HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+      });
+    });
+    await new Promise<void>(resolve => server.listen(0, "127.0.0.1", resolve));
+    try {
+      // Bytes that llhttp parses no request from: nothing is awaited but the quiet time.
+      const client = await sendRaw(
+        (server.address() as AddressInfo).port,
+        Buffer.from("GET / HTTP/1.1\r\nhost: a\r\n"),
+        0,
+      );
+      assert.deepEqual(
+        readResponses(client.bytes).responses.map(r => r.status),
+        [400],
+      );
+      assert.equal(client.closed, true);
+    } finally {
+      server.close();
+    }
+  });
+
+  it("ends on a connection that stays open and quiet", async () => {
+    const server = createServer(socket => {
+      socket.once("data", () => socket.write("HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n"));
+    });
+    await new Promise<void>(resolve => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const client = await sendRaw(
+        (server.address() as AddressInfo).port,
+        Buffer.from("GET / HTTP/1.1\r\nhost: a\r\n\r\n"),
+        1,
+      );
+      assert.equal(readResponses(client.bytes).responses.length, 1);
+      assert.equal(client.closed, false);
+    } finally {
+      server.close();
+    }
   });
 });

@@ -232,7 +232,8 @@ export function readResponses(bytes: Buffer): { responses: ClientResponse[]; res
 /**
  * Sends `bytes` on one connection (not half-closed: a proxy may take a client's FIN for an abort,
  * as nginx does) and collects what comes back until the server closes, or until `answers`
- * responses have come and nothing more for `quietMs`, or `timeoutMs` in all.
+ * responses have come and nothing more for `quietMs` of a running event loop, or `timeoutMs` in
+ * all.
  */
 export function sendRaw(
   port: number,
@@ -253,9 +254,15 @@ export function sendRaw(
     const timer = setTimeout(() => finish(false), timeoutMs);
     const settle = () => {
       clearTimeout(quiet);
-      if (readResponses(Buffer.concat(chunks)).responses.length >= answers) {
-        quiet = setTimeout(() => finish(false), quietMs);
-      }
+      if (readResponses(Buffer.concat(chunks)).responses.length < answers) return;
+      const armed = performance.now();
+      quiet = setTimeout(() => {
+        // Late by far: the loop was stalled (a long GC; the gateway runs in this process), and
+        // an answer written meanwhile is read only on the loop's next turn. Quiet time counts
+        // only while the loop could have seen the answer.
+        if (performance.now() - armed > 2 * quietMs) settle();
+        else finish(false);
+      }, quietMs);
     };
     socket.on("data", (data: Buffer) => {
       chunks.push(data);

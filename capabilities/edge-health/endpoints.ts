@@ -115,7 +115,8 @@ export async function reconcileSlice(protection: Protection, slice: EndpointSlic
 
 /** Whether the object has something the resync may change: a not-ready endpoint or a record. */
 const sliceHasWork = (slice: EndpointSlice): boolean =>
-  keptOf(slice.metadata).size > 0 || slice.endpoints?.some(e => e.conditions?.ready === false);
+  keptOf(slice.metadata).size > 0 ||
+  (slice.endpoints ?? []).some(e => e.conditions?.ready === false);
 const endpointsHaveWork = (endpoints: Endpoints): boolean =>
   keptOf(endpoints.metadata).size > 0 ||
   (endpoints.subsets ?? []).some(s => (s.notReadyAddresses ?? []).length > 0);

@@ -8,6 +8,7 @@ import {
   reconcileEndpoints,
   reconcileSlice,
 } from "./endpoints";
+import { failOpen } from "./fail-open";
 import { edgeMetrics } from "./metrics";
 import { inScope, reconcileNodeAutonomy } from "./node-status";
 import { Protection } from "./protection";
@@ -25,13 +26,19 @@ const settings = loadEdgeSettings();
 const protection = new Protection(settings);
 
 // UPDATE covers the node-lifecycle controller's PATCH that adds the taint.
-When(a.Node).IsUpdated().Mutate(stripTaintOnUpdate(protection));
+When(a.Node)
+  .IsUpdated()
+  .Mutate(failOpen(stripTaintOnUpdate(protection)));
 When(a.Node)
   .IsCreatedOrUpdated()
   .Watch(node => reconcileNode(node as Node));
 
-When(a.Endpoints).IsCreatedOrUpdated().Mutate(promoteEndpointsOnWrite(protection));
-When(a.EndpointSlice).IsCreatedOrUpdated().Mutate(promoteSliceOnWrite(protection));
+When(a.Endpoints)
+  .IsCreatedOrUpdated()
+  .Mutate(failOpen(promoteEndpointsOnWrite(protection)));
+When(a.EndpointSlice)
+  .IsCreatedOrUpdated()
+  .Mutate(failOpen(promoteSliceOnWrite(protection)));
 When(a.Endpoints)
   .IsCreatedOrUpdated()
   .Watch(endpoints => reconcileEndpoints(protection, endpoints as Endpoints));

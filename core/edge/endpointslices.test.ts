@@ -65,13 +65,13 @@ describe("promoteEndpointSlice and endpointSlicePatch", () => {
       result.skipped.map(s => s.index),
       [0, 4, 6, 7, 8],
     );
-    assert.deepEqual(result.slice.endpoints[1]?.conditions, {
+    assert.deepEqual(result.slice.endpoints?.[1]?.conditions, {
       ready: true,
       serving: true,
       terminating: false,
     });
-    assert.deepEqual(result.slice.endpoints[5]?.conditions, { ready: true, serving: true });
-    assert.deepEqual(result.slice.endpoints[3], slice.endpoints[3], "terminating untouched");
+    assert.deepEqual(result.slice.endpoints?.[5]?.conditions, { ready: true, serving: true });
+    assert.deepEqual(result.slice.endpoints?.[3], slice.endpoints?.[3], "terminating untouched");
     const patch = endpointSlicePatch(slice, result);
     assert.deepEqual(
       patch?.map(op => `${op.op} ${op.path}`),

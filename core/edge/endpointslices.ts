@@ -58,7 +58,7 @@ export function promoteEndpointSlice<S extends EndpointSlice>(options: {
   const namespace = slice.metadata?.namespace;
   const promoted: PromotedEndpoint[] = [];
   const skipped: SkippedEndpoint[] = [];
-  const endpoints = slice.endpoints.map((endpoint, index) => {
+  const endpoints = (slice.endpoints ?? []).map((endpoint, index) => {
     if (!isCandidate(endpoint)) return endpoint;
     const verdict = promotionVerdict({ address: endpoint, namespace, pod, protection });
     const addresses = endpoint.addresses;
@@ -95,7 +95,9 @@ export function settleEndpointSlice<S extends EndpointSlice>(options: {
   const promotedNow = new Set(promotion.promoted.map(p => p.index));
   const kept = new Set<string>();
   const restored: RestoredEndpoint[] = [];
-  const endpoints = promotion.slice.endpoints.map((endpoint, index) => {
+  const list = promotion.slice.endpoints;
+  // A slice without endpoints keeps its null: only the kept record can change on it.
+  const endpoints = list?.map((endpoint, index) => {
     const key = keptKey(endpoint.targetRef);
     if (key === undefined) return endpoint;
     if (promotedNow.has(index)) {
@@ -118,7 +120,12 @@ export function settleEndpointSlice<S extends EndpointSlice>(options: {
     return { ...endpoint, conditions: { ...endpoint.conditions, ...verdict.conditions } };
   });
   const metadata = withKept(promotion.slice.metadata, kept);
-  return { ...promotion, slice: { ...promotion.slice, metadata, endpoints }, restored, kept };
+  return {
+    ...promotion,
+    slice: { ...promotion.slice, metadata, endpoints: endpoints ?? list },
+    restored,
+    kept,
+  };
 }
 
 /**
@@ -139,7 +146,7 @@ export function endpointSlicePatch(
     ops.push({ op: "test", path: "/metadata/resourceVersion", value: resourceVersion });
   }
   for (const index of changed.sort((a, b) => a - b)) {
-    const conditions = promotion.slice.endpoints[index]?.conditions;
+    const conditions = promotion.slice.endpoints?.[index]?.conditions;
     if (conditions === undefined) continue;
     ops.push({ op: "replace", path: `/endpoints/${index}/conditions`, value: conditions });
   }

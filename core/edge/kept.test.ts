@@ -44,7 +44,7 @@ describe("settleEndpointSlice: kept while protected, given back after", () => {
 
   it("given a protected node, promotes the pod and records it", () => {
     const settled = settleEndpointSlice({ slice: written, pod: podOf, context: at(1) });
-    assert.deepEqual(settled.slice.endpoints[0]?.conditions, {
+    assert.deepEqual(settled.slice.endpoints?.[0]?.conditions, {
       ready: true,
       serving: true,
       terminating: false,
@@ -62,12 +62,12 @@ describe("settleEndpointSlice: kept while protected, given back after", () => {
       [0],
     );
     assert.match(settled.restored?.[0]?.reason ?? "", /no longer protected: Unknown for 360s/);
-    assert.deepEqual(settled.slice.endpoints[0]?.conditions, {
+    assert.deepEqual(settled.slice.endpoints?.[0]?.conditions, {
       ready: false,
       serving: false,
       terminating: false,
     });
-    assert.deepEqual(settled.slice.endpoints[1], written.endpoints[1]);
+    assert.deepEqual(settled.slice.endpoints?.[1], written.endpoints?.[1]);
     const patch = endpointSlicePatch(kept, settled) ?? [];
     assert.deepEqual(
       patch.map(op => `${op.op} ${op.path}`),
@@ -84,7 +84,7 @@ describe("settleEndpointSlice: kept while protected, given back after", () => {
     const kept = settleEndpointSlice({ slice: written, pod: podOf, context: at(1) }).slice;
     const settled = settleEndpointSlice({ slice: kept, pod: () => undefined, context: at(6) });
     assert.equal(settled.restored?.[0]?.reason, "the pod is gone");
-    assert.equal(settled.slice.endpoints[0]?.conditions?.ready, false);
+    assert.equal(settled.slice.endpoints?.[0]?.conditions?.ready, false);
   });
 
   it("given a still protected node, changes nothing on the stored slice", () => {
@@ -92,6 +92,32 @@ describe("settleEndpointSlice: kept while protected, given back after", () => {
     const settled = settleEndpointSlice({ slice: kept, pod: podOf, context: at(2) });
     assert.equal(endpointSlicePatch(kept, settled), undefined);
   });
+
+  // The endpoint slice controller writes a Service with no pods as `endpoints: null` (no omitempty
+  // in discovery/v1): this threw in admission once, and Pepr refused the slice.
+  for (const endpoints of [null, undefined]) {
+    it(`given a slice whose endpoints are ${endpoints}, changes nothing`, () => {
+      const empty: EndpointSlice = { metadata: written.metadata, endpoints };
+      const settled = settleEndpointSlice({ slice: empty, pod: podOf, context: at(1) });
+      assert.equal(settled.slice.endpoints, endpoints);
+      assert.equal(endpointSlicePatch(empty, settled), undefined);
+    });
+
+    it(`given a kept record on a slice whose endpoints became ${endpoints}, drops only the record`, () => {
+      const kept = settleEndpointSlice({ slice: written, pod: podOf, context: at(1) }).slice;
+      const emptied: EndpointSlice = { ...kept, endpoints };
+      const settled = settleEndpointSlice({ slice: emptied, pod: podOf, context: at(2) });
+      const patch = endpointSlicePatch(emptied, settled) ?? [];
+      assert.deepEqual(
+        patch.map(op => `${op.op} ${op.path}`),
+        [
+          "test /metadata/resourceVersion",
+          "remove /metadata/annotations/edge.bulwark.dev~1kept-ready",
+        ],
+      );
+      assert.equal(settled.slice.endpoints, endpoints);
+    });
+  }
 });
 
 describe("settleEndpoints: the same for the legacy Endpoints", () => {

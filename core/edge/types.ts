@@ -99,7 +99,8 @@ export interface SliceEndpoint {
 
 export interface EndpointSlice {
   metadata?: Meta;
-  endpoints: SliceEndpoint[];
+  /** null when the slice has none: discovery/v1 has no omitempty here, so the controller sends null. */
+  endpoints?: SliceEndpoint[] | null;
 }
 
 export type { JsonPatchOp } from "../json-patch";

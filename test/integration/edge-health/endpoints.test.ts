@@ -4,6 +4,7 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { DiscoveryV1Api } from "@kubernetes/client-node";
+import { KeptAliveApi } from "../../../kube/kept-alive-api";
 import { waitUntil } from "../../harness/wait";
 import { fakeNodes, runningPod, vote, type FakeNodes } from "../../harness/nodes";
 import { testCluster, testNamespace } from "../../harness/cluster";
@@ -112,5 +113,28 @@ describe("edge health: endpoints of a voted-healthy Unknown node", () => {
       // Kept: samples across the controllers' resyncs; that they never win is shown over time.
       await new Promise(r => setTimeout(r, 500));
     }
+  });
+});
+
+describe("edge health: an EndpointSlice without endpoints", () => {
+  let ns: string;
+  let drop: () => Promise<void>;
+  before(async () => ([ns, drop] = await testNamespace(cluster, "edge-empty")));
+  after(() => drop());
+
+  it("is admitted as written: the controller writes a Service with no pods as endpoints null", async () => {
+    // Raw JSON: the typed client would send []. The mutation once threw on null, and Pepr
+    // answered a thrown action of this fail-open webhook with a refusal.
+    const created = await new KeptAliveApi(cluster.kc).post<{ endpoints?: unknown }>(
+      `/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices`,
+      {
+        apiVersion: "discovery.k8s.io/v1",
+        kind: "EndpointSlice",
+        metadata: { name: "empty", labels: { "kubernetes.io/service-name": "empty" } },
+        addressType: "IPv4",
+        endpoints: null,
+      },
+    );
+    assert.equal(created.endpoints ?? null, null);
   });
 });

@@ -8,7 +8,7 @@ import {
   reconcileEndpoints,
   reconcileSlice,
 } from "./endpoints";
-import { failOpen } from "./fail-open";
+import { failOpenMutation } from "../pepr/fail-open";
 import { edgeMetrics } from "./metrics";
 import { inScope, reconcileNodeAutonomy } from "./node-status";
 import { Protection } from "./protection";
@@ -28,17 +28,17 @@ const protection = new Protection(settings);
 // UPDATE covers the node-lifecycle controller's PATCH that adds the taint.
 When(a.Node)
   .IsUpdated()
-  .Mutate(failOpen(stripTaintOnUpdate(protection)));
+  .Mutate(failOpenMutation(stripTaintOnUpdate(protection)));
 When(a.Node)
   .IsCreatedOrUpdated()
   .Watch(node => reconcileNode(node as Node));
 
 When(a.Endpoints)
   .IsCreatedOrUpdated()
-  .Mutate(failOpen(promoteEndpointsOnWrite(protection)));
+  .Mutate(failOpenMutation(promoteEndpointsOnWrite(protection)));
 When(a.EndpointSlice)
   .IsCreatedOrUpdated()
-  .Mutate(failOpen(promoteSliceOnWrite(protection)));
+  .Mutate(failOpenMutation(promoteSliceOnWrite(protection)));
 When(a.Endpoints)
   .IsCreatedOrUpdated()
   .Watch(endpoints => reconcileEndpoints(protection, endpoints as Endpoints));

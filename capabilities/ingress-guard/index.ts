@@ -7,6 +7,7 @@ import { ConsistencyGuard } from "./consistency";
 import { ServingNotices } from "./serving-notices";
 import { TLS_SECRET_TYPE } from "../../core/ingress/selection";
 import { isWatcherProcess } from "../pepr/process";
+import { failOpenValidation } from "../pepr/fail-open";
 
 export const IngressGuard = new Capability({
   name: "ingress-guard",
@@ -16,7 +17,8 @@ export const IngressGuard = new Capability({
 const { When } = IngressGuard;
 
 When(a.Ingress).IsCreatedOrUpdated().Validate(validateIngress);
-When(a.Secret).IsCreatedOrUpdated().Validate(validateTlsSecret);
+// Its webhook fails open (the gateway checks every pair again): so does an error in the review.
+When(a.Secret).IsCreatedOrUpdated().Validate(failOpenValidation(validateTlsSecret));
 
 const settings = loadGuardSettings();
 const notices: ServingNotices = new ServingNotices(() => guard.state.scope);

@@ -3,25 +3,38 @@ import { describe, it } from "node:test";
 import { PeprMutateRequest, PeprValidateRequest, type a } from "pepr";
 import { failOpenMutation, failOpenValidation } from "./fail-open";
 
-function sliceRequest(): PeprMutateRequest<a.EndpointSlice> {
-  const object = {
-    apiVersion: "discovery.k8s.io/v1",
-    kind: "EndpointSlice",
-    metadata: { name: "web-abc", namespace: "ns" },
-    addressType: "IPv4",
-    endpoints: null,
-  } as unknown as a.EndpointSlice;
-  const gvk = { group: "discovery.k8s.io", version: "v1", kind: "EndpointSlice" };
-  return new PeprMutateRequest<a.EndpointSlice>({
+/**
+ * The AdmissionRequest the API server sends for creating `object` in namespace "ns". Typed `never`
+ * so that both request classes take it: Pepr does not export its AdmissionRequest type.
+ */
+function createRequest(
+  group: string,
+  resource: string,
+  object: { kind: string; metadata: { name: string; namespace: string } } & Record<string, unknown>,
+): never {
+  const gvk = { group, version: "v1", kind: object.kind };
+  return {
     uid: "u",
     kind: gvk,
-    resource: { group: "discovery.k8s.io", version: "v1", resource: "endpointslices" },
-    name: "web-abc",
+    resource: { group, version: "v1", resource },
+    name: object.metadata.name,
     namespace: "ns",
     operation: "CREATE",
     userInfo: {},
     object,
-  } as unknown as ConstructorParameters<typeof PeprMutateRequest<a.EndpointSlice>>[0]);
+  } as never;
+}
+
+function sliceRequest(): PeprMutateRequest<a.EndpointSlice> {
+  return new PeprMutateRequest<a.EndpointSlice>(
+    createRequest("discovery.k8s.io", "endpointslices", {
+      apiVersion: "discovery.k8s.io/v1",
+      kind: "EndpointSlice",
+      metadata: { name: "web-abc", namespace: "ns" },
+      addressType: "IPv4",
+      endpoints: null,
+    }),
+  );
 }
 
 describe("failOpenMutation", () => {
@@ -49,24 +62,15 @@ describe("failOpenMutation", () => {
 });
 
 describe("failOpenValidation", () => {
-  function secretRequest(): PeprValidateRequest<a.Secret> {
-    const gvk = { group: "", version: "v1", kind: "Secret" };
-    return new PeprValidateRequest<a.Secret>({
-      uid: "u",
-      kind: gvk,
-      resource: { group: "", version: "v1", resource: "secrets" },
-      name: "tls",
-      namespace: "ns",
-      operation: "CREATE",
-      userInfo: {},
-      object: {
+  const secretRequest = () =>
+    new PeprValidateRequest<a.Secret>(
+      createRequest("", "secrets", {
         apiVersion: "v1",
         kind: "Secret",
         metadata: { name: "tls", namespace: "ns" },
         type: "kubernetes.io/tls",
-      },
-    } as unknown as ConstructorParameters<typeof PeprValidateRequest<a.Secret>>[0]);
-  }
+      }),
+    );
 
   it("approves, with a warning naming the error, when the review throws", async () => {
     const review = failOpenValidation(async function validateTlsSecret(): Promise<never> {

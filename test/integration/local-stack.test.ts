@@ -195,7 +195,7 @@ describe("npm start: the README's Try it, against the local stack", () => {
         if (expected.never) assert.doesNotMatch(run.stdout, expected.never, shown);
       } finally {
         // Stopped whatever happened: a live interval would keep the test process running.
-        seen = phases?.stop();
+        seen = await phases?.stop();
       }
       if (seen) assert.deepEqual(seen, ["Init:0/1", "Running"]);
     });
@@ -273,9 +273,15 @@ function runBlock(
 function watchInitPhases(kubeconfig: string, name: string) {
   const core = loadKubeConfig(kubeconfig).makeApiClient(CoreV1Api);
   const seen: string[] = [];
-  const timer = setInterval(() => {
-    core.readNamespacedPod({ name, namespace: "default" }).then(
+  let started = 0;
+  let newest = 0;
+  const read = (): Promise<void> => {
+    const n = ++started;
+    return core.readNamespacedPod({ name, namespace: "default" }).then(
       pod => {
+        // Reads overlap on a busy machine: an answer older than one already recorded is stale.
+        if (n < newest) return;
+        newest = n;
         const init = pod.status?.initContainerStatuses?.[0];
         let shown: string | undefined;
         if (pod.status?.phase === "Running") shown = "Running";
@@ -284,11 +290,14 @@ function watchInitPhases(kubeconfig: string, name: string) {
       },
       () => {},
     );
-  }, 100);
+  };
+  const timer = setInterval(() => void read(), 100);
   timer.unref();
   return {
-    stop: () => {
+    /** The states seen, the last one read after the block ended (the polls may lag behind it). */
+    stop: async (): Promise<string[]> => {
       clearInterval(timer);
+      await read();
       return seen;
     },
   };

@@ -7,6 +7,23 @@
 // logged with the object's name, the write goes on as it was sent, nothing half-applied.
 import { Log, type PeprMutateRequest, type PeprValidateRequest } from "pepr";
 import type { KubernetesObject } from "kubernetes-fluent-client";
+import { describeError } from "../../kube/api-errors";
+
+/** Logs an action's error with the object it was about, and what happens to the write; its one line. */
+function logFailure(
+  request: { kind: { kind: string }; namespace?: string; name: string },
+  action: { name: string },
+  error: unknown,
+  outcome: string,
+): string {
+  const reason = describeError(error);
+  const { kind, namespace, name } = request;
+  Log.error(
+    { kind: kind.kind, ns: namespace, name, err: reason },
+    `${action.name} failed; ${outcome} (this webhook fails open)`,
+  );
+  return reason;
+}
 
 export function failOpenMutation<T extends KubernetesObject>(
   action: (req: PeprMutateRequest<T>) => void | Promise<void>,
@@ -16,16 +33,7 @@ export function failOpenMutation<T extends KubernetesObject>(
       await action(req);
     } catch (error) {
       req.Raw = structuredClone(req.Request.object) as T;
-      const { kind, namespace, name } = req.Request;
-      Log.error(
-        {
-          kind: kind.kind,
-          ns: namespace,
-          name,
-          err: error instanceof Error ? error.message : String(error),
-        },
-        `${action.name} failed; the write goes on as it was sent (this webhook fails open)`,
-      );
+      logFailure(req.Request, action, error, "the write goes on as it was sent");
     }
   };
   // Pepr names the action in its logs by the function's name.
@@ -43,14 +51,9 @@ export function failOpenValidation<T extends KubernetesObject>(
     try {
       return await action(req);
     } catch (error) {
-      const { kind, namespace, name } = req.Request;
-      const reason = error instanceof Error ? error.message : String(error);
-      Log.error(
-        { kind: kind.kind, ns: namespace, name, err: reason },
-        `${action.name} failed; the write is approved unreviewed (this webhook fails open)`,
-      );
+      const reason = logFailure(req.Request, action, error, "the write is approved unreviewed");
       return req.Approve([
-        `Bulwark could not review this ${kind.kind} (${reason}); it was written unreviewed`,
+        `Bulwark could not review this ${req.Request.kind.kind} (${reason}); it was written unreviewed`,
       ]);
     }
   };

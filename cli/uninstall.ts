@@ -2,8 +2,9 @@
 // leaves nothing stuck.
 //   1. strip Bulwark's finalizer from every pod that has it: once the module is gone nobody would
 //      remove it, and those pods would stay Terminating forever;
-//   2. delete the webhook configurations: with failurePolicy Fail and no module behind them, every
-//      pod, Ingress and Secret write in the cluster would be refused;
+//   2. delete the webhook configurations (with failurePolicy Fail and no module behind them, every
+//      pod, Ingress and Secret write in the cluster would be refused) and the admission policies
+//      that go with them;
 //   3. strip the finalizer again, from pods admitted between 1 and 2;
 //   4. delete the rest: the Pepr module's controllers and RBAC, the workloads, their RBAC, the
 //      IngressClass, Bulwark's namespace;
@@ -66,7 +67,7 @@ export type PhaseName = "finalizers" | "webhooks" | "finalizers-again" | "resour
 
 export const PHASES: readonly { name: PhaseName; title: string }[] = [
   { name: "finalizers", title: "strip the pod-permission finalizer from pods" },
-  { name: "webhooks", title: "delete the webhook configurations" },
+  { name: "webhooks", title: "delete the webhook configurations and admission policies" },
   { name: "finalizers-again", title: "strip the finalizer from pods admitted meanwhile" },
   { name: "resources", title: "delete the module, the workloads and their RBAC" },
   { name: "crds", title: "delete the CustomResourceDefinitions" },
@@ -112,9 +113,12 @@ export function isModuleObject(name: string | undefined, peprName: string): bool
 
 type Kind = { apiVersion: string; kind: string };
 
+/** The admission kinds: the module's webhooks and policies, and the workloads' labelled policies. */
 const WEBHOOK_KINDS: Kind[] = [
   { apiVersion: "admissionregistration.k8s.io/v1", kind: "MutatingWebhookConfiguration" },
   { apiVersion: "admissionregistration.k8s.io/v1", kind: "ValidatingWebhookConfiguration" },
+  { apiVersion: "admissionregistration.k8s.io/v1", kind: "ValidatingAdmissionPolicyBinding" },
+  { apiVersion: "admissionregistration.k8s.io/v1", kind: "ValidatingAdmissionPolicy" },
 ];
 
 /** Kinds the Pepr module puts in its namespace, found by name. */

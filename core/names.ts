@@ -8,6 +8,8 @@ export const PERMISSION_GRANT_ANNOTATION = `${PERMISSION_PREFIX}grant`;
 export const POD_PERMISSION_FINALIZER = "stke.io/podpermission-protection";
 /** The permission server replica working on a pod's grants, and until when (a lease). */
 export const PERMISSION_CLAIM_ANNOTATION = `${PERMISSION_PREFIX}claim`;
+/** Why Bulwark's pod mutation refuses a pod; the request policy refuses with it as the message. */
+export const PERMISSION_REFUSAL_ANNOTATION = `${PERMISSION_PREFIX}refusal`;
 
 export const NGINX_ANNOTATION_PREFIX = "nginx.ingress.kubernetes.io/";
 export const INGRESS_CLASS = "bulwark";

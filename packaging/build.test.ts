@@ -21,7 +21,7 @@ import {
   repairChartYaml,
   webhookTemplates,
 } from "./manifests/pepr-chart";
-import { load } from "js-yaml";
+import { load, loadAll } from "js-yaml";
 import { loadSettings as podPermissionSettings } from "../capabilities/pod-permission/settings";
 import { loadGuardSettings as guardSettings } from "../capabilities/ingress-guard/settings";
 import { BULWARK_CRDS, isModuleObject, PHASES, podsWithFinalizer } from "../cli/uninstall";
@@ -318,9 +318,19 @@ describe("Pepr's generated chart: webhooks", () => {
       { apiVersion: "v1", kind: "Secret", metadata: { name: "pepr-bulwark-tls" } },
     ]);
     assert.deepEqual(Object.keys(templates).sort(), [
+      "admission-policies.yaml",
       "mutation-webhook.yaml",
       "validation-webhook.yaml",
     ]);
+    // The pod mutation's refusals are the API server's to make: the policy ships with the webhooks.
+    const policies = loadAll(templates["admission-policies.yaml"] ?? "") as KubernetesObject[];
+    assert.deepEqual(
+      policies.map(p => [p.kind, p.metadata?.name]),
+      [
+        ["ValidatingAdmissionPolicy", "pepr-bulwark-pod-permission-request"],
+        ["ValidatingAdmissionPolicyBinding", "pepr-bulwark-pod-permission-request"],
+      ],
+    );
     const mutating = load(templates["mutation-webhook.yaml"] ?? "") as {
       webhooks: { name: string; failurePolicy: string }[];
     };

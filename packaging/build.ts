@@ -7,7 +7,7 @@ import { basename, join, resolve } from "node:path";
 import { dump, load } from "js-yaml";
 import { formatErrors } from "../core/result";
 import { readYamlObjects } from "../hack/control-plane/kube";
-import { applyWebhookPolicy } from "./webhook-policy";
+import { admissionPolicies, applyWebhookPolicy } from "./webhook-policy";
 import {
   configureModule,
   defaultValues,
@@ -115,7 +115,10 @@ export function writeManifests(
     classlessIngresses: values.gateway.ingressClass.default,
   };
   const objects = readYamlObjects(MODULE_MANIFEST).map(o => applyWebhookPolicy(o, policy));
-  writeFileSync(module, toYaml(configureModule(objects, values)));
+  writeFileSync(
+    module,
+    toYaml([...configureModule(objects, values), ...admissionPolicies(policy)]),
+  );
   written.push(module);
   const workloads = join(dir, "20-bulwark.yaml");
   writeFileSync(workloads, toYaml(workloadManifests(values)));

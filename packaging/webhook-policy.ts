@@ -16,8 +16,11 @@
 // - nodes, endpoints, EndpointSlices: fail open; the kubelet and the controllers write them, and
 //   the edge-health reconciler repairs whatever slips through.
 // - anything else (Bulwark's own CRDs): as Pepr wrote it.
+// Pods get one call, the mutation: the refusal and the final pod's checks are a
+// ValidatingAdmissionPolicy that ships with the webhooks (admissionPolicies below).
 import type { KubernetesObject } from "@kubernetes/client-node";
 import { INGRESS_CLASS, PERMISSION_GROUP_ANNOTATION } from "../core/names";
+import { requestPolicyObjects } from "../capabilities/pod-permission/request-policy";
 
 export const FAIL_OPEN_RESOURCES = new Set(["nodes", "endpoints", "endpointslices"]);
 
@@ -198,4 +201,15 @@ function withoutNamespace(selector: unknown, namespace: string): Selector {
 
 function named(name: string, suffix: string): string {
   return name.replace(/^([^.]+)/, `$1-${suffix}`);
+}
+
+/**
+ * The ValidatingAdmissionPolicies that complete the module's webhooks, installed and removed with
+ * them: the pod mutation's refusals and final-pod checks (capabilities/pod-permission/
+ * request-policy.ts).
+ */
+export function admissionPolicies(
+  options: WebhookPolicyOptions = DEFAULT_WEBHOOK_POLICY,
+): KubernetesObject[] {
+  return requestPolicyObjects(options.ownNamespace);
 }

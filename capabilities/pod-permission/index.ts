@@ -1,6 +1,6 @@
 import { Capability, a } from "pepr";
 import { PERMISSION_GROUP_ANNOTATION, PERMISSION_MANAGED_LABEL } from "../../core/names";
-import { injectPermissionInit, validatePermissionPod } from "./admission";
+import { injectPermissionInit } from "./admission";
 import { validateGroup, validateProvider } from "./crd-admission";
 import { PermissionGroup, PermissionProvider } from "./permission-kinds";
 import { InjectionNotices } from "./notices";
@@ -18,14 +18,11 @@ const { When } = PodPermission;
 const settings = loadSettings();
 
 // CREATE only: a pod update may not add containers (and must never block finalizer removal).
+// No validating webhook: the mutation decides, request-policy.ts refuses (admission.ts).
 When(a.Pod)
   .IsCreated()
   .WithAnnotation(PERMISSION_GROUP_ANNOTATION)
   .Mutate(injectPermissionInit(settings));
-When(a.Pod)
-  .IsCreated()
-  .WithAnnotation(PERMISSION_GROUP_ANNOTATION)
-  .Validate(validatePermissionPod(settings));
 When(PermissionGroup).IsCreatedOrUpdated().Validate(validateGroup);
 When(PermissionProvider).IsCreatedOrUpdated().Validate(validateProvider);
 

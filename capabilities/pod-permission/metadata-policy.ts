@@ -9,11 +9,13 @@
 //   the finalizer;
 // - on CREATE (validation runs after Bulwark's mutation, which drops a copied grant record or
 //   claim and sets the status to `pending`), any permission.bulwark.dev/* metadata other than what
-//   that mutation leaves: the group the creator asks for, status `pending`, label managed=true.
+//   that mutation leaves: the group the creator asks for, status `pending`, label managed=true, or
+//   the refusal it writes on a pod it refuses (request-policy.ts refuses that pod with its text).
 import {
   PERMISSION_GROUP_ANNOTATION,
   PERMISSION_MANAGED_LABEL,
   PERMISSION_PREFIX,
+  PERMISSION_REFUSAL_ANNOTATION,
   PERMISSION_STATUS_ANNOTATION,
   POD_PERMISSION_FINALIZER,
 } from "../../core/names";
@@ -62,7 +64,7 @@ function refusedKeys(map: string, allowed: string): string {
 
 const CREATE_ANNOTATIONS = refusedKeys(
   "variables.annotations",
-  `k == '${PERMISSION_GROUP_ANNOTATION}' || (k == '${PERMISSION_STATUS_ANNOTATION}' && variables.annotations[k] == 'pending')`,
+  `k == '${PERMISSION_GROUP_ANNOTATION}' || k == '${PERMISSION_REFUSAL_ANNOTATION}' || (k == '${PERMISSION_STATUS_ANNOTATION}' && variables.annotations[k] == 'pending')`,
 );
 const CREATE_LABELS = refusedKeys(
   "variables.labels",

@@ -6,6 +6,7 @@ import {
   PERMISSION_CLAIM_ANNOTATION,
   PERMISSION_GRANT_ANNOTATION,
   PERMISSION_GROUP_ANNOTATION,
+  PERMISSION_REFUSAL_ANNOTATION,
   PERMISSION_STATUS_ANNOTATION,
   POD_PERMISSION_FINALIZER,
 } from "../names";
@@ -189,10 +190,11 @@ function injected<P extends PermissionPod>(pod: P, group: string, config: Inject
   const metadata = (view.metadata ??= {});
   const annotations = (metadata.annotations = { ...metadata.annotations });
   annotations[PERMISSION_STATUS_ANNOTATION] = "pending";
-  // Only Bulwark writes grant records and claims, and only on a pod it works on: one on a new
-  // pod is not ours.
+  // Only Bulwark writes grant records, claims and refusals, and only on a pod it works on: one on
+  // a new pod is not ours.
   delete annotations[PERMISSION_GRANT_ANNOTATION];
   delete annotations[PERMISSION_CLAIM_ANNOTATION];
+  delete annotations[PERMISSION_REFUSAL_ANNOTATION];
   const finalizers = metadata.finalizers ?? [];
   if (!finalizers.includes(POD_PERMISSION_FINALIZER)) {
     metadata.finalizers = [...finalizers, POD_PERMISSION_FINALIZER];

@@ -19,7 +19,7 @@ import { waitForHttpsOk } from "./control-plane";
 import { applyOrThrow, loadKubeConfig, readYamlObjects, waitForCrdsEstablished } from "./kube";
 import { waitUntil } from "../../test/harness/wait";
 import { issueLoopbackServingCertificate } from "./pki";
-import { applyWebhookPolicy } from "../../packaging/webhook-policy";
+import { admissionPolicies, applyWebhookPolicy } from "../../packaging/webhook-policy";
 import { PERMISSION_GROUP_ANNOTATION } from "../../core/names";
 import { apiMessage } from "../../kube/api-errors";
 import { freePort } from "./ports";
@@ -202,8 +202,10 @@ export async function startPeprModule(
     log,
   });
   const webhooks = localWebhookConfigurations(manifestObjects, url, apiPath, cp.pki.caPem);
+  // Applied before the webhooks: a pod the mutation refuses is refused by them.
+  const policies = admissionPolicies();
   const stop = async (): Promise<void> => {
-    await removeWebhooks(kc, webhooks).catch(() => {});
+    await removeWebhooks(kc, [...webhooks, ...policies]).catch(() => {});
     await watcher.stop();
     await admission.stop();
   };
@@ -215,7 +217,7 @@ export async function startPeprModule(
       watcher.current(),
       60_000,
     );
-    await applyOrThrow(kc, webhooks);
+    await applyOrThrow(kc, [...policies, ...webhooks]);
     if (mutatesPodCreates(webhooks)) await waitForWebhookTraffic(kc);
     else log("no Pod CREATE rule to probe the webhook wiring with; not waiting for it");
   } catch (error) {

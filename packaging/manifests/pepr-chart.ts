@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { dump, load } from "js-yaml";
 import type { KubernetesObject, V1EnvVar } from "@kubernetes/client-node";
 import { readYamlObjects } from "../../hack/control-plane/kube";
-import { applyWebhookPolicy } from "../webhook-policy";
+import { admissionPolicies, applyWebhookPolicy } from "../webhook-policy";
 import {
   admissionDisruptionBudget,
   isAdmissionController,
@@ -117,6 +117,9 @@ export function webhookTemplates(
     templates[file] =
       `# Written by npm run build from the module's manifest (fail-open split).\n${text}`;
   }
+  const policies = admissionPolicies().map(o => dump(o, { lineWidth: -1, noRefs: true }));
+  templates["admission-policies.yaml"] =
+    `# Written by npm run build: what the webhooks leave to the API server itself.\n${policies.join("---\n")}`;
   return templates;
 }
 

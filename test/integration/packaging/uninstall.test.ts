@@ -26,6 +26,7 @@ import { waitUntil } from "../../harness/wait";
 import { uninstall, type Installation, type PhaseName } from "../../../cli/uninstall";
 import { progressOn } from "../../../cli/progress";
 import { POD_PERMISSION_FINALIZER } from "../../../core/names";
+import { denyingPolicy } from "../../../core/admission-policy";
 import { testCluster, testNamespace } from "../../harness/cluster";
 
 const run = promisify(execFile);
@@ -79,6 +80,16 @@ function webhookConfig(
   };
 }
 
+/** A policy spec that can never refuse anything: it matches only this test's own CRD group. */
+const widgetPolicy = {
+  matchConstraints: {
+    resourceRules: [
+      { apiGroups: [GROUP], apiVersions: ["v1"], operations: ["CREATE"], resources: ["widgets"] },
+    ],
+  },
+  validations: [{ expression: "true" }],
+};
+
 describe("bulwark uninstall", () => {
   let podNs = "";
   let ownNs = "";
@@ -129,6 +140,12 @@ describe("bulwark uninstall", () => {
       webhookConfig("Validating", `uninstall-${id}-labelled`, labels),
       // Same prefix without the dash: not the module's, stays.
       webhookConfig("Validating", `${PEPR}x`, {}),
+      // The module's admission policy (by name), a workload's (by label): both matching nothing.
+      ...denyingPolicy(`${PEPR}-pod-permission-request`, widgetPolicy),
+      ...denyingPolicy(`uninstall-${id}-metadata`, widgetPolicy).map(o => ({
+        ...o,
+        metadata: { ...o.metadata, labels },
+      })),
       {
         apiVersion: "rbac.authorization.k8s.io/v1",
         kind: "ClusterRole",
@@ -208,6 +225,10 @@ describe("bulwark uninstall", () => {
     assert.deepEqual(found.finalizers, [`Pod ${podNs}/held-1`, `Pod ${podNs}/held-2`]);
     assert.deepEqual(found.webhooks.sort(), [
       `MutatingWebhookConfiguration /${PEPR}`,
+      `ValidatingAdmissionPolicy /${PEPR}-pod-permission-request`,
+      `ValidatingAdmissionPolicy /uninstall-${id}-metadata`,
+      `ValidatingAdmissionPolicyBinding /${PEPR}-pod-permission-request`,
+      `ValidatingAdmissionPolicyBinding /uninstall-${id}-metadata`,
       `ValidatingWebhookConfiguration /uninstall-${id}-labelled`,
     ]);
     assert.deepEqual(found.resources.sort(), [
@@ -253,7 +274,10 @@ describe("bulwark uninstall", () => {
       phaseLines[0] ?? "",
       /^\[1\/5\] strip the pod-permission finalizer from pods: 2 object/,
     );
-    assert.match(phaseLines[1] ?? "", /^\[2\/5\] delete the webhook configurations: 2 object/);
+    assert.match(
+      phaseLines[1] ?? "",
+      /^\[2\/5\] delete the webhook configurations and admission policies: 6 object/,
+    );
     assert.match(phaseLines[2] ?? "", /^\[3\/5\] .*: 0 object/);
     assert.match(phaseLines[4] ?? "", /^\[5\/5\] delete the CustomResourceDefinitions: 1 object/);
 
@@ -283,6 +307,14 @@ describe("bulwark uninstall", () => {
     );
     assert.ok(!validating.includes(`uninstall-${id}-labelled`));
     assert.ok(validating.includes(`${PEPR}x`), "a look-alike name is not the module's");
+    const policies = (await admission.listValidatingAdmissionPolicy()).items.map(
+      p => p.metadata?.name ?? "",
+    );
+    assert.deepEqual(
+      policies.filter(name => name.includes(id)),
+      [],
+      "the module's and the labelled admission policies are gone",
+    );
     await admission.deleteValidatingWebhookConfiguration({ name: `${PEPR}x` });
 
     const secrets = (await cluster.core.listNamespacedSecret({ namespace: podNs })).items.map(
@@ -320,6 +352,10 @@ describe("bulwark uninstall", () => {
         new RegExp(`would delete CustomResourceDefinition ${crd.replaceAll(".", "\\.")}`),
       );
     }
+    assert.ok(
+      stdout.includes("ValidatingAdmissionPolicy pepr-bulwark-pod-permission-request"),
+      `lists the module's admission policy:\n${stdout}`,
+    );
     for (const name of cluster.webhookNames) {
       assert.ok(
         stdout.includes(`WebhookConfiguration ${name}`),

@@ -292,6 +292,15 @@ describe("Bulwark's pod metadata: only Bulwark writes it", () => {
     assert.equal(plain.status, 201, plain.body);
   });
 
+  it("lets the mutation's refusal through, so the tenant reads why their pod was refused", async () => {
+    const reply = await createAs("no-group", {
+      annotations: { "permission.bulwark.dev/group": "nope" },
+    });
+    assert.equal(reply.status, 422, reply.body);
+    assert.match(reply.body, /names PermissionGroup \\"nope\\", which does not exist/);
+    assert.doesNotMatch(reply.body, new RegExp(METADATA_POLICY));
+  });
+
   it("lets the module, as its own ServiceAccount, remove the finalizer when the tenant deletes the pod", async () => {
     const reply = await asUser(cluster, TENANT, {
       method: "DELETE",

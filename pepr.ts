@@ -1,6 +1,11 @@
+import https from "node:https";
 import { PeprModule } from "pepr";
 import cfg from "./package.json";
 import { EdgeHealth, IngressGuard, PodPermission } from "./capabilities";
+import { outlastClientIdle } from "./capabilities/pepr/keep-alive";
+
+// Before Pepr makes its server: the API server, not Node, must close idle webhook connections.
+outlastClientIdle(https);
 
 const module = new PeprModule(cfg, [IngressGuard, PodPermission, EdgeHealth], { deferStart: true });
 

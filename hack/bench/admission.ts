@@ -430,7 +430,7 @@ async function webhookUrl(kc: KubeConfig, mutating: boolean, part: string): Prom
 
 /**
  * Where a webhook call's time goes, without the API server: each review Bulwark's creates cause
- * (the TLS Secret's; the annotated Pod's mutation, then its validation) posted straight to Pepr's
+ * (the TLS Secret's; the annotated Pod's mutation, its only call) posted straight to Pepr's
  * admission server, against the floor, an HTTPS server of ours that only parses the review and
  * allows it (same certificate, same Node, same machine).
  */
@@ -451,11 +451,6 @@ async function measureDirect(
     [
       "annotated Pod, mutate",
       await webhookUrl(kc, true, "-pods."),
-      name => createReview("Pod", "pods", pod(name, true), name),
-    ],
-    [
-      "annotated Pod, validate",
-      await webhookUrl(kc, false, "-pods."),
       name => createReview("Pod", "pods", pod(name, true), name),
     ],
   ];

@@ -2,6 +2,8 @@
 // the mutation.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
+import { Agent, get } from "node:https";
+import { setTimeout as sleep } from "node:timers/promises";
 import { AdmissionregistrationV1Api } from "@kubernetes/client-node";
 import { createPermissionGroup, testCluster, testNamespace } from "../harness/cluster";
 
@@ -23,6 +25,26 @@ describe("the Pepr module behind the real API server", () => {
     await createPermissionGroup(cluster, ns, "db-readers");
   });
   after(async () => dropNamespace());
+
+  it("keeps an idle connection open past Node's 5 s, so the API server closes it first (no reset race)", async () => {
+    // Only the socket's life is under test here, not the certificate.
+    const agent = new Agent({ keepAlive: true, maxSockets: 1, rejectUnauthorized: false });
+    const healthz = () =>
+      new Promise<boolean>((resolve, reject) => {
+        const req = get(`${cluster.peprUrl}/healthz`, { agent }, res => {
+          res.resume();
+          res.on("end", () => resolve(req.reusedSocket));
+        });
+        req.on("error", reject);
+      });
+    try {
+      assert.equal(await healthz(), false);
+      await sleep(6_000);
+      assert.equal(await healthz(), true, "the module's server closed the idle connection");
+    } finally {
+      agent.destroy();
+    }
+  });
 
   it("is registered as a mutating webhook that calls a loopback URL with our CA", async () => {
     const admission = cluster.kc.makeApiClient(AdmissionregistrationV1Api);

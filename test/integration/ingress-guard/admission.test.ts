@@ -218,10 +218,16 @@ describe("the namespaces the webhooks skip", () => {
   it("are exactly the ones the gateway and the checksum leave out by default, and Bulwark's own for pods and TLS Secrets", async () => {
     const admission = cluster.kc.makeApiClient(AdmissionregistrationV1Api);
     const skippedBy = new Map<string, string[]>();
-    for (const name of cluster.webhookNames) {
-      const config = await admission
-        .readValidatingWebhookConfiguration({ name })
-        .catch(() => admission.readMutatingWebhookConfiguration({ name }));
+    // Pepr names both configurations alike; pods are only in the mutating one.
+    const configs = (
+      await Promise.all(
+        cluster.webhookNames.flatMap(name => [
+          admission.readValidatingWebhookConfiguration({ name }).catch(() => undefined),
+          admission.readMutatingWebhookConfiguration({ name }).catch(() => undefined),
+        ]),
+      )
+    ).filter(config => config !== undefined);
+    for (const config of configs) {
       for (const webhook of config.webhooks ?? []) {
         const notIn = (webhook.namespaceSelector?.matchExpressions ?? []).filter(
           e => e.key === "kubernetes.io/metadata.name" && e.operator === "NotIn",

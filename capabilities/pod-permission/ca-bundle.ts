@@ -8,6 +8,7 @@ import { readFile } from "node:fs/promises";
 import { K8s, kind, Log } from "pepr";
 import { parseCaBundle } from "../../core/permission";
 import { formatErrors } from "../../core/result";
+import { describeError } from "../../kube/api-errors";
 
 export const CA_SECRET_ENV = "BULWARK_PERMISSION_CA_SECRET";
 export const CA_PATH_ENV = "BULWARK_PERMISSION_CA_PATH";
@@ -56,7 +57,7 @@ export class CaBundle {
       if (parsed.ok) this.#good = parsed.value;
       else problem = formatErrors(parsed.errors);
     } catch (error) {
-      problem = `${options.field}: ${error instanceof Error ? error.message : String(error)}`;
+      problem = `${options.field}: ${describeError(error)}`;
     }
     if (problem && problem !== this.#problem) (options.warn ?? warnLog)(problem);
     this.#problem = problem;

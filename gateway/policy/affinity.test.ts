@@ -6,7 +6,7 @@ import { Backend, findRoute, type Endpoint } from "../routing/table";
 import { endpointSlice, ingress, view } from "../routing/testkit";
 import { StickyChoice, stickyIndex, type StickyRandom } from "./affinity";
 import { NodeHeadersFacts } from "./request-values";
-import { planRequest, type Plan } from "./route-traffic";
+import { planRequest, type ProxyPlan } from "./route-traffic";
 import { parseStickyValue, type StickyValue } from "./sticky-cookie";
 
 const P = "nginx.ingress.kubernetes.io/";
@@ -252,9 +252,9 @@ describe("planRequest: affinity and canaries", () => {
     );
     const planned = planRequest(main, main.traffic!, facts);
     assert.equal(planned.kind, "proxy");
-    return planned as Extract<Plan, { kind: "proxy" }>;
+    return planned as ProxyPlan;
   };
-  const cookieFrom = (planned: Extract<Plan, { kind: "proxy" }>) => {
+  const cookieFrom = (planned: ProxyPlan) => {
     planned.sticky!.pick();
     const header = planned.sticky!.setCookie!;
     return header.slice(0, header.indexOf(";"));

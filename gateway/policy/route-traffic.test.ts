@@ -4,7 +4,7 @@ import { compileRoutes } from "../routing/compile";
 import { endpointSlice, ingress, view } from "../routing/testkit";
 import { findRoute, type Route } from "../routing/table";
 import { NodeHeadersFacts } from "./request-values";
-import { planRequest, type Plan } from "./route-traffic";
+import { planRequest, type Plan, type ProxyPlan } from "./route-traffic";
 
 const P = "nginx.ingress.kubernetes.io/";
 const slice = (service: string, ready = true) =>
@@ -94,7 +94,7 @@ function plan(
 
 function proxied(p: Plan) {
   assert.equal(p.kind, "proxy");
-  return p as Extract<Plan, { kind: "proxy" }>;
+  return p as ProxyPlan;
 }
 
 describe("planRequest: answers of the gateway", () => {

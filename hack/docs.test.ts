@@ -16,6 +16,7 @@ const KUBERNETES_WORDS = new Set([
   "Terminating",
   "ContainerCreating",
   "FailedMount",
+  "FailedCreate",
   "Certificate",
 ]);
 

@@ -4,9 +4,9 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
-import { dump, load } from "js-yaml";
+import { load } from "js-yaml";
 import { formatErrors } from "../core/result";
-import { readYamlObjects } from "../hack/control-plane/kube";
+import { readYamlObjects, toYamlDocuments } from "../hack/control-plane/kube";
 import { admissionPolicies, applyWebhookPolicy } from "./webhook-policy";
 import {
   configureModule,
@@ -117,17 +117,13 @@ export function writeManifests(
   const objects = readYamlObjects(MODULE_MANIFEST).map(o => applyWebhookPolicy(o, policy));
   writeFileSync(
     module,
-    toYaml([...configureModule(objects, values), ...admissionPolicies(policy)]),
+    toYamlDocuments([...configureModule(objects, values), ...admissionPolicies(policy)]),
   );
   written.push(module);
   const workloads = join(dir, "20-bulwark.yaml");
-  writeFileSync(workloads, toYaml(workloadManifests(values)));
+  writeFileSync(workloads, toYamlDocuments(workloadManifests(values)));
   written.push(workloads);
   return written;
-}
-
-function toYaml(objects: object[]): string {
-  return objects.map(o => dump(o, { lineWidth: -1, noRefs: true })).join("---\n");
 }
 
 if (require.main === module) {

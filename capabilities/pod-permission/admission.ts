@@ -20,6 +20,7 @@ import type { PermissionSettings } from "./settings";
 import { describeError, isNotFound } from "../../kube/api-errors";
 import { keptAliveApi } from "../../kube/kept-alive-api";
 import { knownGroups } from "./known-groups";
+import { PERMISSION_API_GROUP, PERMISSION_API_VERSION } from "./permission-crds";
 
 function namespaceOf(req: { Request: { namespace?: string } }, pod: PermissionPod): string {
   // ReplicaSet pods carry no namespace at admission: the request has it.
@@ -50,7 +51,7 @@ export async function missingGroup(
   { known, read }: GroupLookup = clusterGroups,
 ): Promise<string | undefined> {
   if (known.holds(namespace, group)) return undefined;
-  const path = `/apis/bulwark.dev/v1alpha1/namespaces/${encodeURIComponent(namespace)}/permissiongroups/${encodeURIComponent(group)}`;
+  const path = `/apis/${PERMISSION_API_GROUP}/${PERMISSION_API_VERSION}/namespaces/${encodeURIComponent(namespace)}/permissiongroups/${encodeURIComponent(group)}`;
   try {
     await read(path);
     return undefined;

@@ -8,7 +8,7 @@ import {
 import { readFileSync } from "node:fs";
 import { apiMessage } from "../../kube/api-errors";
 import { waitUntil } from "../../test/harness/wait";
-import { loadAll } from "js-yaml";
+import { dump, loadAll } from "js-yaml";
 
 export function loadKubeConfig(path: string): KubeConfig {
   const kc = new KubeConfig();
@@ -20,6 +20,16 @@ export function readYamlObjects(path: string): KubernetesObject[] {
   return loadAll(readFileSync(path, "utf8")).filter(
     (doc): doc is KubernetesObject => typeof doc === "object" && doc !== null && "kind" in doc,
   );
+}
+
+/** One YAML document, as the files Bulwark writes spell it: no line folding, no anchors. */
+export function toYaml(value: unknown): string {
+  return dump(value, { lineWidth: -1, noRefs: true });
+}
+
+/** Objects as a multi-document YAML file (readYamlObjects reads it back). */
+export function toYamlDocuments(objects: readonly unknown[]): string {
+  return objects.map(toYaml).join("---\n");
 }
 
 export function describe(object: KubernetesObject): string {

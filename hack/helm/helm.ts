@@ -5,7 +5,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { KubernetesObject } from "@kubernetes/client-node";
-import { dump, loadAll } from "js-yaml";
+import { loadAll } from "js-yaml";
+import { toYaml } from "../control-plane/kube";
 
 const BUILD_SCRIPT = resolve(__dirname, "build.sh");
 
@@ -36,7 +37,7 @@ export function renderChart(
   const dir = mkdtempSync(join(tmpdir(), "bulwark-helm-"));
   try {
     const valuesFile = join(dir, "values.yaml");
-    writeFileSync(valuesFile, dump(options.values, { lineWidth: -1, noRefs: true }));
+    writeFileSync(valuesFile, toYaml(options.values));
     const out = helm([
       "template",
       options.release,

@@ -5,9 +5,9 @@
 // the same name as the workloads' chart) with its scaffold's appVersion, 1.16.0.
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { dump, load } from "js-yaml";
+import { load } from "js-yaml";
 import type { KubernetesObject, V1EnvVar } from "@kubernetes/client-node";
-import { readYamlObjects } from "../../hack/control-plane/kube";
+import { readYamlObjects, toYaml, toYamlDocuments } from "../../hack/control-plane/kube";
 import { admissionPolicies, applyWebhookPolicy } from "../webhook-policy";
 import {
   admissionDisruptionBudget,
@@ -110,16 +110,15 @@ export function webhookTemplates(
   for (const object of moduleObjects) {
     const file = WEBHOOK_TEMPLATES[object.kind ?? ""];
     if (!file) continue;
-    const text = dump(applyWebhookPolicy(object), { lineWidth: -1, noRefs: true });
+    const text = toYaml(applyWebhookPolicy(object));
     // Static YAML: braces in it (none today) would be Go template syntax to Helm.
     if (text.includes("{{"))
       throw new Error(`${object.kind} holds "{{", which Helm would template`);
     templates[file] =
       `# Written by npm run build from the module's manifest (fail-open split).\n${text}`;
   }
-  const policies = admissionPolicies().map(o => dump(o, { lineWidth: -1, noRefs: true }));
   templates["admission-policies.yaml"] =
-    `# Written by npm run build: what the webhooks leave to the API server itself.\n${policies.join("---\n")}`;
+    `# Written by npm run build: what the webhooks leave to the API server itself.\n${toYamlDocuments(admissionPolicies())}`;
   return templates;
 }
 
@@ -140,16 +139,13 @@ export function configureModuleChart(
   writeFileSync(schemaFile, `${JSON.stringify(moduleChartSchema(schema), null, 2)}\n`);
   const valuesYaml = join(dir, "values.yaml");
   const chart = load(readFileSync(valuesYaml, "utf8")) as ChartValues;
-  writeFileSync(
-    valuesYaml,
-    dump(configuredChartValues(chart, values), { lineWidth: -1, noRefs: true }),
-  );
+  writeFileSync(valuesYaml, toYaml(configuredChartValues(chart, values)));
   const objects = readYamlObjects(moduleManifest);
   const templates = webhookTemplates(objects);
   const admission = objects.find(isAdmissionController);
   if (admission) {
     templates["admission-pdb.yaml"] =
-      `# Written by npm run build: Pepr writes no PodDisruptionBudget.\n${dump(admissionDisruptionBudget(admission), { lineWidth: -1, noRefs: true })}`;
+      `# Written by npm run build: Pepr writes no PodDisruptionBudget.\n${toYaml(admissionDisruptionBudget(admission))}`;
   }
   for (const [file, text] of Object.entries(templates)) {
     writeFileSync(join(dir, "templates", file), text);

@@ -22,7 +22,7 @@ import { join } from "node:path";
 import type { KubernetesObject, V1Deployment, V1StatefulSet } from "@kubernetes/client-node";
 import { dump, load } from "js-yaml";
 import { MODULE_CHART, MODULE_MANIFEST, ROOT } from "../../../packaging/build";
-import { applyObjects, waitForCrdsEstablished } from "../../../hack/control-plane/kube";
+import { applyObjects, toYaml, waitForCrdsEstablished } from "../../../hack/control-plane/kube";
 import { helm, renderChart } from "../../../hack/helm/helm";
 import {
   defaultValues,
@@ -155,7 +155,7 @@ let lints = 0;
  */
 function lint(chart: string, values: object, namespace: string): string {
   const file = join(scratch, `lint-${++lints}.yaml`);
-  writeFileSync(file, dump(values, { lineWidth: -1, noRefs: true }));
+  writeFileSync(file, toYaml(values));
   return helm(["lint", "--strict", chart, "-f", file, "-n", namespace]);
 }
 

@@ -78,3 +78,22 @@ export function startFeeding<T extends KubernetesObject>(
 function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
+
+/**
+ * A watch started the first time it is asked for (then `startFeeding`), so that a process runs
+ * only the watches it uses: the admission and watcher processes share one module.
+ */
+export function feedOnFirstUse<T extends KubernetesObject, I extends Informer<T>>(
+  make: () => I,
+  feed: WatchFeed<T>,
+  options: KeepWatchingOptions,
+): () => I {
+  let informer: I | undefined;
+  return () => {
+    if (informer === undefined) {
+      informer = make();
+      startFeeding(informer, feed, options);
+    }
+    return informer;
+  };
+}

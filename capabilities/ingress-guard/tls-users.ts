@@ -13,7 +13,7 @@ import {
 } from "@kubernetes/client-node";
 import { Log } from "pepr";
 import type { Ingress } from "../../core/ingress/types";
-import { startFeeding } from "../../kube/informer";
+import { feedOnFirstUse } from "../../kube/informer";
 
 const key = (namespace: string, name: string): string => `${namespace}/${name}`;
 
@@ -66,28 +66,23 @@ export class TlsUsersIndex {
 /** The index and the watch that feeds it, started on first use. */
 export class WatchedTlsUsers {
   readonly index = new TlsUsersIndex();
-  #informer: ListWatch<V1Ingress> | undefined = undefined;
+  readonly #watch: () => ListWatch<V1Ingress>;
 
   /** `informer`: the Ingress list-watch (all namespaces, the default kubeconfig's cluster). */
-  constructor(private readonly informer: () => ListWatch<V1Ingress> = ingressInformer) {}
-
-  /** The users from the watch, or undefined until a list has arrived (start it then). */
-  users(namespace: string, secretName: string): Ingress[] | undefined {
-    this.#informer ??= this.#start();
-    // A list is in once the informer has its resourceVersion. Not start()'s promise: it
-    // resolves after a list that failed too (client-node reports that as an "error" event).
-    return this.#informer.latestResourceVersion() === ""
-      ? undefined
-      : this.index.users(namespace, secretName);
-  }
-
-  #start(): ListWatch<V1Ingress> {
-    const informer = this.informer();
-    startFeeding(informer, this.index, {
+  constructor(informer: () => ListWatch<V1Ingress> = ingressInformer) {
+    this.#watch = feedOnFirstUse(informer, this.index, {
       what: "ingresses (TLS Secret users)",
       warn: (message, fields) => Log.warn(fields, message),
     });
-    return informer;
+  }
+
+  /** The users from the watch, or undefined until a list has arrived (start it then). */
+  users(namespace: string, secretName: string): Ingress[] | undefined {
+    // A list is in once the informer has its resourceVersion. Not start()'s promise: it
+    // resolves after a list that failed too (client-node reports that as an "error" event).
+    return this.#watch().latestResourceVersion() === ""
+      ? undefined
+      : this.index.users(namespace, secretName);
   }
 }
 

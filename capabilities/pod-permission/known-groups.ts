@@ -14,7 +14,7 @@ import {
   type KubernetesObject,
 } from "@kubernetes/client-node";
 import { Log } from "pepr";
-import { startFeeding } from "../../kube/informer";
+import { feedOnFirstUse } from "../../kube/informer";
 import { PERMISSION_API_GROUP, PERMISSION_API_VERSION } from "./permission-crds";
 
 const key = (namespace: string, name: string): string => `${namespace}/${name}`;
@@ -39,23 +39,20 @@ export class GroupNames {
 /** The names and the watch that feeds them, started on first use. */
 export class WatchedGroups {
   readonly names = new GroupNames();
-  #started = false;
+  readonly #watch: () => unknown;
 
   /** `informer`: the PermissionGroup list-watch (all namespaces, the default kubeconfig's cluster). */
-  constructor(private readonly informer: () => ListWatch<KubernetesObject> = groupInformer) {}
-
-  /** True when the watch holds the group; false says nothing (ask the API server). */
-  holds(namespace: string, name: string): boolean {
-    if (!this.#started) this.#start();
-    return this.names.has(namespace, name);
-  }
-
-  #start(): void {
-    this.#started = true;
-    startFeeding(this.informer(), this.names, {
+  constructor(informer: () => ListWatch<KubernetesObject> = groupInformer) {
+    this.#watch = feedOnFirstUse(informer, this.names, {
       what: "permissiongroups (admission)",
       warn: (message, fields) => Log.warn(fields, message),
     });
+  }
+
+  /** True when the watch holds the group; false says nothing (ask the API server). */
+  holds(namespace: string, name: string): boolean {
+    this.#watch();
+    return this.names.has(namespace, name);
   }
 }
 

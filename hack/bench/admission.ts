@@ -371,9 +371,20 @@ function post(url: string, agent: Agent, body: string): Promise<string> {
 }
 
 /** The AdmissionReview the API server sends for creating `object` in the measured namespace. */
-function createReview(kind: string, resource: string, object: object, name: string): string {
-  const gvk = { group: "", version: "v1", kind };
-  const gvr = { group: "", version: "v1", resource };
+/** The kind and resource a review names (group "" is the core group). */
+interface ReviewedType {
+  group?: string;
+  kind: string;
+  resource: string;
+}
+
+function createReview(
+  { group = "", kind, resource }: ReviewedType,
+  object: object,
+  name: string,
+): string {
+  const gvk = { group, version: "v1", kind };
+  const gvr = { group, version: "v1", resource };
   return JSON.stringify({
     apiVersion: "admission.k8s.io/v1",
     kind: "AdmissionReview",
@@ -430,7 +441,7 @@ async function webhookUrl(kc: KubeConfig, mutating: boolean, part: string): Prom
 
 /**
  * Where a webhook call's time goes, without the API server: each review Bulwark's creates cause
- * (the TLS Secret's; the annotated Pod's mutation, its only call) posted straight to Pepr's
+ * (the Ingress's, the TLS Secret's; the annotated Pod's mutation, its only call) posted straight to Pepr's
  * admission server, against the floor, an HTTPS server of ours that only parses the review and
  * allows it (same certificate, same Node, same machine).
  */
@@ -444,14 +455,29 @@ async function measureDirect(
   const serving = { key: readFileSync(issued.keyPath), cert: readFileSync(issued.certPath) };
   const reviews: [string, string, (name: string) => string][] = [
     [
+      "Ingress, validate",
+      await webhookUrl(kc, false, "ingresses"),
+      name =>
+        createReview(
+          { group: "networking.k8s.io", kind: "Ingress", resource: "ingresses" },
+          ingress(name),
+          name,
+        ),
+    ],
+    [
       "TLS Secret, validate",
       await webhookUrl(kc, false, "tls-secrets"),
-      name => createReview("Secret", "secrets", tlsSecret(MEASURED, name, cert), name),
+      name =>
+        createReview(
+          { kind: "Secret", resource: "secrets" },
+          tlsSecret(MEASURED, name, cert),
+          name,
+        ),
     ],
     [
       "annotated Pod, mutate",
       await webhookUrl(kc, true, "-pods."),
-      name => createReview("Pod", "pods", pod(name, true), name),
+      name => createReview({ kind: "Pod", resource: "pods" }, pod(name, true), name),
     ],
   ];
   const floor = createServer(serving, (req, res) => {
@@ -480,7 +506,7 @@ async function measureDirect(
     for (const [what, url, review] of reviews) {
       console.log(line(`Pepr admission: ${what}`, await directCalls(url, caPem, review)));
     }
-    const podReview = reviews[1]![2];
+    const podReview = reviews[2]![2];
     console.log(
       line("peer: HTTPS server, allow only", await directCalls(floorUrl, caPem, podReview)),
     );

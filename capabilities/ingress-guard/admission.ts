@@ -13,6 +13,7 @@ import type { Ingress, Secret } from "../../core/ingress/types";
 import { NGINX_ANNOTATION_PREFIX } from "../../core/names";
 import { formatErrors, type FieldError } from "../../core/result";
 import {
+  admissionPairs,
   classIsDefaultNow,
   ingressesUsingSecret,
   secretNamesOf,
@@ -75,7 +76,12 @@ export async function validateIngress(
   const review = await refusedOnlyOnLatest(async freshness =>
     reviewIngress(
       ingress,
-      await tlsSecretLookup(namespace, secretNamesOf([ingress]), new Date(), freshness),
+      await tlsSecretLookup(
+        namespace,
+        secretNamesOf([ingress]),
+        new Date(),
+        admissionPairs(freshness),
+      ),
       securityAnnotationMode(),
     ),
   );
@@ -107,7 +113,7 @@ export async function validateTlsSecret(
       data,
       new Date(),
       users,
-      await tlsSecretLookup(namespace, otherNames, new Date(), freshness),
+      await tlsSecretLookup(namespace, otherNames, new Date(), admissionPairs(freshness)),
     ),
   );
   return answer(req, "Secret", review.errors, review.warnings);

@@ -12,20 +12,17 @@ import type { V1IngressClass } from "@kubernetes/client-node";
 import { isDefaultClass, namesNoClass } from "../../core/ingress/class";
 import { INGRESS_CLASS } from "../../core/names";
 import { secretsNamedBy, tlsUsers } from "./tls-users";
+import { pairOf, watchedTlsPairs, type TlsPair } from "./tls-secrets";
 import type { Secret } from "../../core/ingress/types";
-
-function decode(value: string | undefined): string {
-  return value === undefined ? "" : Buffer.from(value, "base64").toString("utf8");
-}
 
 /** The same Secret is read for every Ingress naming it: parse its pair once while it is unchanged. */
 const inspections = new InspectionCache();
 
 /**
- * Where a read is served from. "cached": the API server's watch cache (resourceVersion=0), a
- * moment behind etcd but without etcd's quorum read: 0.9 against 1.6 ms at p50, 3.3 against 5.5
- * at p99 (hack/bench/README.md). A Secret the cache does not hold yet is read from etcd.
- * "latest": etcd, as the API server stores it now.
+ * Where a read is served from. "cached": the admission process's own watch of TLS Secrets
+ * (tls-secrets.ts), else the API server's watch cache (resourceVersion=0), both a moment behind
+ * etcd but without a round trip to it. A Secret neither holds yet is read from etcd. "latest":
+ * etcd, as the API server stores it now.
  */
 export type Freshness = "cached" | "latest";
 
@@ -48,28 +45,47 @@ async function readSecret(
 }
 
 /**
- * Facts about each named Secret as stored (base64 data); undefined for a Secret that does not
- * exist. `now` undefined: the validity period is not checked (serving, not admission).
+ * Where a review's pairs come from: a copy held in this process (a watch's), else a read of
+ * `read` freshness.
+ */
+export interface PairSource {
+  held?: (namespace: string, name: string) => TlsPair | undefined;
+  read: Freshness;
+}
+
+/** Admission's: "cached" takes the admission watch's copy when it holds one. */
+export function admissionPairs(freshness: Freshness): PairSource {
+  return freshness === "cached"
+    ? { held: (namespace, name) => watchedTlsPairs.pair(namespace, name), read: "cached" }
+    : { read: "latest" };
+}
+
+async function readPair(
+  namespace: string,
+  name: string,
+  source: PairSource,
+): Promise<TlsPair | undefined> {
+  const held = source.held?.(namespace, name);
+  if (held !== undefined) return held;
+  const secret = await readSecret(namespace, name, source.read);
+  return secret && pairOf(secret);
+}
+
+/**
+ * Facts about each named Secret; undefined for a Secret that does not exist. `now` undefined: the
+ * validity period is not checked (serving, not admission).
  */
 export async function tlsSecretLookup(
   namespace: string,
   names: string[],
   now: Date | undefined,
-  freshness: Freshness = "latest",
+  source: PairSource,
 ): Promise<SecretLookup> {
   const facts = new Map<string, Result<CertificateFacts> | undefined>();
   await Promise.all(
     [...new Set(names)].map(async name => {
-      const secret = await readSecret(namespace, name, freshness);
-      facts.set(
-        name,
-        secret &&
-          inspections.inspect(
-            decode(secret.data?.["tls.crt"]),
-            decode(secret.data?.["tls.key"]),
-            now,
-          ),
-      );
+      const pair = await readPair(namespace, name, source);
+      facts.set(name, pair && inspections.inspect(pair.certPem, pair.keyPem, now));
     }),
   );
   return name => facts.get(name);

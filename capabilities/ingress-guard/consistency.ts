@@ -35,8 +35,8 @@ const KINDS: ChecksumKind[] = ["ingress", "secret"];
 const COMPONENT = "ingress-guard";
 
 export interface GuardOptions {
-  /** Told of every Ingress listed by a resync or a change of scope. */
-  onIngresses?: (ingresses: Ingress[]) => Promise<void>;
+  /** Told of every Ingress and Secret listed by a resync or a change of scope. */
+  onListed?: (ingresses: Ingress[], secrets: Secret[]) => Promise<void>;
   /** Quiet time before statuses are written, so a burst of events costs one pass. */
   debounceMs: number;
   /** Full re-list period: repairs anything a missed watch event left wrong. */
@@ -126,13 +126,15 @@ export class ConsistencyGuard {
       const classIsDefault = await readClassIsDefault();
       this.state.setScope({ ...this.state.scope, classIsDefault });
       await this.#readKeys();
+      const ingresses = (await K8s(k.Ingress).Get()).items as Ingress[];
+      const secrets = (await K8s(k.Secret).Get()).items as Secret[];
+      await this.#options.onListed?.(ingresses, secrets);
       for (const kind of KINDS) {
-        const objects = kind === "ingress" ? await K8s(k.Ingress).Get() : await K8s(k.Secret).Get();
-        if (kind === "ingress") await this.#options.onIngresses?.(objects.items as Ingress[]);
+        const objects = kind === "ingress" ? ingresses : secrets;
         const checksums = await this.#trustedChecksums(kind);
-        this.state.replaceAll(kind, objects.items as (Ingress | Secret)[], checksums);
+        this.state.replaceAll(kind, objects, checksums);
         Log.debug(
-          { kind, objects: objects.items.length, checksums: checksums.length },
+          { kind, objects: objects.length, checksums: checksums.length },
           "checksum resync listed",
         );
         for (const object of checksums)

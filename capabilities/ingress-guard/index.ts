@@ -5,7 +5,6 @@ import { validateIngress, validateTlsSecret } from "./admission";
 import { IngressCheckSum, SecretCheckSum } from "../../kube/checksum-kinds";
 import { ConsistencyGuard } from "./consistency";
 import { ServingNotices } from "./serving-notices";
-import { TLS_SECRET_TYPE } from "../../core/ingress/selection";
 import { isWatcherProcess } from "../pepr/process";
 import { failOpenValidation } from "../pepr/fail-open";
 
@@ -25,14 +24,8 @@ const notices: ServingNotices = new ServingNotices(() => guard.state.scope);
 const guard: ConsistencyGuard = new ConsistencyGuard({
   resyncMs: settings.resyncMs,
   graceMs: settings.graceMs,
-  onIngresses: (ingresses): Promise<void> => notices.onList(ingresses),
+  onListed: (ingresses, secrets): Promise<void> => notices.onList(ingresses, secrets),
 });
-
-/** Only a TLS Secret can change a verdict: the rest of a cluster's Secret churn costs nothing. */
-async function tlsSecretChanged(secret: a.Secret): Promise<void> {
-  if (secret.type !== TLS_SECRET_TYPE) return;
-  await notices.onSecret(secret.metadata?.namespace ?? "", secret.metadata?.name ?? "");
-}
 
 When(a.Ingress)
   .IsCreatedOrUpdated()
@@ -50,13 +43,13 @@ When(a.Secret)
   .IsCreatedOrUpdated()
   .Watch(async o => {
     guard.onObject("secret", o, false);
-    await tlsSecretChanged(o);
+    await notices.onSecret(o, false);
   });
 When(a.Secret)
   .IsDeleted()
   .Watch(async o => {
     guard.onObject("secret", o, true);
-    await tlsSecretChanged(o);
+    await notices.onSecret(o, true);
   });
 When(a.IngressClass)
   .IsCreatedOrUpdated()

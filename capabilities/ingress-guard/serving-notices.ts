@@ -5,11 +5,12 @@
 import { Log } from "pepr";
 import { objectKey } from "../../core/checksum";
 import { isCanaryIngress } from "../../core/annotations";
-import { selectsIngress, type ServingScope } from "../../core/ingress/selection";
+import { selectsIngress, TLS_SECRET_TYPE, type ServingScope } from "../../core/ingress/selection";
 import { servingRefusal } from "../../core/ingress/review-ingress";
-import type { Ingress } from "../../core/ingress/types";
+import type { Ingress, Secret } from "../../core/ingress/types";
 import { recordEvent } from "../pepr/events";
-import { secretNamesOf, tlsSecretLookup } from "./cluster-reads";
+import { secretNamesOf, tlsSecretLookup, type PairSource } from "./cluster-reads";
+import { TlsPairIndex } from "./tls-secrets";
 import { guardMetrics } from "./metrics";
 
 const COMPONENT = "ingress-guard";
@@ -18,6 +19,17 @@ const SERVABLE = "";
 export class ServingNotices {
   /** namespace/name → the last verdict announced ("" servable) and the object it was made on. */
   readonly #last = new Map<string, { verdict: string; ingress: Ingress }>();
+  /**
+   * The TLS Secrets' pairs from the watcher's watch and resync: a resync judged every Ingress on a
+   * GET of its Secrets, 10 000 reads every period for 10 000 Ingresses. One it does not hold
+   * (an Ingress seen before its Secret) is read; one a moment behind is judged again when its
+   * Secret's event arrives (onSecret).
+   */
+  readonly #pairs = new TlsPairIndex();
+  readonly #source: PairSource = {
+    held: (namespace, name) => this.#pairs.get(namespace, name),
+    read: "latest",
+  };
 
   constructor(private readonly scope: () => ServingScope) {}
 
@@ -30,7 +42,12 @@ export class ServingNotices {
     }
     const namespace = ingress.metadata?.namespace ?? "";
     // No date: a certificate that expired after admission still serves (availability).
-    const secrets = await tlsSecretLookup(namespace, secretNamesOf([ingress]), undefined);
+    const secrets = await tlsSecretLookup(
+      namespace,
+      secretNamesOf([ingress]),
+      undefined,
+      this.#source,
+    );
     const verdict = servingRefusal(ingress, secrets) ?? SERVABLE;
     const before = this.#last.get(key)?.verdict;
     this.#last.set(key, { verdict, ingress });
@@ -40,7 +57,12 @@ export class ServingNotices {
   }
 
   /** A TLS Secret changed: the Ingresses that name it are judged again. */
-  async onSecret(namespace: string, name: string): Promise<void> {
+  async onSecret(secret: Secret, deleted: boolean): Promise<void> {
+    if (secret.type !== TLS_SECRET_TYPE) return;
+    if (deleted) this.#pairs.remove(secret);
+    else this.#pairs.put(secret);
+    const namespace = secret.metadata?.namespace ?? "";
+    const name = secret.metadata?.name ?? "";
     const users = [...this.#last.values()]
       .map(entry => entry.ingress)
       .filter(
@@ -52,7 +74,8 @@ export class ServingNotices {
   }
 
   /** A full list (resync, or a change of scope): every Ingress judged, the vanished forgotten. */
-  async onList(ingresses: readonly Ingress[]): Promise<void> {
+  async onList(ingresses: readonly Ingress[], secrets: readonly Secret[]): Promise<void> {
+    this.#pairs.replaceAll(secrets);
     const listed = new Set(ingresses.map(objectKey));
     for (const key of [...this.#last.keys()]) if (!listed.has(key)) this.#last.delete(key);
     for (const ingress of ingresses) await this.onIngress(ingress, false);

@@ -1,0 +1,96 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { KubeConfig, ListWatch, Watch, type V1Secret } from "@kubernetes/client-node";
+import { pairOf, TlsPairIndex, WatchedTlsPairs } from "./tls-secrets";
+
+const b64 = (text: string): string => Buffer.from(text).toString("base64");
+
+function secret(namespace: string, name: string, cert: string, type = "kubernetes.io/tls") {
+  return {
+    apiVersion: "v1",
+    kind: "Secret",
+    type,
+    metadata: { namespace, name, resourceVersion: "1" },
+    data: { "tls.crt": b64(cert), "tls.key": b64(`key of ${cert}`) },
+  } satisfies V1Secret;
+}
+
+describe("TlsPairIndex", () => {
+  it("holds each TLS Secret's pair decoded, by namespace and name", () => {
+    const index = new TlsPairIndex();
+    index.put(secret("shop", "web-tls", "shop cert"));
+    index.put(secret("blog", "web-tls", "blog cert"));
+    assert.deepEqual(index.get("shop", "web-tls"), {
+      certPem: "shop cert",
+      keyPem: "key of shop cert",
+    });
+    assert.equal(index.get("blog", "web-tls")?.certPem, "blog cert");
+    assert.equal(index.get("shop", "other"), undefined);
+  });
+
+  it("follows an update and a delete; a Secret of another type is not held", () => {
+    const index = new TlsPairIndex();
+    index.put(secret("shop", "web-tls", "first"));
+    index.put(secret("shop", "web-tls", "second"));
+    assert.equal(index.get("shop", "web-tls")?.certPem, "second");
+    index.put(secret("shop", "web-tls", "opaque now", "Opaque"));
+    assert.equal(index.get("shop", "web-tls"), undefined);
+    index.put(secret("shop", "web-tls", "third"));
+    index.remove(secret("shop", "web-tls", ""));
+    assert.equal(index.get("shop", "web-tls"), undefined);
+    assert.equal(index.size, 0);
+  });
+
+  it("reads a Secret with no data as an empty pair (the inspection names what is missing)", () => {
+    assert.deepEqual(pairOf({}), { certPem: "", keyPem: "" });
+  });
+});
+
+describe("WatchedTlsPairs", () => {
+  /**
+   * client-node's real ListWatch, its list answered by the test and its watch a stand-in that
+   * hands the test the event callback and the options it was opened with.
+   */
+  function informer(items: V1Secret[]) {
+    const watch = new Watch(new KubeConfig());
+    const opened: Record<string, unknown>[] = [];
+    const events: { send?: (phase: string, object: V1Secret) => void } = {};
+    watch.watch = (_path, options, callback) => {
+      opened.push(options);
+      events.send = (phase, object) => callback(phase, object, { type: phase, object });
+      return Promise.resolve({ abort: () => undefined } as AbortController);
+    };
+    const list = () => Promise.resolve({ items, metadata: { resourceVersion: "5" } });
+    const listWatch = new ListWatch<V1Secret>(
+      "/api/v1/secrets",
+      watch,
+      list,
+      false,
+      undefined,
+      "type=kubernetes.io/tls",
+    );
+    return { listWatch, events, opened };
+  }
+
+  it("holds nothing until its list is in, then what the list and the watch deliver", async () => {
+    const { listWatch, events, opened } = informer([secret("shop", "web-tls", "listed")]);
+    const pairs = new WatchedTlsPairs(() => listWatch);
+    // The first question starts the watch; undefined sends the caller to the API server.
+    assert.equal(pairs.pair("shop", "web-tls"), undefined);
+    for (let tick = 0; listWatch.latestResourceVersion() === "" && tick < 100; tick++) {
+      await new Promise(resolve => setImmediate(resolve));
+    }
+    assert.equal(pairs.pair("shop", "web-tls")?.certPem, "listed");
+    assert.equal(opened[0]?.fieldSelector, "type=kubernetes.io/tls", "the watch selects TLS only");
+    events.send!("MODIFIED", {
+      ...secret("shop", "web-tls", "renewed"),
+      metadata: { namespace: "shop", name: "web-tls", resourceVersion: "6" },
+    });
+    assert.equal(pairs.pair("shop", "web-tls")?.certPem, "renewed");
+    events.send!("DELETED", {
+      ...secret("shop", "web-tls", ""),
+      metadata: { namespace: "shop", name: "web-tls", resourceVersion: "7" },
+    });
+    assert.equal(pairs.pair("shop", "web-tls"), undefined);
+  });
+});

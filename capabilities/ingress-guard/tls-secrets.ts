@@ -1,0 +1,97 @@
+// The TLS Secrets' pairs, kept from a watch in the admission process. Each Ingress review read the
+// Secrets it names from the API server's cache: a round trip inside the API server's webhook call,
+// which made an Ingress's call about 2.5 ms longer than a TLS Secret's (hack/bench/README.md,
+// admission). An approval may rest on a copy a moment behind the API server, as it did on the
+// cache's, and the gateway checks every pair again before it serves it; a refusal is decided again
+// on what etcd holds (refusedOnlyOnLatest). A Secret the watch does not hold (created a moment ago,
+// or the watch not listed yet) is read as before.
+import { CoreV1Api, KubeConfig, ListWatch, Watch, type V1Secret } from "@kubernetes/client-node";
+import { Log } from "pepr";
+import { TLS_SECRET_TYPE } from "../../core/ingress/selection";
+import type { Secret } from "../../core/ingress/types";
+import { feedOnFirstUse } from "../../kube/informer";
+
+/** A pair as its Secret stores it, decoded: what the certificate inspection reads. */
+export interface TlsPair {
+  certPem: string;
+  keyPem: string;
+}
+
+const key = (namespace: string, name: string): string => `${namespace}/${name}`;
+
+function decode(value: string | undefined): string {
+  return value === undefined ? "" : Buffer.from(value, "base64").toString("utf8");
+}
+
+/** The pair a Secret read from the API server stores (base64 data), decoded. */
+export function pairOf(secret: Secret): TlsPair {
+  return { certPem: decode(secret.data?.["tls.crt"]), keyPem: decode(secret.data?.["tls.key"]) };
+}
+
+/** The pair of each TLS Secret by namespace and name; pure, fed by the watch. */
+export class TlsPairIndex {
+  readonly #pairs = new Map<string, TlsPair>();
+
+  put(secret: Secret): void {
+    const own = key(secret.metadata?.namespace ?? "", secret.metadata?.name ?? "");
+    // The watch selects the type; a Secret of another type is never a TLS Secret's copy.
+    if (secret.type !== TLS_SECRET_TYPE) return void this.#pairs.delete(own);
+    this.#pairs.set(own, pairOf(secret));
+  }
+
+  /** A full list: what it holds, and nothing else. */
+  replaceAll(secrets: readonly Secret[]): void {
+    this.#pairs.clear();
+    for (const secret of secrets) this.put(secret);
+  }
+
+  remove(secret: Secret): void {
+    this.#pairs.delete(key(secret.metadata?.namespace ?? "", secret.metadata?.name ?? ""));
+  }
+
+  get(namespace: string, name: string): TlsPair | undefined {
+    return this.#pairs.get(key(namespace, name));
+  }
+
+  get size(): number {
+    return this.#pairs.size;
+  }
+}
+
+/** The index and the watch that feeds it, started on first use. */
+export class WatchedTlsPairs {
+  readonly index = new TlsPairIndex();
+  readonly #watch: () => unknown;
+
+  /** `informer`: the TLS Secrets' list-watch (all namespaces, the default kubeconfig's cluster). */
+  constructor(informer: () => ListWatch<V1Secret> = tlsSecretInformer) {
+    this.#watch = feedOnFirstUse(informer, this.index, {
+      what: "secrets of type kubernetes.io/tls (admission)",
+      warn: (message, fields) => Log.warn(fields, message),
+    });
+  }
+
+  /** The pair the watch holds; undefined says nothing (read the Secret). */
+  pair(namespace: string, name: string): TlsPair | undefined {
+    this.#watch();
+    return this.index.get(namespace, name);
+  }
+}
+
+const TLS_ONLY = `type=${TLS_SECRET_TYPE}`;
+
+function tlsSecretInformer(): ListWatch<V1Secret> {
+  const kc = new KubeConfig();
+  kc.loadFromDefault();
+  const api = kc.makeApiClient(CoreV1Api);
+  return new ListWatch<V1Secret>(
+    "/api/v1/secrets",
+    new Watch(kc),
+    () => api.listSecretForAllNamespaces({ fieldSelector: TLS_ONLY }),
+    false,
+    undefined,
+    TLS_ONLY,
+  );
+}
+
+export const watchedTlsPairs = new WatchedTlsPairs();

@@ -155,6 +155,14 @@ describe("ConsistencyGuard against a stand-in API, on mock timers", () => {
     assert.equal(await consistentGauge(), 1);
   });
 
+  it("lists only TLS Secrets: the only ones the checksum counts", async () => {
+    seed();
+    await primed();
+    const lists = api.seen("GET", /^\/api\/v1\/secrets$/);
+    assert.equal(lists.length, 1);
+    assert.equal(lists[0]!.query.get("fieldSelector"), "type=kubernetes.io/tls");
+  });
+
   it("given a burst of changes, makes one pass the debounce after the last of them", async () => {
     seed();
     const guard = await primed();

@@ -4,6 +4,7 @@
 import { K8s, Log, kind as k } from "pepr";
 import { isTrustedPublication, objectKey, type GuardMode } from "../../core/checksum";
 import type { Ingress, Secret } from "../../core/ingress/types";
+import { TLS_SECRET_TYPE } from "../../core/ingress/selection";
 import { backoffWait, UNBOUNDED_STEPS, type Backoff } from "../../core/backoff";
 import { recordEvent } from "../pepr/events";
 import {
@@ -127,7 +128,9 @@ export class ConsistencyGuard {
       this.state.setScope({ ...this.state.scope, classIsDefault });
       await this.#readKeys();
       const ingresses = (await K8s(k.Ingress).Get()).items as Ingress[];
-      const secrets = (await K8s(k.Secret).Get()).items as Secret[];
+      // Only TLS Secrets count: a list of every Secret carried each Helm release and token too.
+      const secrets = (await K8s(k.Secret).WithField("type", TLS_SECRET_TYPE).Get())
+        .items as Secret[];
       await this.#options.onListed?.(ingresses, secrets);
       for (const kind of KINDS) {
         const objects = kind === "ingress" ? ingresses : secrets;

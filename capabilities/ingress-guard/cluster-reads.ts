@@ -19,10 +19,10 @@ import type { Secret } from "../../core/ingress/types";
 const inspections = new InspectionCache();
 
 /**
- * Where a read is served from. "cached": the admission process's own watch of TLS Secrets
- * (tls-secrets.ts), else the API server's watch cache (resourceVersion=0), both a moment behind
- * etcd but without a round trip to it. A Secret neither holds yet is read from etcd. "latest":
- * etcd, as the API server stores it now.
+ * Where a read is served from. "cached": the API server's watch cache (resourceVersion=0), a
+ * moment behind etcd but without etcd's quorum read; a Secret it does not hold yet is read from
+ * etcd. "latest": etcd, as the API server stores it now. Admission's "cached" pass first takes
+ * the copy its own watch holds (admissionPairs).
  */
 export type Freshness = "cached" | "latest";
 

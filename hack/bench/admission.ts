@@ -373,7 +373,6 @@ function post(url: string, agent: Agent, body: string): Promise<string> {
   return httpsText(url, { method: "POST", agent, headers }, body);
 }
 
-/** The AdmissionReview the API server sends for creating `object` in the measured namespace. */
 /** The kind and resource a review names (group "" is the core group). */
 interface ReviewedType {
   group?: string;
@@ -381,6 +380,7 @@ interface ReviewedType {
   resource: string;
 }
 
+/** The AdmissionReview the API server sends for creating `object` in the measured namespace. */
 function createReview(
   { group = "", kind, resource }: ReviewedType,
   object: object,

@@ -57,9 +57,15 @@ export interface WatchFeed<T> {
   remove(object: T): void;
 }
 
+/** An informer as startFeeding uses it: client-node's, or kube/lean-list-watch.ts's. */
+export interface ObjectInformer<T> extends Restartable {
+  on(verb: "add" | "update" | "delete", callback: (object: T) => void): void;
+  on(verb: "error" | "connect", callback: (error?: unknown) => void): void;
+}
+
 /** Feeds `informer`'s objects into `feed`, keeps it watching (keepWatching), and starts it. */
-export function startFeeding<T extends KubernetesObject>(
-  informer: Informer<T>,
+export function startFeeding<T>(
+  informer: ObjectInformer<T>,
   feed: WatchFeed<T>,
   options: KeepWatchingOptions,
 ): void {

@@ -123,15 +123,17 @@ const endpointsHaveWork = (endpoints: Endpoints): boolean =>
 
 /** The watcher's periodic repair of every Endpoints and EndpointSlice, from caches. */
 export class EndpointResync {
-  readonly slices = new WatchCache<EndpointSlice>(kind.EndpointSlice, "endpointslices");
-  readonly endpoints = new WatchCache<Endpoints>(kind.Endpoints, "endpoints");
+  readonly slices = new WatchCache<EndpointSlice>({
+    path: "/apis/discovery.k8s.io/v1/endpointslices",
+    what: "endpointslices",
+  });
+  readonly endpoints = new WatchCache<Endpoints>({ path: "/api/v1/endpoints", what: "endpoints" });
 
   constructor(readonly protection: Protection) {}
 
   start(): void {
-    const relist = Math.max(this.protection.settings.resyncMs, 300_000);
-    this.slices.start(relist);
-    this.endpoints.start(relist);
+    this.slices.start();
+    this.endpoints.start();
   }
 
   /** One pass: only objects with a not-ready endpoint or a kept record cost a decision. */

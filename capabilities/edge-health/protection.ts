@@ -38,28 +38,32 @@ export function slimPod(pod: Pod): Pod {
 
 export class Protection {
   #zoneConfig: ZoneConfig | undefined;
-  readonly nodes = new WatchCache<Node>(kind.Node, "nodes");
-  readonly pods = new WatchCache<Pod>(kind.Pod, "pods", slimPod);
+  readonly nodes = new WatchCache<Node>({ path: "/api/v1/nodes", what: "nodes" });
+  readonly pods = new WatchCache<Pod>({ path: "/api/v1/pods", what: "pods" }, slimPod);
   /** SuperEdge's edge-health pods, when its daemons vote (settings.votes). */
   readonly superEdgePods: WatchCache<Pod> | undefined;
 
   constructor(readonly settings: EdgeSettings) {
     if (settings.votes === "superedge") {
+      const { namespace, labels } = settings.superEdgePods;
       this.superEdgePods = new WatchCache<Pod>(
-        kind.Pod,
-        "SuperEdge edge-health pods",
+        {
+          path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods`,
+          what: "SuperEdge edge-health pods",
+          labelSelector: Object.entries(labels)
+            .map(([key, value]) => `${key}=${value}`)
+            .join(","),
+        },
         slimPod,
-        settings.superEdgePods,
       );
     }
   }
 
   /** Fills the caches and keeps them current (both admission and watcher processes read them). */
   start(): void {
-    this.nodes.start(this.settings.resyncMs);
-    // Pods change often and are many: the watch keeps them, a rare relist repairs a gap.
-    this.pods.start(Math.max(this.settings.resyncMs, 300_000));
-    this.superEdgePods?.start(this.settings.resyncMs);
+    this.nodes.start();
+    this.pods.start();
+    this.superEdgePods?.start();
     void this.refreshZoneConfig();
     setInterval(() => void this.refreshZoneConfig(), this.settings.resyncMs).unref();
   }

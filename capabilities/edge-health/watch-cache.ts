@@ -1,39 +1,40 @@
-// Objects of one kind by namespace/name, kept current by a watch and a periodic list: admission
-// and the resync look objects up here, never with a GET per address.
-import { K8s, Log } from "pepr";
-import type { GenericClass } from "kubernetes-fluent-client";
-
-interface Named {
-  metadata?: { name?: string; namespace?: string };
-}
+// Objects of one kind by namespace/name, kept current by a list-watch: admission and the resync
+// look objects up here, never with a GET per address. The list-watch holds no objects of its own
+// (kube/lean-list-watch.ts): what is cached is only what `slim` keeps.
+import { Log } from "pepr";
+import { startFeeding, type WatchFeed } from "../../kube/informer";
+import {
+  apiServerSource,
+  LeanListWatch,
+  type Listed,
+  type ListWatchSource,
+} from "../../kube/lean-list-watch";
 
 export const keyOf = (namespace: string | undefined, name: string): string =>
   namespace ? `${namespace}/${name}` : name;
 
-export class WatchCache<T extends Named> {
+/** What a cache watches: a collection path and the selectors that narrow it. */
+export interface Watched {
+  /** `/api/v1/pods`, `/api/v1/namespaces/edge-system/pods`, `/apis/discovery.k8s.io/v1/endpointslices` */
+  path: string;
+  /** For log lines: "pods", "SuperEdge edge-health pods". */
+  what: string;
+  labelSelector?: string;
+}
+
+export class WatchCache<T extends Listed> implements WatchFeed<T> {
   readonly #objects = new Map<string, T>();
-  #listed = false;
+  #informer: LeanListWatch<T> | undefined;
+  #stopped = false;
 
   /**
    * @param slim keeps what the readers need of each object (a pod cache of every pod in the
    *   cluster holds a few fields each, not whole specs).
    */
   constructor(
-    readonly model: GenericClass,
-    readonly what: string,
+    readonly watched: Watched,
     readonly slim: (object: T) => T = object => object,
-    /** Only objects in this namespace with these labels (a DaemonSet's pods). */
-    readonly scope: { namespace?: string; labels?: Record<string, string> } = {},
   ) {}
-
-  #client() {
-    let client = K8s<typeof this.model, T>(this.model);
-    if (this.scope.namespace) client = client.InNamespace(this.scope.namespace) as typeof client;
-    for (const [key, value] of Object.entries(this.scope.labels ?? {})) {
-      client = client.WithLabel(key, value) as typeof client;
-    }
-    return client;
-  }
 
   get(name: string, namespace?: string): T | undefined {
     return this.#objects.get(keyOf(namespace, name));
@@ -43,40 +44,34 @@ export class WatchCache<T extends Named> {
     return [...this.#objects.values()];
   }
 
-  /** Whether a full list has filled the cache at least once. */
-  get ready(): boolean {
-    return this.#listed;
-  }
-
-  observe(object: T, deleted = false): void {
+  put(object: T): void {
     const name = object.metadata?.name;
-    if (!name) return;
-    const key = keyOf(object.metadata?.namespace, name);
-    if (deleted) this.#objects.delete(key);
-    else this.#objects.set(key, this.slim(object));
+    if (name) this.#objects.set(keyOf(object.metadata?.namespace, name), this.slim(object));
   }
 
-  async relist(): Promise<void> {
-    try {
-      const list = await this.#client().Get();
-      this.#objects.clear();
-      for (const object of list.items) this.observe(object);
-      this.#listed = true;
-    } catch (error) {
-      Log.warn({ what: this.what, err: String(error) }, "list failed; the next resync retries");
-    }
+  remove(object: T): void {
+    const name = object.metadata?.name;
+    if (name) this.#objects.delete(keyOf(object.metadata?.namespace, name));
   }
 
-  /** Lists, then watches, and re-lists every `resyncMs` (a missed event lasts one period). */
-  start(resyncMs: number): void {
-    void this.relist().then(() =>
-      this.#client()
-        .Watch((object, phase) => this.observe(object, phase === "DELETED"))
-        .start()
-        .catch(error =>
-          Log.warn({ what: this.what, err: String(error) }, "watch failed; resync keeps the cache"),
-        ),
-    );
-    setInterval(() => void this.relist(), resyncMs).unref();
+  /** Lists, then watches; a watch that fails is started again (kube/informer.ts keepWatching). */
+  start(source: ListWatchSource<T> = apiServerSource<T>(this.watched.path)): void {
+    const { what, labelSelector } = this.watched;
+    this.#stopped = false;
+    this.#informer = new LeanListWatch<T>({
+      source,
+      selectors: labelSelector ? { labelSelector } : {},
+    });
+    startFeeding(this.#informer, this, {
+      what,
+      warn: (message, fields) => Log.warn(fields, message),
+      stopped: () => this.#stopped,
+    });
+  }
+
+  /** Ends the watch for good (the objects held stay). */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    await this.#informer?.stop();
   }
 }

@@ -80,7 +80,7 @@ describe("feedOnFirstUse", () => {
     } as unknown as Informer<KubernetesObject>;
     const fed: string[] = [];
     let made = 0;
-    const watch = feedOnFirstUse(
+    const watch = feedOnFirstUse<KubernetesObject, Informer<KubernetesObject>>(
       () => (made++, informer),
       {
         put: object => void fed.push(`put ${object.metadata?.name}`),

@@ -1,7 +1,6 @@
 // client-node's informers stop on the first watch or list error and never start again by
 // themselves; every workload's watch goes through here so that it comes back, with Kubernetes'
 // jittered backoff, until the process stops it.
-import type { Informer, KubernetesObject } from "@kubernetes/client-node";
 import { backoffWait, UNBOUNDED_STEPS, type Backoff, type Random } from "../core/backoff";
 
 /** What this needs of an informer (client-node's `Informer`/`ListWatch`). */
@@ -89,7 +88,7 @@ function describe(error: unknown): string {
  * A watch started the first time it is asked for (then `startFeeding`), so that a process runs
  * only the watches it uses: the admission and watcher processes share one module.
  */
-export function feedOnFirstUse<T extends KubernetesObject, I extends Informer<T>>(
+export function feedOnFirstUse<T, I extends ObjectInformer<T>>(
   make: () => I,
   feed: WatchFeed<T>,
   options: KeepWatchingOptions,

@@ -2,13 +2,8 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
-import {
-  LeanListWatch,
-  type ListPage,
-  type ListWatchSource,
-  type Listed,
-  type OpenWatch,
-} from "./lean-list-watch";
+import { ScriptedSource } from "../test/harness/scripted-source";
+import { LeanListWatch, type ListPage, type Listed } from "./lean-list-watch";
 
 interface Obj extends Listed {
   data?: string;
@@ -17,64 +12,6 @@ interface Obj extends Listed {
 const obj = (name: string, rv: string, namespace = "ns"): Obj => ({
   metadata: { namespace, name, resourceVersion: rv },
 });
-
-/** An open watch the test drives: send events, end it, see whether it was aborted. */
-interface ScriptedWatch {
-  query: Record<string, string>;
-  send(type: string, object: unknown): void;
-  end(error?: unknown): void;
-  aborted: boolean;
-}
-
-/**
- * A source whose lists answer from `pages` (one list's pages, in order, then the next list's)
- * and whose watches the test drives. A refused watch calls onDone before it resolves, as
- * client-node's Watch does.
- */
-class ScriptedSource implements ListWatchSource<Obj> {
-  readonly lists: Record<string, string>[] = [];
-  readonly watches: ScriptedWatch[] = [];
-  refuseNextWatch: unknown;
-  constructor(public pages: (ListPage<Obj> | Error)[]) {}
-
-  async list(query: Record<string, string>): Promise<ListPage<Obj>> {
-    this.lists.push(query);
-    const page = this.pages.shift();
-    if (page === undefined) throw new Error("no page scripted");
-    if (page instanceof Error) throw page;
-    return page;
-  }
-
-  async watch(
-    query: Record<string, string>,
-    onEvent: (type: string, object: unknown) => void,
-    onDone: (error: unknown) => void,
-  ): Promise<OpenWatch> {
-    let finished = false;
-    const finish = (error: unknown): void => {
-      if (finished) return;
-      finished = true;
-      onDone(error);
-    };
-    const watch: ScriptedWatch = {
-      query,
-      aborted: false,
-      send: (type, object) => !finished && onEvent(type, object),
-      end: (error = null) => finish(error),
-    };
-    this.watches.push(watch);
-    if (this.refuseNextWatch !== undefined) {
-      finish(this.refuseNextWatch);
-      this.refuseNextWatch = undefined;
-    }
-    return {
-      abort: () => {
-        watch.aborted = true;
-        finish(new Error("aborted"));
-      },
-    };
-  }
-}
 
 /** Every event the informer emitted, as "verb name@rv" (or "verb" for status events). */
 function record(informer: LeanListWatch<Obj>): string[] {
@@ -90,7 +27,7 @@ function record(informer: LeanListWatch<Obj>): string[] {
 const settle = () => new Promise(resolve => setImmediate(resolve));
 
 function started(pages: (ListPage<Obj> | Error)[], options: { now?: () => number } = {}) {
-  const source = new ScriptedSource(pages);
+  const source = new ScriptedSource<Obj>(pages);
   const informer = new LeanListWatch<Obj>({
     source,
     selectors: { labelSelector: "app=web" },

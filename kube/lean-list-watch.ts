@@ -90,6 +90,7 @@ export class LeanListWatch<T extends Listed> implements ObjectInformer<T> {
   #watch: OpenWatch | undefined;
   #watchdog: NodeJS.Timeout | undefined;
   #stopped = true;
+  #listed = false;
   /** Bumped by every stop and start: callbacks of an older run are ignored. */
   #run = 0;
 
@@ -107,6 +108,11 @@ export class LeanListWatch<T extends Listed> implements ObjectInformer<T> {
   off(verb: StatusVerb, callback: ErrorCallback): void;
   off(verb: ObjectVerb | StatusVerb, callback: ObjectCallback<T> | ErrorCallback): void {
     this.#handlers(verb).delete(callback as never);
+  }
+
+  /** Whether a list has been handed on in full at least once (a failed one does not count). */
+  get listed(): boolean {
+    return this.#listed;
   }
 
   /** How many objects the feed was handed and holds now. */
@@ -164,11 +170,12 @@ export class LeanListWatch<T extends Listed> implements ObjectInformer<T> {
       if (run !== this.#run) return;
       // Continued pages are of the first page's snapshot: its resourceVersion is the list's.
       resourceVersion ??= page.metadata?.resourceVersion;
-      for (const object of page.items) this.#listed(object, seen);
+      for (const object of page.items) this.#handOnListed(object, seen);
       next = page.metadata?.continue || undefined;
     } while (next);
     this.#forgetUnlisted(seen);
     this.#resourceVersion = resourceVersion;
+    this.#listed = true;
   }
 
   /** Objects deleted while no watch was open: the feed is told, by name. */
@@ -180,7 +187,7 @@ export class LeanListWatch<T extends Listed> implements ObjectInformer<T> {
   }
 
   /** A listed object: handed on if new or changed since the feed last had it. */
-  #listed(object: T, seen: Map<string, string>): void {
+  #handOnListed(object: T, seen: Map<string, string>): void {
     const key = keyOf(object);
     const version = object.metadata?.resourceVersion ?? "";
     const held = this.#versions.get(key);

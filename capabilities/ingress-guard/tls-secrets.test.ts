@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { KubeConfig, ListWatch, Watch, type V1Secret } from "@kubernetes/client-node";
+import type { V1Secret } from "@kubernetes/client-node";
+import { LeanListWatch } from "../../kube/lean-list-watch";
+import { ScriptedSource } from "../../test/harness/scripted-source";
 import { pairOf, TlsPairIndex, WatchedTlsPairs } from "./tls-secrets";
 
 const b64 = (text: string): string => Buffer.from(text).toString("base64");
@@ -47,47 +49,30 @@ describe("TlsPairIndex", () => {
 });
 
 describe("WatchedTlsPairs", () => {
-  /**
-   * client-node's real ListWatch, its list answered by the test and its watch a stand-in that
-   * hands the test the event callback and the options it was opened with.
-   */
-  function informer(items: V1Secret[]) {
-    const watch = new Watch(new KubeConfig());
-    const opened: Record<string, unknown>[] = [];
-    const events: { send?: (phase: string, object: V1Secret) => void } = {};
-    watch.watch = (_path, options, callback) => {
-      opened.push(options);
-      events.send = (phase, object) => callback(phase, object, { type: phase, object });
-      return Promise.resolve({ abort: () => undefined } as AbortController);
-    };
-    const list = () => Promise.resolve({ items, metadata: { resourceVersion: "5" } });
-    const listWatch = new ListWatch<V1Secret>(
-      "/api/v1/secrets",
-      watch,
-      list,
-      false,
-      undefined,
-      "type=kubernetes.io/tls",
-    );
-    return { listWatch, events, opened };
-  }
-
   it("holds nothing until its list is in, then what the list and the watch deliver", async () => {
-    const { listWatch, events, opened } = informer([secret("shop", "web-tls", "listed")]);
+    const source = new ScriptedSource<V1Secret>([
+      { items: [secret("shop", "web-tls", "listed")], metadata: { resourceVersion: "5" } },
+    ]);
+    const listWatch = new LeanListWatch<V1Secret>({
+      source,
+      selectors: { fieldSelector: "type=kubernetes.io/tls" },
+    });
     const pairs = new WatchedTlsPairs(() => listWatch);
     // The first question starts the watch; undefined sends the caller to the API server.
     assert.equal(pairs.pair("shop", "web-tls"), undefined);
-    for (let tick = 0; listWatch.latestResourceVersion() === "" && tick < 100; tick++) {
+    for (let tick = 0; source.watches.length === 0 && tick < 100; tick++) {
       await new Promise(resolve => setImmediate(resolve));
     }
     assert.equal(pairs.pair("shop", "web-tls")?.certPem, "listed");
-    assert.equal(opened[0]?.fieldSelector, "type=kubernetes.io/tls", "the watch selects TLS only");
-    events.send!("MODIFIED", {
+    assert.equal(source.lists[0]?.fieldSelector, "type=kubernetes.io/tls", "the list: TLS only");
+    assert.equal(source.current.query.fieldSelector, "type=kubernetes.io/tls", "the watch too");
+    const events = source.current;
+    events.send("MODIFIED", {
       ...secret("shop", "web-tls", "renewed"),
       metadata: { namespace: "shop", name: "web-tls", resourceVersion: "6" },
     });
     assert.equal(pairs.pair("shop", "web-tls")?.certPem, "renewed");
-    events.send!("DELETED", {
+    events.send("DELETED", {
       ...secret("shop", "web-tls", ""),
       metadata: { namespace: "shop", name: "web-tls", resourceVersion: "7" },
     });

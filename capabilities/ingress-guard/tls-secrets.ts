@@ -5,11 +5,12 @@
 // cache's, and the gateway checks every pair again before it serves it; a refusal is decided again
 // on what etcd holds (refusedOnlyOnLatest). A Secret the watch does not hold (created a moment ago,
 // or the watch not listed yet) is read as before.
-import { CoreV1Api, KubeConfig, ListWatch, Watch, type V1Secret } from "@kubernetes/client-node";
+import type { V1Secret } from "@kubernetes/client-node";
 import { Log } from "pepr";
 import { TLS_SECRET_TYPE } from "../../core/ingress/selection";
 import type { Secret } from "../../core/ingress/types";
 import { feedOnFirstUse } from "../../kube/informer";
+import { apiServerSource, LeanListWatch } from "../../kube/lean-list-watch";
 
 /** A pair as its Secret stores it, decoded: what the certificate inspection reads. */
 export interface TlsPair {
@@ -64,7 +65,7 @@ export class WatchedTlsPairs {
   readonly #watch: () => unknown;
 
   /** `informer`: the TLS Secrets' list-watch (all namespaces, the default kubeconfig's cluster). */
-  constructor(informer: () => ListWatch<V1Secret> = tlsSecretInformer) {
+  constructor(informer: () => LeanListWatch<V1Secret> = tlsSecretInformer) {
     this.#watch = feedOnFirstUse(informer, this.index, {
       what: "secrets of type kubernetes.io/tls (admission)",
       warn: (message, fields) => Log.warn(fields, message),
@@ -80,18 +81,12 @@ export class WatchedTlsPairs {
 
 const TLS_ONLY = `type=${TLS_SECRET_TYPE}`;
 
-function tlsSecretInformer(): ListWatch<V1Secret> {
-  const kc = new KubeConfig();
-  kc.loadFromDefault();
-  const api = kc.makeApiClient(CoreV1Api);
-  return new ListWatch<V1Secret>(
-    "/api/v1/secrets",
-    new Watch(kc),
-    () => api.listSecretForAllNamespaces({ fieldSelector: TLS_ONLY }),
-    false,
-    undefined,
-    TLS_ONLY,
-  );
+/** Only the pairs are kept (TlsPairIndex): the list-watch holds no Secret (kube/lean-list-watch.ts). */
+function tlsSecretInformer(): LeanListWatch<V1Secret> {
+  return new LeanListWatch<V1Secret>({
+    source: apiServerSource("/api/v1/secrets"),
+    selectors: { fieldSelector: TLS_ONLY },
+  });
 }
 
 export const watchedTlsPairs = new WatchedTlsPairs();

@@ -1,7 +1,9 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { Ingress } from "../../core/ingress/types";
-import { KubeConfig, ListWatch, Watch, type V1Ingress } from "@kubernetes/client-node";
+import type { V1Ingress } from "@kubernetes/client-node";
+import { LeanListWatch } from "../../kube/lean-list-watch";
+import { ScriptedSource } from "../../test/harness/scripted-source";
 import { TlsUsersIndex, WatchedTlsUsers } from "./tls-users";
 
 function ingress(namespace: string, name: string, secrets: string[]): Ingress {
@@ -53,30 +55,19 @@ describe("TlsUsersIndex", () => {
 });
 
 describe("WatchedTlsUsers", () => {
-  /**
-   * client-node's real ListWatch, its list answered by the test (refused the first time) and its
-   * watch a stand-in that opens nothing.
-   */
-  function informer(lists: (() => Promise<{ items: V1Ingress[]; metadata: object }>)[]) {
-    const watch = new Watch(new KubeConfig());
-    watch.watch = () => Promise.resolve({ abort: () => undefined } as AbortController);
-    const path = "/apis/networking.k8s.io/v1/ingresses";
-    // The last answer stands for any later list (keepWatching's restart after the refusal).
-    const list = () => (lists.length > 1 ? lists.shift()! : lists[0]!)();
-    return new ListWatch<V1Ingress>(path, watch, list as never, false);
-  }
-
   it("answers nothing until a list is in: a refused first list does not count as one", async () => {
     const secret = ingress("shop", "web", ["shop-tls"]) as V1Ingress;
     const errors: unknown[] = [];
-    const watched = informer([
-      () => Promise.reject(new Error("connection refused")),
-      () => Promise.resolve({ items: [secret], metadata: { resourceVersion: "7" } }),
-    ]);
+    const watched = new LeanListWatch<V1Ingress>({
+      source: new ScriptedSource<V1Ingress>([
+        new Error("connection refused"),
+        { items: [secret], metadata: { resourceVersion: "7" } },
+      ]),
+    });
     watched.on("error", error => errors.push(error));
     const users = new WatchedTlsUsers(() => watched);
     assert.equal(users.users("shop", "shop-tls"), undefined, "before the list");
-    // client-node's start() resolves after the refused list too, saying so only by "error".
+    // start() resolves after the refused list too, saying so only by "error".
     await new Promise(resolve => setTimeout(resolve, 10));
     assert.equal(errors.length, 1);
     assert.equal(users.users("shop", "shop-tls"), undefined, "after a refused list");

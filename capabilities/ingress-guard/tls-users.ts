@@ -4,16 +4,11 @@
 // open and the gateway re-validates every pair it serves, so an answer from a watch a moment
 // behind the API server is good enough here; until the first list has arrived, callers read the
 // API server instead.
-import {
-  KubeConfig,
-  ListWatch,
-  NetworkingV1Api,
-  Watch,
-  type V1Ingress,
-} from "@kubernetes/client-node";
+import type { V1Ingress } from "@kubernetes/client-node";
 import { Log } from "pepr";
 import type { Ingress } from "../../core/ingress/types";
 import { feedOnFirstUse } from "../../kube/informer";
+import { apiServerSource, LeanListWatch } from "../../kube/lean-list-watch";
 
 const key = (namespace: string, name: string): string => `${namespace}/${name}`;
 
@@ -66,10 +61,10 @@ export class TlsUsersIndex {
 /** The index and the watch that feeds it, started on first use. */
 export class WatchedTlsUsers {
   readonly index = new TlsUsersIndex();
-  readonly #watch: () => ListWatch<V1Ingress>;
+  readonly #watch: () => LeanListWatch<V1Ingress>;
 
   /** `informer`: the Ingress list-watch (all namespaces, the default kubeconfig's cluster). */
-  constructor(informer: () => ListWatch<V1Ingress> = ingressInformer) {
+  constructor(informer: () => LeanListWatch<V1Ingress> = ingressInformer) {
     this.#watch = feedOnFirstUse(informer, this.index, {
       what: "ingresses (TLS Secret users)",
       warn: (message, fields) => Log.warn(fields, message),
@@ -78,25 +73,16 @@ export class WatchedTlsUsers {
 
   /** The users from the watch, or undefined until a list has arrived (start it then). */
   users(namespace: string, secretName: string): Ingress[] | undefined {
-    // A list is in once the informer has its resourceVersion. Not start()'s promise: it
-    // resolves after a list that failed too (client-node reports that as an "error" event).
-    return this.#watch().latestResourceVersion() === ""
-      ? undefined
-      : this.index.users(namespace, secretName);
+    // Not start()'s promise: it resolves after a list that failed too (an "error" event).
+    return this.#watch().listed ? this.index.users(namespace, secretName) : undefined;
   }
 }
 
-function ingressInformer(): ListWatch<V1Ingress> {
-  const kc = new KubeConfig();
-  kc.loadFromDefault();
-  const api = kc.makeApiClient(NetworkingV1Api);
-  const path = "/apis/networking.k8s.io/v1/ingresses";
-  return new ListWatch<V1Ingress>(
-    path,
-    new Watch(kc),
-    () => api.listIngressForAllNamespaces(),
-    false,
-  );
+/** Only the index is kept: the list-watch holds no Ingress (kube/lean-list-watch.ts). */
+function ingressInformer(): LeanListWatch<V1Ingress> {
+  return new LeanListWatch<V1Ingress>({
+    source: apiServerSource("/apis/networking.k8s.io/v1/ingresses"),
+  });
 }
 
 export const tlsUsers = new WatchedTlsUsers();

@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { KubeConfig, ListWatch, Watch, type KubernetesObject } from "@kubernetes/client-node";
+import type { KubernetesObject } from "@kubernetes/client-node";
+import { LeanListWatch } from "../../kube/lean-list-watch";
+import { ScriptedSource } from "../../test/harness/scripted-source";
 import { WatchedGroups } from "./known-groups";
 
 const group = (namespace: string, name: string, resourceVersion = "1"): KubernetesObject => ({
@@ -9,36 +11,23 @@ const group = (namespace: string, name: string, resourceVersion = "1"): Kubernet
   metadata: { namespace, name, resourceVersion },
 });
 
-/**
- * client-node's real ListWatch, its list answered by the test and its watch a stand-in that
- * hands the test the event callback instead of opening a connection.
- */
-function informer(items: KubernetesObject[]) {
-  const watch = new Watch(new KubeConfig());
-  const events: { send?: (phase: string, object: KubernetesObject) => void } = {};
-  watch.watch = (_path, _options, callback) => {
-    events.send = (phase, object) => callback(phase, object, { type: phase, object });
-    return Promise.resolve({ abort: () => undefined } as AbortController);
-  };
-  const list = () => Promise.resolve({ items, metadata: { resourceVersion: "5" } });
-  const path = "/apis/bulwark.dev/v1alpha1/permissiongroups";
-  return { listWatch: new ListWatch<KubernetesObject>(path, watch, list, false), events };
-}
-
 describe("WatchedGroups", () => {
   it("holds what the list and the watch deliver, and lets go of a deleted group", async () => {
-    const { listWatch, events } = informer([group("shop", "readers")]);
-    const groups = new WatchedGroups(() => listWatch);
+    const source = new ScriptedSource<KubernetesObject>([
+      { items: [group("shop", "readers")], metadata: { resourceVersion: "5" } },
+    ]);
+    const groups = new WatchedGroups(() => new LeanListWatch({ source }));
     // The first question starts the watch; until its list is in, nothing is held.
     assert.equal(groups.holds("shop", "readers"), false);
-    for (let tick = 0; listWatch.latestResourceVersion() === "" && tick < 100; tick++) {
+    for (let tick = 0; source.watches.length === 0 && tick < 100; tick++) {
       await new Promise(resolve => setImmediate(resolve));
     }
+    const events = source.current;
     assert.equal(groups.holds("shop", "readers"), true);
     assert.equal(groups.holds("other", "readers"), false, "namespaced: same name elsewhere");
-    events.send!("ADDED", group("shop", "writers", "6"));
+    events.send("ADDED", group("shop", "writers", "6"));
     assert.equal(groups.holds("shop", "writers"), true);
-    events.send!("DELETED", group("shop", "readers", "7"));
+    events.send("DELETED", group("shop", "readers", "7"));
     assert.equal(groups.holds("shop", "readers"), false);
     assert.equal(groups.holds("shop", "writers"), true);
   });

@@ -5,16 +5,10 @@
 // as before, so no pod is refused on the watch's word. A group deleted a moment ago may still admit
 // a pod: this check is there to name the mistake at admission; the permission server, which reads
 // the group when the pod registers, is the gate.
-import {
-  CustomObjectsApi,
-  KubeConfig,
-  ListWatch,
-  Watch,
-  type KubernetesListObject,
-  type KubernetesObject,
-} from "@kubernetes/client-node";
+import type { KubernetesObject } from "@kubernetes/client-node";
 import { Log } from "pepr";
 import { feedOnFirstUse } from "../../kube/informer";
+import { apiServerSource, LeanListWatch } from "../../kube/lean-list-watch";
 import { PERMISSION_API_GROUP, PERMISSION_API_VERSION } from "./permission-crds";
 
 const key = (namespace: string, name: string): string => `${namespace}/${name}`;
@@ -42,7 +36,7 @@ export class WatchedGroups {
   readonly #watch: () => unknown;
 
   /** `informer`: the PermissionGroup list-watch (all namespaces, the default kubeconfig's cluster). */
-  constructor(informer: () => ListWatch<KubernetesObject> = groupInformer) {
+  constructor(informer: () => LeanListWatch<KubernetesObject> = groupInformer) {
     this.#watch = feedOnFirstUse(informer, this.names, {
       what: "permissiongroups (admission)",
       warn: (message, fields) => Log.warn(fields, message),
@@ -56,18 +50,10 @@ export class WatchedGroups {
   }
 }
 
-function groupInformer(): ListWatch<KubernetesObject> {
-  const kc = new KubeConfig();
-  kc.loadFromDefault();
-  const api = kc.makeApiClient(CustomObjectsApi);
-  const crd = { group: PERMISSION_API_GROUP, version: PERMISSION_API_VERSION };
-  const path = `/apis/${crd.group}/${crd.version}/permissiongroups`;
-  const list = async (): Promise<KubernetesListObject<KubernetesObject>> =>
-    (await api.listClusterCustomObject({
-      ...crd,
-      plural: "permissiongroups",
-    })) as KubernetesListObject<KubernetesObject>;
-  return new ListWatch<KubernetesObject>(path, new Watch(kc), list, false);
+/** Only the names are kept: the list-watch holds no group (kube/lean-list-watch.ts). */
+function groupInformer(): LeanListWatch<KubernetesObject> {
+  const path = `/apis/${PERMISSION_API_GROUP}/${PERMISSION_API_VERSION}/permissiongroups`;
+  return new LeanListWatch<KubernetesObject>({ source: apiServerSource(path) });
 }
 
 export const knownGroups = new WatchedGroups();

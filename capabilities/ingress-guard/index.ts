@@ -7,6 +7,7 @@ import { ConsistencyGuard } from "./consistency";
 import { ServingNotices } from "./serving-notices";
 import { isWatcherProcess } from "../pepr/process";
 import { failOpenValidation } from "../pepr/fail-open";
+import { watchIngressesAndTlsSecrets } from "./watcher-watches";
 
 export const IngressGuard = new Capability({
   name: "ingress-guard",
@@ -27,30 +28,6 @@ const guard: ConsistencyGuard = new ConsistencyGuard({
   onListed: (ingresses, secrets): Promise<void> => notices.onList(ingresses, secrets),
 });
 
-When(a.Ingress)
-  .IsCreatedOrUpdated()
-  .Watch(async o => {
-    guard.onObject("ingress", o, false);
-    await notices.onIngress(o, false);
-  });
-When(a.Ingress)
-  .IsDeleted()
-  .Watch(async o => {
-    guard.onObject("ingress", o, true);
-    await notices.onIngress(o, true);
-  });
-When(a.Secret)
-  .IsCreatedOrUpdated()
-  .Watch(async o => {
-    guard.onObject("secret", o, false);
-    await notices.onSecret(o, false);
-  });
-When(a.Secret)
-  .IsDeleted()
-  .Watch(async o => {
-    guard.onObject("secret", o, true);
-    await notices.onSecret(o, true);
-  });
 When(a.IngressClass)
   .IsCreatedOrUpdated()
   .Watch(o => guard.onIngressClass(o, false));
@@ -72,6 +49,17 @@ When(SecretCheckSum)
 
 // The watcher (or dev mode, which runs both halves) owns the reconciler; admission pods do not.
 if (isWatcherProcess()) {
+  // Ingresses and TLS Secrets: lean watches of Bulwark's, not Pepr bindings (watcher-watches.ts).
+  watchIngressesAndTlsSecrets(
+    async (ingress, deleted) => {
+      guard.onObject("ingress", ingress, deleted);
+      await notices.onIngress(ingress, deleted);
+    },
+    async (secret, deleted) => {
+      guard.onObject("secret", secret, deleted);
+      await notices.onSecret(secret, deleted);
+    },
+  );
   guard.start();
   if (settings.metricsPort !== 0) serveModuleMetrics(settings.metricsPort);
 }

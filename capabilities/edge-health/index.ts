@@ -1,5 +1,5 @@
 import { Capability, a } from "pepr";
-import type { EndpointSlice, Endpoints, Node } from "../../core/edge";
+import type { Node } from "../../core/edge";
 import { isWatcherProcess } from "../pepr/process";
 import {
   EndpointResync,
@@ -29,9 +29,6 @@ const protection = new Protection(settings);
 When(a.Node)
   .IsUpdated()
   .Mutate(failOpenMutation(stripTaintOnUpdate(protection)));
-When(a.Node)
-  .IsCreatedOrUpdated()
-  .Watch(node => reconcileNode(node as Node));
 
 When(a.Endpoints)
   .IsCreatedOrUpdated()
@@ -39,23 +36,28 @@ When(a.Endpoints)
 When(a.EndpointSlice)
   .IsCreatedOrUpdated()
   .Mutate(failOpenMutation(promoteSliceOnWrite(protection)));
-When(a.Endpoints)
-  .IsCreatedOrUpdated()
-  .Watch(endpoints => reconcileEndpoints(protection, endpoints as Endpoints));
-When(a.EndpointSlice)
-  .IsCreatedOrUpdated()
-  .Watch(slice => reconcileSlice(protection, slice as EndpointSlice));
 
 async function reconcileNode(node: Node, decision = protection.decide(node)): Promise<void> {
   await reconcileNodeTaint(protection, node, decision);
   await reconcileNodeAutonomy(node, decision);
 }
 
+// The watcher reconciles on the events of the caches' own watches (not Pepr Watch bindings: those
+// opened a second watch per kind, keeping every object whole once more; kube/lean-list-watch.ts).
+const endpoints = isWatcherProcess() ? new EndpointResync(protection) : undefined;
+if (endpoints) {
+  protection.nodes.follow((node, deleted) => (deleted ? undefined : reconcileNode(node)));
+  endpoints.endpoints.follow((object, deleted) =>
+    deleted ? undefined : reconcileEndpoints(protection, object),
+  );
+  endpoints.slices.follow((slice, deleted) =>
+    deleted ? undefined : reconcileSlice(protection, slice),
+  );
+}
 if (process.env.PEPR_MODE !== "build") protection.start();
-if (isWatcherProcess()) {
+if (endpoints) {
   // The resync repairs what a missed event left, and ends what ran out (a term, a limit): the
   // taint and condition of every node, then every Endpoints and EndpointSlice with something to do.
-  const endpoints = new EndpointResync(protection);
   endpoints.start();
   let running = false;
   setInterval(() => {

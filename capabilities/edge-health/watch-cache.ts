@@ -2,7 +2,7 @@
 // look objects up here, never with a GET per address. The list-watch holds no objects of its own
 // (kube/lean-list-watch.ts): what is cached is only what `slim` keeps.
 import { Log } from "pepr";
-import { startFeeding, type WatchFeed } from "../../kube/informer";
+import { orderedFeed, startFeeding, type ObjectHandler, type WatchFeed } from "../../kube/informer";
 import {
   apiServerSource,
   LeanListWatch,
@@ -26,6 +26,7 @@ export class WatchCache<T extends Listed> implements WatchFeed<T> {
   readonly #objects = new Map<string, T>();
   #informer: LeanListWatch<T> | undefined;
   #stopped = false;
+  readonly #followers: WatchFeed<T>[] = [];
 
   /**
    * @param slim keeps what the readers need of each object (a pod cache of every pod in the
@@ -44,14 +45,34 @@ export class WatchCache<T extends Listed> implements WatchFeed<T> {
     return [...this.#objects.values()];
   }
 
+  /**
+   * Calls `handle` with each object listed, added, changed or deleted, after the cache took the
+   * change (by then it may hold a later one: `handle` gets the event's object). One object's
+   * events run in order, as Pepr's watch queue did. Register before start() to see the first list.
+   */
+  follow(handle: ObjectHandler<T>): void {
+    this.#followers.push(
+      orderedFeed(handle, (error, object) =>
+        Log.warn(
+          { ns: object.metadata?.namespace, name: object.metadata?.name, err: String(error) },
+          `${this.watched.what}: handling an event failed; the resync repairs what it left`,
+        ),
+      ),
+    );
+  }
+
   put(object: T): void {
     const name = object.metadata?.name;
-    if (name) this.#objects.set(keyOf(object.metadata?.namespace, name), this.slim(object));
+    if (!name) return;
+    this.#objects.set(keyOf(object.metadata?.namespace, name), this.slim(object));
+    for (const follower of this.#followers) follower.put(object);
   }
 
   remove(object: T): void {
     const name = object.metadata?.name;
-    if (name) this.#objects.delete(keyOf(object.metadata?.namespace, name));
+    if (!name) return;
+    this.#objects.delete(keyOf(object.metadata?.namespace, name));
+    for (const follower of this.#followers) follower.remove(object);
   }
 
   /** Lists, then watches; a watch that fails is started again (kube/informer.ts keepWatching). */

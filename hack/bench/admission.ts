@@ -6,12 +6,15 @@
 //
 //   npx tsx hack/bench/admission.ts [--stored 10000] [--creates 1000] [--rate 100 --seconds 10]
 //                                   [--profile DIR] [--pepr-flags "--trace-gc"] [--log-level warn]
+//                                   [--apiserver-profile DIR]
 //
 // --rate: after the sequential creates, the same writes started at a fixed rate (open loop: a
 // slow answer does not slow the next start), which is what a busy cluster does.
 // --profile: the Pepr processes run with --cpu-prof; their profiles land in DIR at exit
 // (summarize them with profile-summary.ts).
 // --pepr-flags: more Node flags for both Pepr processes; --log-level: their LOG_LEVEL (info).
+// --apiserver-profile: a 20 s CPU profile of the API server (/debug/pprof) at the start of each
+// kind's sequential creates, saved in DIR (read with `go tool pprof -top FILE`).
 import {
   AdmissionregistrationV1Api,
   CoreV1Api,
@@ -20,7 +23,7 @@ import {
   type V1Ingress,
   type V1Pod,
 } from "@kubernetes/client-node";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { randomUUID } from "node:crypto";
 import { Agent, createServer, request, type RequestOptions } from "node:https";
 import type { AddressInfo } from "node:net";
@@ -55,6 +58,7 @@ const { values } = parseArgs({
     profile: { type: "string" },
     "pepr-flags": { type: "string" },
     "log-level": { type: "string" },
+    "apiserver-profile": { type: "string" },
   },
 });
 const STORED = Number(values.stored ?? 10_000);
@@ -287,6 +291,30 @@ async function apiServerMetrics(kc: KubeConfig): Promise<string> {
   return httpsText(`${kc.getCurrentCluster()!.server}/metrics`, options);
 }
 
+const PROFILE_SECONDS = 20;
+
+/** With --apiserver-profile: the API server's CPU over the next 20 s, saved as DIR/<what>.pprof. */
+async function apiServerProfile(kc: KubeConfig, what: string): Promise<void> {
+  const dir = values["apiserver-profile"];
+  if (dir === undefined) return;
+  const options: RequestOptions = { method: "GET", headers: {} };
+  await kc.applyToHTTPSOptions(options as never);
+  const url = `${kc.getCurrentCluster()!.server}/debug/pprof/profile?seconds=${PROFILE_SECONDS}`;
+  const file = join(resolve(dir), `${what.replace(/[^A-Za-z0-9]+/g, "-").toLowerCase()}.pprof`);
+  const profile = await new Promise<Buffer>((done, fail) => {
+    const req = request(url, options, res => {
+      const chunks: Buffer[] = [];
+      res.on("data", (chunk: Buffer) => chunks.push(chunk));
+      res.on("end", () => done(Buffer.concat(chunks)));
+    });
+    req.on("error", fail);
+    req.end();
+  });
+  mkdirSync(resolve(dir), { recursive: true });
+  writeFileSync(file, profile);
+  console.log(`  API server CPU profile (${PROFILE_SECONDS} s): ${file}`);
+}
+
 /**
  * Sum and count of the API server's webhook call durations
  * (apiserver_admission_webhook_admission_duration_seconds), by webhook name and type.
@@ -335,7 +363,9 @@ async function measure(kc: KubeConfig, cert: TestCertificate, busy: Busy): Promi
   for (const [k, write] of writes(kc, cert, admittedPod).entries()) {
     // The peer's creates call no webhook, so the API server's webhook figures are the measured's.
     const before = webhookDurations(await apiServerMetrics(kc));
+    const profiled = apiServerProfile(kc, write.what);
     const { measured, peer, admitted } = await alternating(write, `s${k}`);
+    await profiled;
     const after = webhookDurations(await apiServerMetrics(kc));
     report(write.what, measured, peer, admitted);
     printWebhookCalls(before, after, measured.length);
@@ -559,7 +589,8 @@ async function main(): Promise<void> {
   try {
     const binDir = ensureBinaries();
     buildModule({ quiet: true });
-    const cp = await startControlPlane({ dir, binDir });
+    const profiling = values["apiserver-profile"] !== undefined;
+    const cp = await startControlPlane({ dir, binDir, profiling });
     await installCrds(cp.kubeconfigPath);
     const profileDir = values.profile === undefined ? undefined : resolve(values.profile);
     const nodeFlags = [

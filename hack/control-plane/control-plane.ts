@@ -30,6 +30,8 @@ export interface ControlPlaneOptions {
   defaultTolerationSeconds?: number;
   /** Folder with kube-apiserver, kube-controller-manager and etcd; default: build.sh's cache. */
   binDir?: string;
+  /** Serve the API server's /debug/pprof (benchmarks: hack/bench/admission.ts --apiserver-profile). */
+  profiling?: boolean;
   log?: (message: string) => void;
 }
 
@@ -216,7 +218,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
         ...(options.controllerManager ? [] : ["--disable-admission-plugins=ServiceAccount"]),
         "--endpoint-reconciler-type=none",
         "--enable-priority-and-fairness=false",
-        "--profiling=false",
+        `--profiling=${options.profiling === true}`,
         ...tolerations,
       ],
       { logFile: logFile("kube-apiserver") },

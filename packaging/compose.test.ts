@@ -164,13 +164,13 @@ describe("names", () => {
       "https://edge-bulwark-permission-server.edge-system.svc:8443",
     );
     find(objects, "Service", "edge-bulwark-permission-server");
-    const policy = find<{ spec: { variables: { name: string; expression: string }[] } }>(
+    const policy = find<{ spec: { matchConditions: { expression: string }[] } }>(
       objects,
       "ValidatingAdmissionPolicy",
       "edge-bulwark-pod-permission-metadata",
     );
     assert.match(
-      policy.spec.variables.find(v => v.name === "trusted")?.expression ?? "",
+      policy.spec.matchConditions[0]?.expression ?? "",
       /'system:serviceaccount:edge-system:edge-bulwark-permission-server'/,
     );
     const binding = find<{ spec: { policyName: string } }>(

@@ -84,16 +84,13 @@ export function metadataPolicyObjects(writers: readonly string[]) {
         },
       ],
     },
-    // No matchConditions: each would be a CEL activation of its own, and every activation
-    // converts the whole pod (and the old one) again, for every pod write in the cluster
-    // (hack/bench/README.md, "Where the API server's share goes"). Who may write is a variable
-    // instead, read last in each validation: only a write that touches Bulwark's metadata pays
-    // for the authorizer check.
-    variables: [
+    matchConditions: [
       {
-        name: "trusted",
-        expression: `request.userInfo.username in ${users} || 'system:masters' in request.userInfo.?groups.orValue([]) || authorizer.group('${OVERRIDE.group}').resource('${OVERRIDE.resource}').check('${OVERRIDE.verb}').allowed()`,
+        name: "not-bulwark-nor-an-administrator",
+        expression: `!(request.userInfo.username in ${users}) && !('system:masters' in request.userInfo.?groups.orValue([])) && !authorizer.group('${OVERRIDE.group}').resource('${OVERRIDE.resource}').check('${OVERRIDE.verb}').allowed()`,
       },
+    ],
+    variables: [
       { name: "update", expression: "request.operation == 'UPDATE'" },
       {
         name: "oldAnnotations",
@@ -108,27 +105,27 @@ export function metadataPolicyObjects(writers: readonly string[]) {
     ],
     validations: [
       {
-        expression: `(variables.update || ${CREATE_ANNOTATIONS}.size() == 0) || variables.trusted`,
+        expression: `variables.update || ${CREATE_ANNOTATIONS}.size() == 0`,
         messageExpression: `'a new pod may carry only ${PERMISSION_GROUP_ANNOTATION} of the ${PERMISSION_PREFIX}* annotations (Bulwark sets the rest); remove: ' + ${CREATE_ANNOTATIONS}.join(', ')`,
         reason: "Forbidden",
       },
       {
-        expression: `(variables.update || ${CREATE_LABELS}.size() == 0) || variables.trusted`,
+        expression: `variables.update || ${CREATE_LABELS}.size() == 0`,
         messageExpression: `'${PERMISSION_PREFIX}* labels are set by Bulwark only (${PERMISSION_MANAGED_LABEL}=true when it injects); remove: ' + ${CREATE_LABELS}.join(', ')`,
         reason: "Forbidden",
       },
       {
-        expression: `(!variables.update || ${unchanged("variables.oldAnnotations", "variables.annotations")}) || variables.trusted`,
+        expression: `!variables.update || ${unchanged("variables.oldAnnotations", "variables.annotations")}`,
         message: `${PERMISSION_PREFIX}* annotations are written by Bulwark only (its service accounts and cluster administrators)`,
         reason: "Forbidden",
       },
       {
-        expression: `(!variables.update || ${unchanged("variables.oldLabels", "variables.labels")}) || variables.trusted`,
+        expression: `!variables.update || ${unchanged("variables.oldLabels", "variables.labels")}`,
         message: `${PERMISSION_PREFIX}* labels are written by Bulwark only (its service accounts and cluster administrators)`,
         reason: "Forbidden",
       },
       {
-        expression: `(!variables.update || !oldObject.metadata.?finalizers.orValue([]).exists(f, f == '${POD_PERMISSION_FINALIZER}') || object.metadata.?finalizers.orValue([]).exists(f, f == '${POD_PERMISSION_FINALIZER}')) || variables.trusted`,
+        expression: `!variables.update || !oldObject.metadata.?finalizers.orValue([]).exists(f, f == '${POD_PERMISSION_FINALIZER}') || object.metadata.?finalizers.orValue([]).exists(f, f == '${POD_PERMISSION_FINALIZER}')`,
         message: `the ${POD_PERMISSION_FINALIZER} finalizer is removed by Bulwark once the pod's grants are revoked; not by hand`,
         reason: "Forbidden",
       },

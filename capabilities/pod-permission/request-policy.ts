@@ -39,33 +39,31 @@ export function requestPolicyObjects(ownNamespace: string) {
         },
       ],
     },
-    // Which pods it judges is a variable, not matchConditions: those are a CEL activation of their
-    // own, and each activation converts the whole pod again (hack/bench/README.md, "Where the API
-    // server's share goes"); a pod that names a group paid for two.
-    variables: [
+    matchConditions: [
       {
-        name: "judged",
-        expression: `has(object.metadata.annotations) && '${PERMISSION_GROUP_ANNOTATION}' in object.metadata.annotations && request.namespace != '${ownNamespace}'`,
+        name: "names-a-permission-group",
+        expression: `has(object.metadata.annotations) && '${PERMISSION_GROUP_ANNOTATION}' in object.metadata.annotations`,
       },
+      { name: "outside-bulwarks-namespace", expression: `request.namespace != '${ownNamespace}'` },
     ],
     validations: [
       {
-        expression: `!variables.judged || (!('${PERMISSION_REFUSAL_ANNOTATION}' in object.metadata.annotations))`,
+        expression: `!('${PERMISSION_REFUSAL_ANNOTATION}' in object.metadata.annotations)`,
         messageExpression: REFUSAL,
         reason: "Invalid",
       },
       {
-        expression: `!variables.judged || (size(${GROUP}) <= ${DNS_SUBDOMAIN_MAX} && ${GROUP}.matches('${SUBDOMAIN}'))`,
+        expression: `size(${GROUP}) <= ${DNS_SUBDOMAIN_MAX} && ${GROUP}.matches('${SUBDOMAIN}')`,
         message: `${PATH}: not a PermissionGroup name (RFC 1123 subdomain)`,
         reason: "Invalid",
       },
       {
-        expression: `!variables.judged || (!object.spec.?hostNetwork.orValue(false))`,
+        expression: "!object.spec.?hostNetwork.orValue(false)",
         message: `${PATH}: a permission group cannot be granted to a hostNetwork pod: its IP is the node's IP, so the grant would open the permission to every host-network pod on that node`,
         reason: "Invalid",
       },
       {
-        expression: `!variables.judged || (object.spec.?os.name.orValue('linux') == 'linux')`,
+        expression: "object.spec.?os.name.orValue('linux') == 'linux'",
         message: `spec.os.name: only linux pods can use permission groups: Bulwark's init container (${INIT_CONTAINER_NAME}) runs on Linux only`,
         reason: "Invalid",
       },

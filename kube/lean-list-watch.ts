@@ -89,9 +89,8 @@ export class LeanListWatch<T extends Listed> implements ObjectInformer<T> {
   #resourceVersion: string | undefined;
   #watch: OpenWatch | undefined;
   #watchdog: NodeJS.Timeout | undefined;
-  #stopped = true;
   #listed = false;
-  /** Bumped by every stop and start: callbacks of an older run are ignored. */
+  /** Bumped by every stop and start: callbacks of an older run (or after stop) are ignored. */
   #run = 0;
 
   constructor(options: LeanListWatchOptions<T>) {
@@ -122,7 +121,6 @@ export class LeanListWatch<T extends Listed> implements ObjectInformer<T> {
 
   /** Lists (every page), then watches from the list's resourceVersion. A failure is an "error" event. */
   async start(): Promise<void> {
-    this.#stopped = false;
     const run = ++this.#run;
     this.#endWatch();
     try {
@@ -135,7 +133,6 @@ export class LeanListWatch<T extends Listed> implements ObjectInformer<T> {
   }
 
   async stop(): Promise<void> {
-    this.#stopped = true;
     this.#run++;
     this.#endWatch();
   }
@@ -224,7 +221,7 @@ export class LeanListWatch<T extends Listed> implements ObjectInformer<T> {
     };
     const onDone = (error: unknown): void => {
       done = true;
-      if (run !== this.#run || this.#stopped) return;
+      if (run !== this.#run) return;
       this.#endWatch();
       if (gone || statusCode(error) === 410) {
         this.#resourceVersion = undefined;

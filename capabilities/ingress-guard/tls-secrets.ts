@@ -79,10 +79,10 @@ export class WatchedTlsPairs {
   }
 }
 
-const TLS_ONLY = `type=${TLS_SECRET_TYPE}`;
+export const TLS_ONLY = `type=${TLS_SECRET_TYPE}`;
 
 /** Only the pairs are kept (TlsPairIndex): the list-watch holds no Secret (kube/lean-list-watch.ts). */
-function tlsSecretInformer(): LeanListWatch<V1Secret> {
+export function tlsSecretInformer(): LeanListWatch<V1Secret> {
   return new LeanListWatch<V1Secret>({
     source: apiServerSource("/api/v1/secrets"),
     selectors: { fieldSelector: TLS_ONLY },

@@ -79,7 +79,7 @@ export class WatchedTlsUsers {
 }
 
 /** Only the index is kept: the list-watch holds no Ingress (kube/lean-list-watch.ts). */
-function ingressInformer(): LeanListWatch<V1Ingress> {
+export function ingressInformer(): LeanListWatch<V1Ingress> {
   return new LeanListWatch<V1Ingress>({
     source: apiServerSource("/apis/networking.k8s.io/v1/ingresses"),
   });

@@ -9,9 +9,9 @@ import { Log } from "pepr";
 import { TLS_SECRET_TYPE } from "../../core/ingress/selection";
 import type { Ingress, Secret } from "../../core/ingress/types";
 import { orderedFeed, startFeeding, type ObjectHandler } from "../../kube/informer";
-import { apiServerSource, LeanListWatch, type Listed } from "../../kube/lean-list-watch";
-
-export const TLS_ONLY = `type=${TLS_SECRET_TYPE}`;
+import type { LeanListWatch, Listed } from "../../kube/lean-list-watch";
+import { tlsSecretInformer } from "./tls-secrets";
+import { ingressInformer } from "./tls-users";
 
 function watchInOrder<T extends Listed>(
   what: string,
@@ -32,17 +32,11 @@ export function watchIngressesAndTlsSecrets(
   onIngress: ObjectHandler<Ingress>,
   onSecret: ObjectHandler<Secret>,
 ): void {
-  watchInOrder(
-    "ingresses (watcher)",
-    new LeanListWatch<Ingress>({ source: apiServerSource("/apis/networking.k8s.io/v1/ingresses") }),
-    onIngress,
-  );
+  // The same list-watches as admission's (tls-users.ts, tls-secrets.ts), fed to other handlers.
+  watchInOrder("ingresses (watcher)", ingressInformer() as LeanListWatch<Ingress>, onIngress);
   watchInOrder(
     "secrets of type kubernetes.io/tls (watcher)",
-    new LeanListWatch<Secret>({
-      source: apiServerSource("/api/v1/secrets"),
-      selectors: { fieldSelector: TLS_ONLY },
-    }),
+    tlsSecretInformer() as LeanListWatch<Secret>,
     // Every Secret here is TLS (the field selector); one a relist found gone comes by name only.
     (secret, deleted) => onSecret({ type: TLS_SECRET_TYPE, ...secret }, deleted),
   );

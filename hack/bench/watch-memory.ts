@@ -22,7 +22,7 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { slimPod } from "../../capabilities/edge-health/protection";
 import { WatchCache } from "../../capabilities/edge-health/watch-cache";
-import { TLS_ONLY } from "../../capabilities/ingress-guard/watcher-watches";
+import { TLS_ONLY } from "../../capabilities/ingress-guard/tls-secrets";
 import type { Pod } from "../../core/edge";
 import { startFeeding } from "../../kube/informer";
 import { apiServerSource, LeanListWatch, type Listed } from "../../kube/lean-list-watch";

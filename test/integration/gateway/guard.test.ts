@@ -243,7 +243,8 @@ describe("gateway checksum guard", () => {
       },
     });
     try {
-      assert.deepEqual(await get(unattested.httpPort, HOST), { status: 200, body: "green /" });
+      // Ready (observe mode) does not wait for the backend's EndpointSlice: once in, it is served.
+      assert.equal((await waitServed(unattested.httpPort, HOST, "green")).body, "green /");
       assert.equal((await unattested.health()).guard.ingress?.wouldRefuse, "no-checksum");
     } finally {
       await unattested.stop();

@@ -18,7 +18,7 @@ import { gatewayMetrics } from "./admin/metrics";
 import { GatewayController, type ControllerOptions } from "./controller";
 import { ingress } from "./routing/testkit";
 import { ObjectCache, RESOURCE_KINDS, type ResourceKind } from "./source/cache";
-import type { KubeObject } from "./source/reflector";
+import type { KubeObject } from "../kube/reflector";
 import type { Source } from "./source/source";
 import { readLastGood } from "./state/last-good";
 import type { GatewayView } from "./view";

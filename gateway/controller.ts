@@ -32,7 +32,7 @@ import {
   type ServedState,
 } from "./selection/compose";
 import type { Change, ResourceKind } from "./source/cache";
-import type { KubeObject } from "./source/reflector";
+import type { KubeObject } from "../kube/reflector";
 import type { ApiServerStatus, Source } from "./source/source";
 import { CoalescingWriter, readLastGood } from "./state/last-good";
 import { ServingVerdicts } from "./selection/verdicts";

@@ -8,7 +8,7 @@ import { GatewayController, type LogFn } from "./controller";
 import { startDataPlane } from "./data-plane";
 import { GatewayScrapeRegistry } from "./observability/scrape";
 import { readSettings, type Settings } from "./settings";
-import { ApiClient } from "./source/api-client";
+import { ApiClient } from "../kube/api-client";
 import type { ResourceKind } from "./source/cache";
 import { Source } from "./source/source";
 import { createLogger } from "../kube/log";
@@ -106,11 +106,11 @@ export async function main(argv: string[]): Promise<number> {
     port: settings.adminPort,
     host: settings.host,
   });
-  const workload = await ApiClient.fromKubeConfig(workloadKubeConfig(settings.kubeconfig));
+  const workload = new ApiClient(workloadKubeConfig(settings.kubeconfig));
   const ingressStorage =
     settings.ingressKubeconfig === undefined
       ? undefined
-      : await ApiClient.fromKubeConfig(workloadKubeConfig(settings.ingressKubeconfig));
+      : new ApiClient(workloadKubeConfig(settings.ingressKubeconfig));
   const source = new Source(
     { workload, ingressStorage },
     {

@@ -1,7 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import type { Informer, KubernetesObject } from "@kubernetes/client-node";
-import { feedOnFirstUse, orderedFeed, keepWatching, type Restartable } from "./informer";
+import { orderedFeed, keepWatching, type Restartable } from "./informer";
 
 /** An informer that records starts and lets the test emit its events. */
 class FakeInformer implements Restartable {
@@ -66,36 +65,6 @@ describe("keepWatching", () => {
     informer.emit("error", new Error("closed again"));
     assert.equal(informer.starts, 0);
     assert.equal(timers.length, 1);
-  });
-});
-
-describe("feedOnFirstUse", () => {
-  it("makes and starts the informer on the first call only, and feeds it", () => {
-    const callbacks = new Map<string, (object?: unknown) => void>();
-    let starts = 0;
-    const informer = {
-      on: (verb: string, callback: (object?: unknown) => void) =>
-        void callbacks.set(verb, callback),
-      start: () => (starts++, Promise.resolve()),
-    } as unknown as Informer<KubernetesObject>;
-    const fed: string[] = [];
-    let made = 0;
-    const watch = feedOnFirstUse<KubernetesObject, Informer<KubernetesObject>>(
-      () => (made++, informer),
-      {
-        put: object => void fed.push(`put ${object.metadata?.name}`),
-        remove: object => void fed.push(`remove ${object.metadata?.name}`),
-      },
-      { what: "things", warn: () => undefined },
-    );
-    assert.equal(made, 0, "nothing before the first use");
-    assert.equal(watch(), informer);
-    assert.equal(watch(), informer);
-    assert.deepEqual([made, starts], [1, 1]);
-    callbacks.get("add")!({ metadata: { name: "a" } });
-    callbacks.get("update")!({ metadata: { name: "b" } });
-    callbacks.get("delete")!({ metadata: { name: "a" } });
-    assert.deepEqual(fed, ["put a", "put b", "remove a"]);
   });
 });
 

@@ -56,51 +56,8 @@ export interface WatchFeed<T> {
   remove(object: T): void;
 }
 
-/** An informer as startFeeding uses it: client-node's, or kube/lean-list-watch.ts's. */
-export interface ObjectInformer<T> extends Restartable {
-  on(verb: "add" | "update" | "delete", callback: (object: T) => void): void;
-  on(verb: "error" | "connect", callback: (error?: unknown) => void): void;
-}
-
-/** Feeds `informer`'s objects into `feed`, keeps it watching (keepWatching), and starts it. */
-export function startFeeding<T>(
-  informer: ObjectInformer<T>,
-  feed: WatchFeed<T>,
-  options: KeepWatchingOptions,
-): void {
-  informer.on("add", object => feed.put(object));
-  informer.on("update", object => feed.put(object));
-  informer.on("delete", object => feed.remove(object));
-  // A failed list is an "error" event: keepWatching starts the informer again after a wait.
-  keepWatching(informer, options);
-  informer
-    .start()
-    .catch(error =>
-      options.warn("watch failed to start", { what: options.what, err: describe(error) }),
-    );
-}
-
 function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
-}
-
-/**
- * A watch started the first time it is asked for (then `startFeeding`), so that a process runs
- * only the watches it uses: the admission and watcher processes share one module.
- */
-export function feedOnFirstUse<T, I extends ObjectInformer<T>>(
-  make: () => I,
-  feed: WatchFeed<T>,
-  options: KeepWatchingOptions,
-): () => I {
-  let informer: I | undefined;
-  return () => {
-    if (informer === undefined) {
-      informer = make();
-      startFeeding(informer, feed, options);
-    }
-    return informer;
-  };
 }
 
 /** What an ordered feed does with each object: `deleted` says which event it was. */

@@ -5,13 +5,10 @@
 // TLS agent for every call, so every call paid a TLS handshake and a CA parse, on both sides:
 // most of the 30–90 ms a webhook call added (hack/bench/README.md, admission). Watches, and the
 // rarer writes, stay on Pepr's client.
-import { KubeConfig } from "@kubernetes/client-node";
+import type { KubeConfig } from "@kubernetes/client-node";
 import { Agent as HttpAgent, request as httpRequest } from "node:http";
-import {
-  Agent as HttpsAgent,
-  request as httpsRequest,
-  type RequestOptions as HttpsOptions,
-} from "node:https";
+import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
+import { KubeCredentials, sharedPerKubeconfig } from "./credentials";
 
 /** A failed call: `status` as the API server answered (isNotFound etc. read it), message from its Status. */
 export class ApiCallError extends Error {
@@ -23,15 +20,8 @@ export class ApiCallError extends Error {
   }
 }
 
-/** The credentials are applied again this often: a pod's service-account token is rotated. */
-const CREDENTIALS_TTL_MS = 60_000;
 /** A call the API server does not answer within this is failed (the webhook's own timeout is 10 s). */
 const CALL_TIMEOUT_MS = 8_000;
-
-interface Credentials {
-  options: HttpsOptions;
-  at: number;
-}
 
 function statusMessage(text: string, status: number): string {
   try {
@@ -46,9 +36,10 @@ function statusMessage(text: string, status: number): string {
 export class KeptAliveApi {
   private readonly server: URL;
   private readonly agent: HttpAgent;
-  private credentials: Promise<Credentials> | undefined;
+  private readonly credentials: KubeCredentials;
 
-  constructor(private readonly kc: KubeConfig) {
+  constructor(kc: KubeConfig) {
+    this.credentials = new KubeCredentials(kc);
     const cluster = kc.getCurrentCluster();
     if (cluster === null) throw new Error("the kubeconfig has no current cluster");
     this.server = new URL(cluster.server);
@@ -86,14 +77,15 @@ export class KeptAliveApi {
     path: string,
     body?: { text: string; type: string },
   ): Promise<T> {
-    const { options } = await this.currentCredentials();
+    const options = await this.credentials.options();
     const url = new URL(path, this.server);
     const send = url.protocol === "https:" ? httpsRequest : httpRequest;
     const headers =
       body === undefined
-        ? options.headers
+        ? { ...options.headers, Accept: "application/json" }
         : {
             ...options.headers,
+            Accept: "application/json",
             "Content-Type": body.type,
             "Content-Length": Buffer.byteLength(body.text),
           };
@@ -126,43 +118,7 @@ export class KeptAliveApi {
       req.end(body?.text);
     });
   }
-
-  /** The kubeconfig's TLS material and Authorization header, applied again once it is old. */
-  private currentCredentials(): Promise<Credentials> {
-    const now = Date.now();
-    const current = this.credentials;
-    if (current !== undefined) {
-      return current.then(c => (now - c.at < CREDENTIALS_TTL_MS ? c : this.refresh(now)));
-    }
-    return this.refresh(now);
-  }
-
-  private refresh(now: number): Promise<Credentials> {
-    const options: Credentials["options"] = { headers: { Accept: "application/json" } };
-    this.credentials = this.kc.applyToHTTPSOptions(options).then(() => {
-      // applyToHTTPSOptions may hand back its own agent; ours keeps the connections.
-      delete (options as { agent?: unknown }).agent;
-      return { options, at: now };
-    });
-    // A failed refresh is tried again on the next call rather than remembered.
-    this.credentials.catch(() => (this.credentials = undefined));
-    return this.credentials;
-  }
 }
 
-let shared: { kubeconfig: string | undefined; api: KeptAliveApi } | undefined;
-
-/**
- * The process's client, from the default kubeconfig (KUBECONFIG, ~/.kube/config, in cluster).
- * Pepr's client reads KUBECONFIG on every call; pointed elsewhere (a test's stand-in API server),
- * this one follows too, with a client of its own.
- */
-export function keptAliveApi(): KeptAliveApi {
-  const kubeconfig = process.env.KUBECONFIG;
-  if (shared === undefined || shared.kubeconfig !== kubeconfig) {
-    const kc = new KubeConfig();
-    kc.loadFromDefault();
-    shared = { kubeconfig, api: new KeptAliveApi(kc) };
-  }
-  return shared.api;
-}
+/** The process's client for calls: one connection pool (see sharedPerKubeconfig). */
+export const keptAliveApi = sharedPerKubeconfig(kc => new KeptAliveApi(kc));

@@ -43,7 +43,7 @@ async function reconcileNode(node: Node, decision = protection.decide(node)): Pr
 }
 
 // The watcher reconciles on the events of the caches' own watches (not Pepr Watch bindings: those
-// opened a second watch per kind, keeping every object whole once more; kube/lean-list-watch.ts).
+// opened a second watch per kind, keeping every object whole once more; kube/list-watch.ts).
 const endpoints = isWatcherProcess() ? new EndpointResync(protection) : undefined;
 if (endpoints) {
   protection.nodes.follow((node, deleted) => (deleted ? undefined : reconcileNode(node)));

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { ScriptedSource } from "../../test/harness/scripted-source";
+import { ScriptedClient } from "../../test/harness/scripted-client";
+import { waitUntil } from "../../test/harness/wait";
 import type { Pod } from "../../core/edge";
 import { slimPod } from "./protection";
 import { WatchCache } from "./watch-cache";
@@ -13,7 +14,7 @@ const settle = () => new Promise(resolve => setImmediate(resolve));
 
 describe("WatchCache", () => {
   it("holds each object slimmed, and its followers see every event once the cache has it", async () => {
-    const source = new ScriptedSource<Pod>([
+    const source = new ScriptedClient<Pod>([
       { items: [pod("a", "1")], metadata: { resourceVersion: "5" } },
     ]);
     const cache = new WatchCache<Pod>({ path: "/api/v1/pods", what: "pods" }, slimPod);
@@ -25,7 +26,8 @@ describe("WatchCache", () => {
       );
     });
     cache.start(source);
-    await settle();
+    await waitUntil("the watch", () => source.watches.length > 0);
+    assert.equal(cache.listed, true);
     source.current.send("MODIFIED", pod("a", "6", "edge-b"));
     await settle();
     source.current.send("DELETED", pod("a", "7", "edge-b"));

@@ -1,31 +1,17 @@
 // Objects of one kind by namespace/name, kept current by a list-watch: admission and the resync
 // look objects up here, never with a GET per address. The list-watch holds no objects of its own
-// (kube/lean-list-watch.ts): what is cached is only what `slim` keeps.
-import { Log } from "pepr";
-import { orderedFeed, startFeeding, type ObjectHandler, type WatchFeed } from "../../kube/informer";
-import {
-  apiServerSource,
-  LeanListWatch,
-  type Listed,
-  type ListWatchSource,
-} from "../../kube/lean-list-watch";
+// (kube/list-watch.ts): what is cached is only what `slim` keeps.
+import type { ListWatchClient } from "../../kube/api-client";
+import type { ObjectHandler, WatchFeed } from "../../kube/informer";
+import type { ListWatch, Listed, Watched } from "../../kube/list-watch";
+import { moduleListWatch, orderedHandling } from "../pepr/watches";
 
 export const keyOf = (namespace: string | undefined, name: string): string =>
   namespace ? `${namespace}/${name}` : name;
 
-/** What a cache watches: a collection path and the selectors that narrow it. */
-export interface Watched {
-  /** `/api/v1/pods`, `/api/v1/namespaces/edge-system/pods`, `/apis/discovery.k8s.io/v1/endpointslices` */
-  path: string;
-  /** For log lines: "pods", "SuperEdge edge-health pods". */
-  what: string;
-  labelSelector?: string;
-}
-
 export class WatchCache<T extends Listed> implements WatchFeed<T> {
   readonly #objects = new Map<string, T>();
-  #informer: LeanListWatch<T> | undefined;
-  #stopped = false;
+  #listWatch: ListWatch<T> | undefined;
   readonly #followers: WatchFeed<T>[] = [];
 
   /**
@@ -51,14 +37,7 @@ export class WatchCache<T extends Listed> implements WatchFeed<T> {
    * events run in order, as Pepr's watch queue did. Register before start() to see the first list.
    */
   follow(handle: ObjectHandler<T>): void {
-    this.#followers.push(
-      orderedFeed(handle, (error, object) =>
-        Log.warn(
-          { ns: object.metadata?.namespace, name: object.metadata?.name, err: String(error) },
-          `${this.watched.what}: handling an event failed; the resync repairs what it left`,
-        ),
-      ),
-    );
+    this.#followers.push(orderedHandling(this.watched.what, handle));
   }
 
   put(object: T): void {
@@ -75,24 +54,19 @@ export class WatchCache<T extends Listed> implements WatchFeed<T> {
     for (const follower of this.#followers) follower.remove(object);
   }
 
-  /** Lists, then watches; a watch that fails is started again (kube/informer.ts keepWatching). */
-  start(source: ListWatchSource<T> = apiServerSource<T>(this.watched.path)): void {
-    const { what, labelSelector } = this.watched;
-    this.#stopped = false;
-    this.#informer = new LeanListWatch<T>({
-      source,
-      selectors: labelSelector ? { labelSelector } : {},
-    });
-    startFeeding(this.#informer, this, {
-      what,
-      warn: (message, fields) => Log.warn(fields, message),
-      stopped: () => this.#stopped,
-    });
+  /** Lists, then watches, and keeps at it (failures retried with backoff) until stop(). */
+  start(client?: ListWatchClient): void {
+    this.#listWatch ??= moduleListWatch(this.watched, this, client ? { client } : {});
+    this.#listWatch.start();
+  }
+
+  /** Whether the cache has held a complete list at least once. */
+  get listed(): boolean {
+    return this.#listWatch?.listed ?? false;
   }
 
   /** Ends the watch for good (the objects held stay). */
   async stop(): Promise<void> {
-    this.#stopped = true;
-    await this.#informer?.stop();
+    await this.#listWatch?.stop();
   }
 }

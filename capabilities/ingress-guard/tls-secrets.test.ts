@@ -1,9 +1,11 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { V1Secret } from "@kubernetes/client-node";
-import { LeanListWatch } from "../../kube/lean-list-watch";
-import { ScriptedSource } from "../../test/harness/scripted-source";
-import { pairOf, TlsPairIndex, WatchedTlsPairs } from "./tls-secrets";
+import { ListWatch } from "../../kube/list-watch";
+import { ScriptedClient } from "../../test/harness/scripted-client";
+import { waitUntil } from "../../test/harness/wait";
+import type { Secret } from "../../core/ingress/types";
+import { pairOf, tlsSecretListWatch, TlsPairIndex, WatchedTlsPairs } from "./tls-secrets";
 
 const b64 = (text: string): string => Buffer.from(text).toString("base64");
 
@@ -50,19 +52,16 @@ describe("TlsPairIndex", () => {
 
 describe("WatchedTlsPairs", () => {
   it("holds nothing until its list is in, then what the list and the watch deliver", async () => {
-    const source = new ScriptedSource<V1Secret>([
+    const source = new ScriptedClient<Secret>([
       { items: [secret("shop", "web-tls", "listed")], metadata: { resourceVersion: "5" } },
     ]);
-    const listWatch = new LeanListWatch<V1Secret>({
-      source,
-      selectors: { fieldSelector: "type=kubernetes.io/tls" },
-    });
-    const pairs = new WatchedTlsPairs(() => listWatch);
+    let listWatch: ListWatch<Secret> | undefined;
+    const pairs = new WatchedTlsPairs(
+      (feed, who) => (listWatch = tlsSecretListWatch(feed, who, { client: source })),
+    );
     // The first question starts the watch; undefined sends the caller to the API server.
     assert.equal(pairs.pair("shop", "web-tls"), undefined);
-    for (let tick = 0; source.watches.length === 0 && tick < 100; tick++) {
-      await new Promise(resolve => setImmediate(resolve));
-    }
+    await waitUntil("the watch", () => source.watches.length > 0);
     assert.equal(pairs.pair("shop", "web-tls")?.certPem, "listed");
     assert.equal(source.lists[0]?.fieldSelector, "type=kubernetes.io/tls", "the list: TLS only");
     assert.equal(source.current.query.fieldSelector, "type=kubernetes.io/tls", "the watch too");
@@ -77,5 +76,6 @@ describe("WatchedTlsPairs", () => {
       metadata: { namespace: "shop", name: "web-tls", resourceVersion: "7" },
     });
     assert.equal(pairs.pair("shop", "web-tls"), undefined);
+    await listWatch?.stop();
   });
 });

@@ -5,12 +5,10 @@
 // cache's, and the gateway checks every pair again before it serves it; a refusal is decided again
 // on what etcd holds (refusedOnlyOnLatest). A Secret the watch does not hold (created a moment ago,
 // or the watch not listed yet) is read as before.
-import type { V1Secret } from "@kubernetes/client-node";
-import { Log } from "pepr";
 import { TLS_SECRET_TYPE } from "../../core/ingress/selection";
 import type { Secret } from "../../core/ingress/types";
-import { feedOnFirstUse } from "../../kube/informer";
-import { apiServerSource, LeanListWatch } from "../../kube/lean-list-watch";
+import { startedOnFirstUse, type ListWatchOf, type Watched } from "../../kube/list-watch";
+import { moduleListWatch } from "../pepr/watches";
 
 /** A pair as its Secret stores it, decoded: what the certificate inspection reads. */
 export interface TlsPair {
@@ -64,12 +62,9 @@ export class WatchedTlsPairs {
   readonly index = new TlsPairIndex();
   readonly #watch: () => unknown;
 
-  /** `informer`: the TLS Secrets' list-watch (all namespaces, the default kubeconfig's cluster). */
-  constructor(informer: () => LeanListWatch<V1Secret> = tlsSecretInformer) {
-    this.#watch = feedOnFirstUse(informer, this.index, {
-      what: "secrets of type kubernetes.io/tls (admission)",
-      warn: (message, fields) => Log.warn(fields, message),
-    });
+  /** `listWatch`: the TLS Secrets' (all namespaces, the default kubeconfig's cluster). */
+  constructor(listWatch: ListWatchOf<Secret> = tlsSecretListWatch) {
+    this.#watch = startedOnFirstUse(() => listWatch(this.index, "(admission)"));
   }
 
   /** The pair the watch holds; undefined says nothing (read the Secret). */
@@ -81,12 +76,15 @@ export class WatchedTlsPairs {
 
 export const TLS_ONLY = `type=${TLS_SECRET_TYPE}`;
 
-/** Only the pairs are kept (TlsPairIndex): the list-watch holds no Secret (kube/lean-list-watch.ts). */
-export function tlsSecretInformer(): LeanListWatch<V1Secret> {
-  return new LeanListWatch<V1Secret>({
-    source: apiServerSource("/api/v1/secrets"),
-    selectors: { fieldSelector: TLS_ONLY },
-  });
-}
+/** Every TLS Secret: the field selector keeps every other Secret out of the process. */
+export const TLS_SECRETS: Watched = {
+  path: "/api/v1/secrets",
+  what: "secrets of type kubernetes.io/tls",
+  fieldSelector: TLS_ONLY,
+};
+
+/** The TLS Secrets into `feed`, which keeps what it reads (TlsPairIndex: the pairs). */
+export const tlsSecretListWatch: ListWatchOf<Secret> = (feed, who, options) =>
+  moduleListWatch({ ...TLS_SECRETS, what: `${TLS_SECRETS.what} ${who}` }, feed, options);
 
 export const watchedTlsPairs = new WatchedTlsPairs();

@@ -1,10 +1,10 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { Ingress } from "../../core/ingress/types";
-import type { V1Ingress } from "@kubernetes/client-node";
-import { LeanListWatch } from "../../kube/lean-list-watch";
-import { ScriptedSource } from "../../test/harness/scripted-source";
-import { TlsUsersIndex, WatchedTlsUsers } from "./tls-users";
+import type { ListWatch } from "../../kube/list-watch";
+import { ScriptedClient } from "../../test/harness/scripted-client";
+import { waitUntil } from "../../test/harness/wait";
+import { ingressListWatch, TlsUsersIndex, WatchedTlsUsers } from "./tls-users";
 
 function ingress(namespace: string, name: string, secrets: string[]): Ingress {
   return {
@@ -56,22 +56,22 @@ describe("TlsUsersIndex", () => {
 
 describe("WatchedTlsUsers", () => {
   it("answers nothing until a list is in: a refused first list does not count as one", async () => {
-    const secret = ingress("shop", "web", ["shop-tls"]) as V1Ingress;
-    const errors: unknown[] = [];
-    const watched = new LeanListWatch<V1Ingress>({
-      source: new ScriptedSource<V1Ingress>([
-        new Error("connection refused"),
-        { items: [secret], metadata: { resourceVersion: "7" } },
-      ]),
-    });
-    watched.on("error", error => errors.push(error));
-    const users = new WatchedTlsUsers(() => watched);
+    const client = new ScriptedClient<Ingress>([
+      new Error("connection refused"),
+      { items: [ingress("shop", "web", ["shop-tls"])], metadata: { resourceVersion: "7" } },
+    ]);
+    const backoff = { durationMs: 100, factor: 1, jitter: 0, steps: 10, capMs: 100 };
+    let listWatch: ListWatch<Ingress> | undefined;
+    const users = new WatchedTlsUsers(
+      (feed, who) => (listWatch = ingressListWatch(feed, who, { client, reflector: { backoff } })),
+    );
     assert.equal(users.users("shop", "shop-tls"), undefined, "before the list");
-    // start() resolves after the refused list too, saying so only by "error".
-    await new Promise(resolve => setTimeout(resolve, 10));
-    assert.equal(errors.length, 1);
+    await waitUntil("the refused list", () => client.lists.length === 1);
+    await new Promise(resolve => setImmediate(resolve));
     assert.equal(users.users("shop", "shop-tls"), undefined, "after a refused list");
-    await watched.start();
-    assert.deepEqual(names(users.users("shop", "shop-tls")!), ["web"]);
+    const listed = await waitUntil("the list again", () => users.users("shop", "shop-tls"));
+    assert.deepEqual(names(listed), ["web"]);
+    assert.equal(client.lists.length, 2);
+    await listWatch?.stop();
   });
 });

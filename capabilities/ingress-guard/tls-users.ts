@@ -4,11 +4,9 @@
 // open and the gateway re-validates every pair it serves, so an answer from a watch a moment
 // behind the API server is good enough here; until the first list has arrived, callers read the
 // API server instead.
-import type { V1Ingress } from "@kubernetes/client-node";
-import { Log } from "pepr";
 import type { Ingress } from "../../core/ingress/types";
-import { feedOnFirstUse } from "../../kube/informer";
-import { apiServerSource, LeanListWatch } from "../../kube/lean-list-watch";
+import { startedOnFirstUse, type ListWatch, type ListWatchOf } from "../../kube/list-watch";
+import { moduleListWatch } from "../pepr/watches";
 
 const key = (namespace: string, name: string): string => `${namespace}/${name}`;
 
@@ -61,14 +59,11 @@ export class TlsUsersIndex {
 /** The index and the watch that feeds it, started on first use. */
 export class WatchedTlsUsers {
   readonly index = new TlsUsersIndex();
-  readonly #watch: () => LeanListWatch<V1Ingress>;
+  readonly #watch: () => ListWatch<Ingress>;
 
-  /** `informer`: the Ingress list-watch (all namespaces, the default kubeconfig's cluster). */
-  constructor(informer: () => LeanListWatch<V1Ingress> = ingressInformer) {
-    this.#watch = feedOnFirstUse(informer, this.index, {
-      what: "ingresses (TLS Secret users)",
-      warn: (message, fields) => Log.warn(fields, message),
-    });
+  /** `listWatch`: the Ingresses' (all namespaces, the default kubeconfig's cluster). */
+  constructor(listWatch: ListWatchOf<Ingress> = ingressListWatch) {
+    this.#watch = startedOnFirstUse(() => listWatch(this.index, "(TLS Secret users)"));
   }
 
   /** The users from the watch, or undefined until a list has arrived (start it then). */
@@ -78,11 +73,12 @@ export class WatchedTlsUsers {
   }
 }
 
-/** Only the index is kept: the list-watch holds no Ingress (kube/lean-list-watch.ts). */
-export function ingressInformer(): LeanListWatch<V1Ingress> {
-  return new LeanListWatch<V1Ingress>({
-    source: apiServerSource("/apis/networking.k8s.io/v1/ingresses"),
-  });
-}
+/** Every Ingress into `feed`, which keeps what it reads (TlsUsersIndex: the names it uses). */
+export const ingressListWatch: ListWatchOf<Ingress> = (feed, who, options) =>
+  moduleListWatch(
+    { path: "/apis/networking.k8s.io/v1/ingresses", what: `ingresses ${who}` },
+    feed,
+    options,
+  );
 
 export const tlsUsers = new WatchedTlsUsers();

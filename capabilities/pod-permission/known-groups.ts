@@ -6,9 +6,8 @@
 // a pod: this check is there to name the mistake at admission; the permission server, which reads
 // the group when the pod registers, is the gate.
 import type { KubernetesObject } from "@kubernetes/client-node";
-import { Log } from "pepr";
-import { feedOnFirstUse } from "../../kube/informer";
-import { apiServerSource, LeanListWatch } from "../../kube/lean-list-watch";
+import { startedOnFirstUse, type ListWatchOf } from "../../kube/list-watch";
+import { moduleListWatch } from "../pepr/watches";
 import { PERMISSION_API_GROUP, PERMISSION_API_VERSION } from "./permission-crds";
 
 const key = (namespace: string, name: string): string => `${namespace}/${name}`;
@@ -35,12 +34,9 @@ export class WatchedGroups {
   readonly names = new GroupNames();
   readonly #watch: () => unknown;
 
-  /** `informer`: the PermissionGroup list-watch (all namespaces, the default kubeconfig's cluster). */
-  constructor(informer: () => LeanListWatch<KubernetesObject> = groupInformer) {
-    this.#watch = feedOnFirstUse(informer, this.names, {
-      what: "permissiongroups (admission)",
-      warn: (message, fields) => Log.warn(fields, message),
-    });
+  /** `listWatch`: the PermissionGroups' (all namespaces, the default kubeconfig's cluster). */
+  constructor(listWatch: ListWatchOf<KubernetesObject> = groupListWatch) {
+    this.#watch = startedOnFirstUse(() => listWatch(this.names, "(admission)"));
   }
 
   /** True when the watch holds the group; false says nothing (ask the API server). */
@@ -50,10 +46,15 @@ export class WatchedGroups {
   }
 }
 
-/** Only the names are kept: the list-watch holds no group (kube/lean-list-watch.ts). */
-function groupInformer(): LeanListWatch<KubernetesObject> {
-  const path = `/apis/${PERMISSION_API_GROUP}/${PERMISSION_API_VERSION}/permissiongroups`;
-  return new LeanListWatch<KubernetesObject>({ source: apiServerSource(path) });
-}
+/** Every PermissionGroup into `feed`, which keeps what it reads (GroupNames: the names). */
+export const groupListWatch: ListWatchOf<KubernetesObject> = (feed, who, options) =>
+  moduleListWatch(
+    {
+      path: `/apis/${PERMISSION_API_GROUP}/${PERMISSION_API_VERSION}/permissiongroups`,
+      what: `permissiongroups ${who}`,
+    },
+    feed,
+    options,
+  );
 
 export const knownGroups = new WatchedGroups();

@@ -3,7 +3,7 @@
 // nothing), so the guard can update incrementally. Server bookkeeping that never changes
 // serving (managedFields, the last-applied annotation) is dropped on arrival: at 100k objects
 // it is most of the memory.
-import type { KubeObject, ReflectorSink } from "./reflector";
+import { wholeLists, type KubeObject, type ReflectorSink } from "../../kube/reflector";
 
 export type ResourceKind =
   | "ingress"
@@ -73,13 +73,19 @@ export class ObjectCache {
     return this.#maps.get(kind) as Map<string, KubeObject>;
   }
 
-  /** A sink for one reflector; `namespace` limits what its relists may remove. */
-  sink(kind: ResourceKind, namespace: string | undefined): ReflectorSink {
-    return {
-      replace: items => this.#replace(kind, namespace, items),
+  /**
+   * A sink for one reflector; `namespace` limits what its relists may remove. `onListed` is
+   * called after each complete list has been taken in.
+   */
+  sink(kind: ResourceKind, namespace: string | undefined, onListed = () => {}): ReflectorSink {
+    return wholeLists({
+      replace: items => {
+        this.#replace(kind, namespace, items);
+        onListed();
+      },
       upsert: object => this.#upsert(kind, slim(object)),
       remove: object => this.#remove(kind, keyOf(object)),
-    };
+    });
   }
 
   #replace(kind: ResourceKind, namespace: string | undefined, items: KubeObject[]): void {

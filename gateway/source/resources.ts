@@ -3,7 +3,7 @@
 import { CHECKSUM_GROUP } from "../../core/names";
 import { TLS_SECRET_TYPE } from "../../core/ingress/selection";
 import type { ResourceKind } from "./cache";
-import type { ResourceSpec } from "./reflector";
+import type { ResourceSpec } from "../../kube/reflector";
 
 interface KindPath {
   prefix: string;

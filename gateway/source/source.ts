@@ -1,9 +1,9 @@
 // Everything the gateway reads from the API server: a reflector per kind and namespace feeding
 // one ObjectCache, plus a light probe that says whether the API server answers right now (a
 // watch can sit idle for a minute without proving anything).
-import type { ApiClient } from "./api-client";
+import type { ApiClient } from "../../kube/api-client";
 import { ObjectCache, type Change, type ResourceKind } from "./cache";
-import { Reflector, type ReflectorOptions, type ReflectorStatus } from "./reflector";
+import { Reflector, type ReflectorOptions, type ReflectorStatus } from "../../kube/reflector";
 import { checksumKeysTarget, watchTargets } from "./resources";
 
 /**
@@ -69,12 +69,7 @@ export class Source {
           ? [checksumKeysTarget(options.checksumKeys)]
           : watchTargets(kind, namespaces);
       return targets.map(target => {
-        const sink = this.cache.sink(kind, target.namespace);
-        const replace = sink.replace;
-        sink.replace = items => {
-          replace(items);
-          options.onListed?.(kind);
-        };
+        const sink = this.cache.sink(kind, target.namespace, () => options.onListed?.(kind));
         const client = this.#clientOf(kind);
         return { kind, reflector: new Reflector(client, target.spec, sink, options.reflector) };
       });

@@ -11,7 +11,7 @@ import { ConsistencyState } from "../../core/checksum/consistency-state";
 import { startDataPlane } from "../../gateway/data-plane";
 import { composeView } from "../../gateway/selection/compose";
 import { ObjectCache, slim } from "../../gateway/source/cache";
-import type { KubeObject } from "../../gateway/source/reflector";
+import type { KubeObject } from "../../kube/reflector";
 
 const SERVICES = 1000;
 
@@ -90,7 +90,9 @@ async function measure(hosts: number, controlSide: boolean): Promise<void> {
     const cache = new ObjectCache(
       change => change.object && guard.observeObject("ingress", change.object as never),
     );
-    cache.sink("ingress", undefined).replace(objects);
+    const sink = cache.sink("ingress", undefined);
+    sink.listPage(objects, true);
+    sink.listed();
     objects.length = 0;
     const composed = composeView({
       ordinal: 0,

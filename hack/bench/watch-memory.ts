@@ -5,9 +5,9 @@
 //
 // - Secrets: the watcher's Ingress guard needs the kubernetes.io/tls ones. Peer: two fluent
 //   watches of every Secret, as Pepr opened for the two Secret bindings (created-or-updated,
-//   deleted). Bulwark's: one lean list-watch narrowed to TLS by a field selector.
+//   deleted). Bulwark's: one list-watch (kube/list-watch.ts) narrowed to TLS by a field selector.
 // - Pods: edge health caches every pod of the cluster, slimmed. Peer: a fluent watch feeding the
-//   same slim map (the cache before 2026-12-06). Bulwark's: WatchCache on the lean list-watch.
+//   same slim map (the cache before 2026-12-06). Bulwark's: WatchCache on that list-watch.
 // The handlers keep nothing in either case, or the same slim map, so the difference is what the
 // watch itself holds. Heap after a full collection, before and after each watch has delivered
 // everything.
@@ -22,10 +22,10 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { slimPod } from "../../capabilities/edge-health/protection";
 import { WatchCache } from "../../capabilities/edge-health/watch-cache";
-import { TLS_ONLY } from "../../capabilities/ingress-guard/tls-secrets";
+import { TLS_SECRETS } from "../../capabilities/ingress-guard/tls-secrets";
 import type { Pod } from "../../core/edge";
-import { startFeeding } from "../../kube/informer";
-import { apiServerSource, LeanListWatch, type Listed } from "../../kube/lean-list-watch";
+import { ApiClient } from "../../kube/api-client";
+import { ListWatch, type Listed } from "../../kube/list-watch";
 import { ensureBinaries, startControlPlane } from "../control-plane/control-plane";
 import { loadKubeConfig } from "../control-plane/kube";
 import { stopEverything } from "../control-plane/processes";
@@ -145,12 +145,13 @@ const VARIANTS: Record<Variant, (kc: KubeConfig) => Promise<Row>> = {
     ),
   "lean-secrets": kc =>
     held("Secrets: one lean TLS list-watch", TLS, async seen => {
-      const informer = new LeanListWatch<Listed>({
-        source: apiServerSource("/api/v1/secrets", kc),
-        selectors: { fieldSelector: TLS_ONLY },
-      });
-      startFeeding(informer, { put: seen, remove: () => {} }, { what: "tls", warn: () => {} });
-      return () => informer.stop();
+      const listWatch = new ListWatch<Listed>(
+        TLS_SECRETS,
+        { put: seen, remove: () => {} },
+        { client: new ApiClient(kc) },
+      );
+      listWatch.start();
+      return () => listWatch.stop();
     }),
   "peer-pods": () =>
     held("Pods: fluent watch + slim map (peer)", PODS, async seen => {
@@ -165,15 +166,8 @@ const VARIANTS: Record<Variant, (kc: KubeConfig) => Promise<Row>> = {
   "lean-pods": kc =>
     held("Pods: WatchCache (lean list-watch + slim map)", PODS, async seen => {
       const cache = new WatchCache<Pod>({ path: "/api/v1/pods", what: "pods" }, slimPod);
-      const source = apiServerSource<Pod>("/api/v1/pods", kc);
-      cache.start({
-        ...source,
-        list: async query => {
-          const page = await source.list(query);
-          for (let i = 0; i < page.items.length; i++) seen();
-          return page;
-        },
-      });
+      cache.follow(() => seen());
+      cache.start(new ApiClient(kc));
       return () => cache.stop();
     }),
 };

@@ -1,18 +1,20 @@
-// The list-watch under edge health's caches (kube/lean-list-watch.ts), on the real API server:
-// paged lists with continue tokens, the watch from the list's resourceVersion, and a restart
-// that tells what was deleted and created while no watch was open, and nothing else.
+// The list-watch under edge health's caches and admission's indexes (kube/list-watch.ts), on the
+// real API server: paged lists with continue tokens, the watch from the list's resourceVersion,
+// and a relist that tells what was deleted and created while no watch was open, and nothing else.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { slimPod } from "../../../capabilities/edge-health/protection";
 import { WatchCache } from "../../../capabilities/edge-health/watch-cache";
 import type { Pod } from "../../../core/edge";
-import { apiServerSource, LeanListWatch, type Listed } from "../../../kube/lean-list-watch";
+import { ApiClient, type ListWatchClient } from "../../../kube/api-client";
+import { KeyedFeedSink, type Listed } from "../../../kube/list-watch";
+import { Reflector } from "../../../kube/reflector";
 import { testCluster, testNamespace } from "../../harness/cluster";
 import { waitUntil } from "../../harness/wait";
 
 const cluster = testCluster();
 
-describe("LeanListWatch and WatchCache on the API server", () => {
+describe("ListWatch and WatchCache on the API server", () => {
   let ns: string;
   let removeNamespace: () => Promise<void>;
 
@@ -34,24 +36,45 @@ describe("LeanListWatch and WatchCache on the API server", () => {
       namespace: ns,
       body: { metadata: { name: "unwatched", namespace: ns }, data: {} },
     });
-    const source = apiServerSource<Listed>(`/api/v1/namespaces/${ns}/configmaps`, cluster.kc);
-    const lists: Record<string, string>[] = [];
-    const informer = new LeanListWatch<Listed>({
-      source: { ...source, list: query => (lists.push(query), source.list(query)) },
-      selectors: { labelSelector: "watched=yes" },
-      pageSize: 3,
-    });
+    const api = new ApiClient(cluster.kc);
+    const lists: URLSearchParams[] = [];
+    const client: ListWatchClient = {
+      getJson: (path, timeoutMs, signal) => {
+        lists.push(new URL(path, "http://x").searchParams);
+        return api.getJson(path, timeoutMs, signal);
+      },
+      stream: (path, onLine, timing) => api.stream(path, onLine, timing),
+    };
     const seen: string[] = [];
-    for (const verb of ["add", "update", "delete"] as const) {
-      informer.on(verb, o => seen.push(`${verb} ${o.metadata?.name}`));
-    }
-    await informer.start();
+    const sink = new KeyedFeedSink<Listed>({
+      put: o => void seen.push(`put ${o.metadata?.name}@${o.metadata?.resourceVersion}`),
+      remove: o => void seen.push(`remove ${o.metadata?.name}`),
+    });
+    // A relist is a reflector's list on a sink that holds what the last one listed.
+    const reflect = (): Reflector => {
+      const reflector = new Reflector(
+        client,
+        {
+          name: "configmaps",
+          path: `/api/v1/namespaces/${ns}/configmaps`,
+          query: { labelSelector: "watched=yes" },
+        },
+        sink,
+        { pageSize: 3 },
+      );
+      reflector.start();
+      return reflector;
+    };
+    const first = reflect();
+    await waitUntil("the list", () => first.status().synced);
     assert.equal(lists.length, 3, "8 objects in pages of 3");
-    assert.ok(lists[1]?.continue && lists[2]?.continue, "pages 2 and 3 continue the list");
+    assert.ok(lists[1]?.get("continue") && lists[2]?.get("continue"), "pages 2 and 3 continue");
+    const named = () => seen.map(line => line.replace(/@.*/, ""));
     assert.deepEqual(
-      seen.sort(),
-      [0, 1, 2, 3, 4, 5, 6, 7].map(i => `add cm-${i}`),
+      named().sort(),
+      [0, 1, 2, 3, 4, 5, 6, 7].map(i => `put cm-${i}`),
     );
+    await waitUntil("the watch", () => first.status().watching);
 
     seen.length = 0;
     await cluster.core.createNamespacedConfigMap({ namespace: ns, body: configMap("cm-new") });
@@ -62,16 +85,17 @@ describe("LeanListWatch and WatchCache on the API server", () => {
     });
     await cluster.core.deleteNamespacedConfigMap({ namespace: ns, name: "cm-1" });
     await waitUntil("the watch's three events", () => seen.length >= 3);
-    assert.deepEqual(seen, ["add cm-new", "update cm-0", "delete cm-1"]);
+    assert.deepEqual(named(), ["put cm-new", "put cm-0", "remove cm-1"]);
 
-    await informer.stop();
+    await first.stop();
     seen.length = 0;
     await cluster.core.deleteNamespacedConfigMap({ namespace: ns, name: "cm-2" });
     await cluster.core.createNamespacedConfigMap({ namespace: ns, body: configMap("cm-late") });
-    await informer.start();
-    assert.deepEqual(seen.sort(), ["add cm-late", "delete cm-2"]);
-    assert.equal(informer.size, 8);
-    await informer.stop();
+    const second = reflect();
+    await waitUntil("the relist", () => second.status().synced);
+    assert.deepEqual(named(), ["put cm-late", "remove cm-2"], "the relist: only the changes");
+    assert.equal(sink.size, 8);
+    await second.stop();
   });
 
   it("a pod cache holds pods slimmed, follows their deletion, and keeps nothing else", async () => {
@@ -79,7 +103,7 @@ describe("LeanListWatch and WatchCache on the API server", () => {
       { path: `/api/v1/namespaces/${ns}/pods`, what: "pods" },
       slimPod,
     );
-    cache.start(apiServerSource(`/api/v1/namespaces/${ns}/pods`, cluster.kc));
+    cache.start(new ApiClient(cluster.kc));
     await cluster.core.createNamespacedPod({
       namespace: ns,
       body: {

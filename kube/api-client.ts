@@ -1,10 +1,11 @@
-// A small HTTP(S) client for the Kubernetes API that the watch loop can always interrupt: every
-// request has a deadline, and a watch stream is dropped when the server stays silent too long.
-// client-node's Watch awaits fetch before it returns its AbortController, so a frozen API server
-// (stopped process, black-holed network) would hang it forever; this client cannot hang.
+// A small HTTP(S) client for the Kubernetes API that a list-watch loop can always interrupt:
+// every request has a deadline, and a watch stream is dropped when the server stays silent too
+// long. client-node's Watch awaits fetch before it returns its AbortController, so a frozen API
+// server (stopped process, black-holed network) would hang it forever; this client cannot hang.
 import type { KubeConfig } from "@kubernetes/client-node";
 import { request as httpRequest, type IncomingMessage } from "node:http";
 import { Agent, request as httpsRequest, type RequestOptions } from "node:https";
+import { KubeCredentials, sharedPerKubeconfig } from "./credentials";
 
 export class ApiError extends Error {
   readonly statusCode: number;
@@ -22,29 +23,34 @@ export interface WatchStream {
   abort(): void;
 }
 
-export class ApiClient {
+/** What a list-watch loop needs of the API server: kube/reflector.ts runs on it. */
+export interface ListWatchClient {
+  getJson(path: string, timeoutMs: number, signal?: AbortSignal): Promise<unknown>;
+  stream(
+    path: string,
+    onLine: (line: unknown) => void,
+    timing: { connectMs: number; idleMs: number; onOpen?: () => void },
+  ): WatchStream;
+}
+
+export class ApiClient implements ListWatchClient {
   readonly server: URL;
-  readonly #options: RequestOptions;
+  readonly #credentials: KubeCredentials;
+  // One keep-alive pool: lists and watches share connections; a watch holds one each.
+  readonly #agent = new Agent({ keepAlive: true, maxSockets: 64 });
 
-  private constructor(server: URL, options: RequestOptions) {
-    this.server = server;
-    this.#options = options;
-  }
-
-  static async fromKubeConfig(kc: KubeConfig): Promise<ApiClient> {
+  constructor(kc: KubeConfig) {
     const cluster = kc.getCurrentCluster();
     if (!cluster) throw new Error("the kubeconfig names no current cluster");
-    const options: RequestOptions = {};
-    await kc.applyToHTTPSOptions(options);
-    // One keep-alive pool: lists and watches share connections; a watch holds one each.
-    options.agent = new Agent({ keepAlive: true, maxSockets: 64 });
-    return new ApiClient(new URL(cluster.server), options);
+    this.server = new URL(cluster.server);
+    this.#credentials = new KubeCredentials(kc);
   }
 
   /** GET `path` as JSON, failing after `timeoutMs`. */
-  getJson(path: string, timeoutMs: number, signal?: AbortSignal): Promise<unknown> {
+  async getJson(path: string, timeoutMs: number, signal?: AbortSignal): Promise<unknown> {
+    const options = await this.#credentials.options();
     return new Promise((resolve, reject) => {
-      const req = this.#get(path, res => {
+      const req = this.#get(options, path, res => {
         const chunks: Buffer[] = [];
         res.on("data", (chunk: Buffer) => chunks.push(chunk));
         res.on("error", reject);
@@ -80,54 +86,62 @@ export class ApiClient {
     onLine: (line: unknown) => void,
     timing: { connectMs: number; idleMs: number; onOpen?: () => void },
   ): WatchStream {
-    let abort: () => void = () => {};
-    const done = new Promise<void>((resolve, reject) => {
-      const req = this.#get(path, res => {
-        const status = res.statusCode ?? 0;
-        if (status !== 200) return readError(res, status, reject);
-        req.setTimeout(timing.idleMs, () =>
-          req.destroy(new Error(`watch ${path}: silent for ${timing.idleMs} ms`)),
+    let aborted = false;
+    let abort: () => void = () => void (aborted = true);
+    const open = (options: RequestOptions): Promise<void> =>
+      new Promise<void>((resolve, reject) => {
+        // Aborted while the credentials were read: never sent.
+        if (aborted) return resolve();
+        const req = this.#get(options, path, res => {
+          const status = res.statusCode ?? 0;
+          if (status !== 200) return readError(res, status, reject);
+          req.setTimeout(timing.idleMs, () =>
+            req.destroy(new Error(`watch ${path}: silent for ${timing.idleMs} ms`)),
+          );
+          clearTimeout(connectTimer);
+          timing.onOpen?.();
+          splitLines(res, onLine);
+          res.on("end", resolve);
+          res.on("error", reject);
+          res.on("aborted", () => reject(new Error(`watch ${path}: aborted by the server`)));
+        });
+        const connectTimer = setTimeout(
+          () => req.destroy(new Error(`watch ${path}: no answer in ${timing.connectMs} ms`)),
+          timing.connectMs,
         );
-        clearTimeout(connectTimer);
-        timing.onOpen?.();
-        splitLines(res, onLine);
-        res.on("end", resolve);
-        res.on("error", reject);
-        res.on("aborted", () => reject(new Error(`watch ${path}: aborted by the server`)));
+        req.on("error", error => {
+          clearTimeout(connectTimer);
+          reject(error);
+        });
+        req.on("close", () => {
+          clearTimeout(connectTimer);
+          resolve();
+        });
+        abort = () => req.destroy();
+        req.end();
       });
-      const connectTimer = setTimeout(
-        () => req.destroy(new Error(`watch ${path}: no answer in ${timing.connectMs} ms`)),
-        timing.connectMs,
-      );
-      req.on("error", error => {
-        clearTimeout(connectTimer);
-        reject(error);
-      });
-      req.on("close", () => {
-        clearTimeout(connectTimer);
-        resolve();
-      });
-      abort = () => req.destroy();
-      req.end();
-    });
+    const done = this.#credentials.options().then(open);
     return { done, abort: () => abort() };
   }
 
-  #get(path: string, onResponse: (res: IncomingMessage) => void) {
+  #get(credentials: RequestOptions, path: string, onResponse: (res: IncomingMessage) => void) {
     const base = this.server;
     const options: RequestOptions = {
-      ...this.#options,
+      ...credentials,
       method: "GET",
       hostname: base.hostname,
       port: base.port,
       path: `${base.pathname.replace(/\/$/, "")}${path}`,
-      headers: { ...(this.#options.headers ?? {}), accept: "application/json" },
+      headers: { ...(credentials.headers ?? {}), accept: "application/json" },
     };
     return base.protocol === "http:"
-      ? httpRequest({ ...options, agent: undefined }, onResponse)
-      : httpsRequest(options, onResponse);
+      ? httpRequest(options, onResponse)
+      : httpsRequest({ ...options, agent: this.#agent }, onResponse);
   }
 }
+
+/** The process's list-watch client: its watches share one connection pool. */
+export const defaultApiClient = sharedPerKubeconfig(kc => new ApiClient(kc));
 
 function settle<T>(parse: () => T, resolve: (v: T) => void, reject: (e: unknown) => void): void {
   try {

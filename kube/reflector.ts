@@ -2,9 +2,10 @@
 // from the list's resourceVersion; a watch that ends is resumed from the last resourceVersion
 // seen (bookmarks included); 410 Gone relists; any other failure waits a jittered exponential
 // backoff and tries again, forever. Nothing here throws out of the loop: an API server that is
-// down for minutes only shows in status().
-import { stepBackoff, type Backoff } from "../../core/backoff";
-import { ApiError, type ApiClient, type WatchStream } from "./api-client";
+// down for minutes only shows in status(). The loop keeps no object: each list page goes to the
+// sink as it arrives, so a cluster's 10 000 pods are never held at once here.
+import { stepBackoff, type Backoff } from "../core/backoff";
+import { ApiError, type ListWatchClient, type WatchStream } from "./api-client";
 
 /** A Kubernetes object as the loop sees it: only metadata is read. */
 export interface KubeObject {
@@ -20,10 +21,31 @@ export interface KubeObject {
 }
 
 export interface ReflectorSink {
-  /** The complete list: everything not in it is gone. */
+  /** One page of a list. `first`: a new list begins (a list that failed midway is not resumed). */
+  listPage(items: KubeObject[], first: boolean): void;
+  /** The list is complete: everything its pages did not name is gone. */
+  listed(): void;
+  upsert(object: KubeObject): void;
+  remove(object: KubeObject): void;
+}
+
+/** A sink for whole lists: `replace` gets every page of a list at once, when the list is complete. */
+export function wholeLists(sink: {
   replace(items: KubeObject[]): void;
   upsert(object: KubeObject): void;
   remove(object: KubeObject): void;
+}): ReflectorSink {
+  let pages: KubeObject[][] = [];
+  return {
+    listPage: (items, first) => void (first ? (pages = [items]) : pages.push(items)),
+    listed: () => {
+      const items = pages.flat();
+      pages = [];
+      sink.replace(items);
+    },
+    upsert: object => sink.upsert(object),
+    remove: object => sink.remove(object),
+  };
 }
 
 export interface ResourceSpec {
@@ -83,8 +105,11 @@ interface WatchEvent {
 
 class GoneError extends Error {}
 
+/** A watch that ends cleanly this soon after it opened, with no event, counts as failed (client-go). */
+const SHORTEST_CLEAN_WATCH_MS = 1000;
+
 export class Reflector {
-  readonly #client: ApiClient;
+  readonly #client: ListWatchClient;
   readonly #spec: ResourceSpec;
   readonly #sink: ReflectorSink;
   readonly #options: ReflectorOptions;
@@ -98,7 +123,7 @@ export class Reflector {
   readonly #status: ReflectorStatus;
 
   constructor(
-    client: ApiClient,
+    client: ListWatchClient,
     spec: ResourceSpec,
     sink: ReflectorSink,
     options: Partial<ReflectorOptions> = {},
@@ -167,9 +192,9 @@ export class Reflector {
   }
 
   async #list(): Promise<void> {
-    const items: KubeObject[] = [];
     let token: string | undefined;
     let resourceVersion = "";
+    let count = 0;
     do {
       const query = { ...this.#spec.query, limit: String(this.#options.pageSize) };
       if (token) Object.assign(query, { continue: token });
@@ -178,16 +203,18 @@ export class Reflector {
         this.#options.requestTimeoutMs,
         this.#abort.signal,
       )) as ListPage;
-      for (const item of page.items ?? []) items.push(item);
+      const items = page.items ?? [];
+      this.#sink.listPage(items, token === undefined);
+      count += items.length;
       token = page.metadata?.continue || undefined;
       resourceVersion = page.metadata?.resourceVersion ?? "";
     } while (token);
-    this.#sink.replace(items);
+    this.#sink.listed();
     this.#resourceVersion = resourceVersion;
     const now = new Date().toISOString();
     Object.assign(this.#status, { synced: true, lastSyncAt: now, lastContactAt: now });
     this.#status.lists += 1;
-    this.#options.log("info", "listed", { resource: this.#spec.name, count: items.length });
+    this.#options.log("info", "listed", { resource: this.#spec.name, count });
   }
 
   async #watch(): Promise<void> {
@@ -200,9 +227,12 @@ export class Reflector {
       resourceVersion: this.#resourceVersion ?? "",
     };
     let failure: unknown;
+    let events = 0;
+    const opened = Date.now();
     const stream = this.#client.stream(
       this.#path(query),
       line => {
+        events++;
         try {
           this.#onEvent(line as WatchEvent);
         } catch (error) {
@@ -219,6 +249,10 @@ export class Reflector {
     this.#stream = stream;
     await stream.done;
     if (failure !== undefined) throw failure;
+    // A server (or a proxy) that closes every watch at once would otherwise be asked again at once.
+    if (events === 0 && Date.now() - opened < SHORTEST_CLEAN_WATCH_MS && !this.#stopped) {
+      throw new Error("very short watch: closed within a second, with no event");
+    }
   }
 
   #onEvent(event: WatchEvent): void {

@@ -1,11 +1,11 @@
 import { Capability, a } from "pepr";
-import { PERMISSION_GROUP_ANNOTATION, PERMISSION_MANAGED_LABEL } from "../../core/names";
+import { PERMISSION_GROUP_ANNOTATION } from "../../core/names";
 import { injectPermissionInit } from "./admission";
 import { validateGroup, validateProvider } from "./crd-admission";
 import { PermissionGroup, PermissionProvider } from "./permission-kinds";
 import { InjectionNotices } from "./notices";
 import { PermissionStatusWriter } from "./resource-status";
-import { Revoker } from "./revoke";
+import { Revoker, watchManagedPods } from "./revoke";
 import { loadSettings } from "./settings";
 import { isWatcherProcess } from "../pepr/process";
 
@@ -29,10 +29,6 @@ When(PermissionProvider).IsCreatedOrUpdated().Validate(validateProvider);
 // Not Pepr's Finalize(): its fixed name and its removal on error do not fit (see revoke.ts).
 const revoker = new Revoker(settings);
 const notices = new InjectionNotices();
-When(a.Pod)
-  .IsCreatedOrUpdated()
-  .WithLabel(PERMISSION_MANAGED_LABEL)
-  .Watch(pod => (pod.metadata?.deletionTimestamp ? revoker.handle(pod) : notices.notice(pod)));
 
 const statuses = new PermissionStatusWriter(settings.sweepMs);
 When(PermissionGroup)
@@ -46,6 +42,13 @@ When(PermissionProvider)
   .Watch(() => statuses.changed());
 
 if (isWatcherProcess()) {
+  // Bulwark's pods, on a list-watch that keeps none of them (not a Pepr Watch binding, whose
+  // fluent watch holds every one whole): a deleted pod is revoked, a new one announced. The list
+  // at start finds the pods that began terminating while the watcher was down.
+  watchManagedPods((pod, deleted) => {
+    if (deleted) return;
+    return pod.metadata?.deletionTimestamp ? revoker.handle(pod) : notices.notice(pod);
+  });
   revoker.start();
   statuses.start();
 }

@@ -1,7 +1,7 @@
 // The watcher's revocation of a deleted pod's grants: its calls to the permission server, its
 // finalizer patch, its Events, and its timing (Kubernetes' backoff between retries, the deadline
 // after which the finalizer goes anyway), on node:test mock timers. revoke.ts reaches the cluster
-// through Pepr's K8s, which reads KUBECONFIG on every call, and the permission server through the
+// through the kept-alive client, which follows KUBECONFIG, and the permission server through the
 // URL in its settings: both point at one stand-in (test/harness/kube-stand-in.ts).
 import {
   after,
@@ -206,9 +206,16 @@ describe("Revoker against a stand-in API and permission server, on mock timers",
   it("given a sweep, acts on the managed pods being deleted and leaves the others", async () => {
     api.put("/api/v1", "pods", pod("swept", { ip: "10.0.0.5" }));
     api.put("/api/v1", "pods", pod("running", { ip: "10.0.0.6", deleting: false }));
+    // An administrator (the metadata policy lets no one else) changed the label's value: the pod
+    // still holds Bulwark's finalizer and grants.
+    const relabelled = pod("relabelled", { ip: "10.0.0.7" });
+    relabelled.metadata = { ...relabelled.metadata, labels: { [PERMISSION_MANAGED_LABEL]: "no" } };
+    api.put("/api/v1", "pods", relabelled);
     revokeAnswers.push({ status: 200, body: { revoked: ["orders"], ips: ["10.0.0.5"] } });
+    revokeAnswers.push({ status: 200, body: { revoked: ["orders"], ips: ["10.0.0.7"] } });
     await revoker().sweep();
     assert.deepEqual(finalizers("swept"), [OTHER_FINALIZER]);
+    assert.deepEqual(finalizers("relabelled"), [OTHER_FINALIZER]);
     assert.deepEqual(finalizers("running"), [OTHER_FINALIZER, POD_PERMISSION_FINALIZER]);
     assert.deepEqual(revokeCalls("uid-running"), []);
   });

@@ -1,14 +1,17 @@
 // Revocation (watcher side): for each of Bulwark's pods that is being deleted, ask the permission
-// server to revoke what its ledger holds for the pod's UID, then remove only our finalizer. Pepr delivers pod updates; a periodic sweep
-// catches pods that started terminating while the watcher was down. Failed revocations retry
-// with Kubernetes' backoff until the deadline, after which the finalizer goes with a Warning.
+// server to revoke what its ledger holds for the pod's UID, then remove only our finalizer. A
+// list-watch of Bulwark's pods delivers them (watchManagedPods); a periodic sweep is the safety
+// net for an event missed. Failed revocations retry with Kubernetes' backoff until the deadline,
+// after which the finalizer goes with a Warning.
 import { readFileSync } from "node:fs";
-import { K8s, Log, kind } from "pepr";
+import { Log } from "pepr";
 import { PERMISSION_MANAGED_LABEL, POD_PERMISSION_FINALIZER } from "../../core/names";
 import { finalizerRemovalPatch } from "../../core/json-patch";
 import { revocationPlan, type PermissionPod } from "../../core/permission";
 import { stepBackoff, type Backoff } from "../../core/backoff";
 import { recordEvent } from "../pepr/events";
+import { moduleListWatch, orderedHandling } from "../pepr/watches";
+import type { ObjectHandler } from "../../kube/informer";
 import { trustingFetch } from "../../kube/trusting-fetch";
 import type { PermissionSettings } from "./settings";
 import { isNotFound } from "../../kube/api-errors";
@@ -18,6 +21,18 @@ const COMPONENT = "pod-permission";
 const RETRY: Backoff = { durationMs: 1000, factor: 2, jitter: 1, steps: 8, capMs: 60_000 };
 
 type Pod = PermissionPod & { apiVersion?: string; kind?: string };
+
+/** Every pod admission injected carries the label (any value: a tenant's edit must not hide one). */
+const MANAGED_PODS = `/api/v1/pods?labelSelector=${encodeURIComponent(PERMISSION_MANAGED_LABEL)}`;
+
+/** Starts the list-watch of Bulwark's pods; `handle` gets each pod's events in order. */
+export function watchManagedPods(handle: ObjectHandler<Pod>): void {
+  const what = "permission pods (watcher)";
+  moduleListWatch(
+    { path: "/api/v1/pods", what, labelSelector: PERMISSION_MANAGED_LABEL },
+    orderedHandling(what, handle),
+  ).start();
+}
 
 export class Revoker {
   readonly #settings: PermissionSettings;
@@ -36,7 +51,8 @@ export class Revoker {
 
   async sweep(): Promise<void> {
     try {
-      const pods = await K8s(kind.Pod).WithLabel(PERMISSION_MANAGED_LABEL, "true").Get();
+      // From the API server's watch cache (resourceVersion=0): a sweep need not cost an etcd read.
+      const pods = await keptAliveApi().get<{ items: Pod[] }>(`${MANAGED_PODS}&resourceVersion=0`);
       await Promise.all(
         pods.items.filter(p => p.metadata?.deletionTimestamp).map(p => this.handle(p)),
       );
@@ -151,10 +167,7 @@ export class Revoker {
 
   async #retryNow(pod: Pod): Promise<void> {
     try {
-      const fresh = await K8s(kind.Pod)
-        .InNamespace(pod.metadata?.namespace ?? "")
-        .Get(pod.metadata?.name ?? "");
-      await this.handle(fresh);
+      await this.handle(await keptAliveApi().get<Pod>(podPath(pod)));
     } catch (error) {
       if (isNotFound(error)) this.#clearRetry(pod.metadata?.uid ?? "");
       else this.#retryLater(pod);
@@ -174,10 +187,7 @@ export class Revoker {
     const namespace = pod.metadata?.namespace ?? "";
     const name = pod.metadata?.name ?? "";
     try {
-      await keptAliveApi().jsonPatch(
-        `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}`,
-        ops,
-      );
+      await keptAliveApi().jsonPatch(podPath(pod), ops);
     } catch (error) {
       // The finalizer list moved under us (or the pod is gone): act again on a fresh read.
       if (isNotFound(error)) return;
@@ -192,6 +202,11 @@ export class Revoker {
     Log.info({ ns: namespace, name, reason: note.reason }, "finalizer removed");
     await recordEvent({ ...pod, apiVersion: "v1", kind: "Pod" }, note, COMPONENT);
   }
+}
+
+function podPath(pod: Pod): string {
+  const namespace = encodeURIComponent(pod.metadata?.namespace ?? "");
+  return `/api/v1/namespaces/${namespace}/pods/${encodeURIComponent(pod.metadata?.name ?? "")}`;
 }
 
 /** The Event text for the server's answer: what it revoked and kept, at which IPs. */

@@ -1,7 +1,8 @@
 // A stand-in Kubernetes API for unit tests of code that reaches the cluster through a client it
-// does not take as a parameter (Pepr's K8s, which reads KUBECONFIG on every call): objects kept in
-// memory, get and list (with an equality labelSelector), JSON Patch with `test`, merge patches of
-// the status subresource, create; every request recorded; faults injected on cue. Plain HTTP:
+// does not take as a parameter (Pepr's K8s and kube/kept-alive-api.ts's shared client, which follow
+// KUBECONFIG): objects kept in memory, get and list (with an equality or existence labelSelector),
+// JSON Patch with `test`, merge patches of the status subresource, create; every request
+// recorded; faults injected on cue. Plain HTTP:
 // the kubeconfig it writes skips TLS verification. Not a real API server: no watch, no
 // admission, no resourceVersion preconditions.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
@@ -294,7 +295,13 @@ export class KubeStandIn {
       .filter(([key]) => key.startsWith(`${target.prefix}|${target.plural}|`))
       .map(([, object]) => object)
       .filter(o => target.namespace === undefined || o.metadata?.namespace === target.namespace)
-      .filter(o => wanted.every(([k, v]) => o.metadata?.labels?.[k ?? ""] === v));
+      // `key=value` asks for that value; a bare `key`, for the label with any value.
+      .filter(o =>
+        wanted.every(([k, v]) => {
+          const value = o.metadata?.labels?.[k ?? ""];
+          return v === undefined ? value !== undefined : value === v;
+        }),
+      );
     return {
       kind: "List",
       apiVersion: "v1",

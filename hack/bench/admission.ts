@@ -353,6 +353,16 @@ function printWebhookCalls(
 /** Processes whose CPU the paced runs report: a name, and how to find its PIDs now. */
 type Busy = [name: string, pids: () => number[]][];
 
+/**
+ * Each process's CPU time since `before`, per round: what a create costs the whole system, which
+ * moves far less from run to run than a p99 of latencies does.
+ */
+function cpuPerRound(busy: Busy, before: number[], rounds: number): string {
+  return busy
+    .map(([name, pids], i) => `${name} ${((cpuMs(pids()) - before[i]!) / rounds).toFixed(2)}`)
+    .join(", ");
+}
+
 async function measure(kc: KubeConfig, cert: TestCertificate, busy: Busy): Promise<void> {
   console.log(
     `\n${CREATES} sequential creates per kind in each namespace, alternating, ${STORED} Ingresses stored, Node ${process.version}, load average ${loadavg()
@@ -364,11 +374,14 @@ async function measure(kc: KubeConfig, cert: TestCertificate, busy: Busy): Promi
     // The peer's creates call no webhook, so the API server's webhook figures are the measured's.
     const before = webhookDurations(await apiServerMetrics(kc));
     const profiled = apiServerProfile(kc, write.what);
+    const cpuBefore = busy.map(([, pids]) => cpuMs(pids()));
     const { measured, peer, admitted } = await alternating(write, `s${k}`);
+    const cpu = cpuPerRound(busy, cpuBefore, measured.length);
     await profiled;
     const after = webhookDurations(await apiServerMetrics(kc));
     report(write.what, measured, peer, admitted);
     printWebhookCalls(before, after, measured.length);
+    console.log(`  CPU per round of creates (every side once), ms: ${cpu}`);
   }
   if (RATE === undefined) return;
   console.log(`\nat ${RATE} creates/s for ${RATE_SECONDS} s (open loop)`);

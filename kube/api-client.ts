@@ -49,7 +49,9 @@ export class ApiClient implements ListWatchClient {
   /** GET `path` as JSON, failing after `timeoutMs`. */
   async getJson(path: string, timeoutMs: number, signal?: AbortSignal): Promise<unknown> {
     const options = await this.#credentials.options();
-    return new Promise((resolve, reject) => {
+    if (signal?.aborted) throw new Error(`GET ${path}: aborted`);
+    let onAbort = (): void => {};
+    const answer = new Promise((resolve, reject) => {
       const req = this.#get(options, path, res => {
         const chunks: Buffer[] = [];
         res.on("data", (chunk: Buffer) => chunks.push(chunk));
@@ -70,11 +72,13 @@ export class ApiClient implements ListWatchClient {
         clearTimeout(timer);
         reject(error);
       });
-      signal?.addEventListener("abort", () => req.destroy(new Error(`GET ${path}: aborted`)), {
-        once: true,
-      });
+      onAbort = () => req.destroy(new Error(`GET ${path}: aborted`));
+      signal?.addEventListener("abort", onAbort, { once: true });
       req.end();
     });
+    // The listener's closure holds the request and, through it, the answer: a signal that
+    // outlives its requests (a reflector's, for its life) must not keep every list it made.
+    return answer.finally(() => signal?.removeEventListener("abort", onAbort));
   }
 
   /**

@@ -26,6 +26,8 @@ import { TLS_SECRETS } from "../../capabilities/ingress-guard/tls-secrets";
 import type { Pod } from "../../core/edge";
 import { ApiClient } from "../../kube/api-client";
 import { ListWatch, type Listed } from "../../kube/list-watch";
+import { Reflector } from "../../kube/reflector";
+import { ObjectCache } from "../../gateway/source/cache";
 import { ensureBinaries, startControlPlane } from "../control-plane/control-plane";
 import { loadKubeConfig } from "../control-plane/kube";
 import { stopEverything } from "../control-plane/processes";
@@ -136,7 +138,7 @@ async function fluentWatches(count: number, model: typeof kind.Secret, onObject:
   };
 }
 
-type Variant = "peer-secrets" | "lean-secrets" | "peer-pods" | "lean-pods";
+type Variant = "peer-secrets" | "lean-secrets" | "peer-pods" | "lean-pods" | "gateway-pods";
 
 const VARIANTS: Record<Variant, (kc: KubeConfig) => Promise<Row>> = {
   "peer-secrets": () =>
@@ -170,6 +172,18 @@ const VARIANTS: Record<Variant, (kc: KubeConfig) => Promise<Row>> = {
       cache.start(new ApiClient(kc));
       return () => cache.stop();
     }),
+  // The gateway keeps what it watches whole (less managedFields): the same loop, its own sink.
+  "gateway-pods": kc =>
+    held("Pods: the gateway's reflector + ObjectCache", PODS, async seen => {
+      const cache = new ObjectCache(() => seen());
+      const reflector = new Reflector(
+        new ApiClient(kc),
+        { name: "pods", path: "/api/v1/pods" },
+        cache.sink("ingress", undefined),
+      );
+      reflector.start();
+      return () => reflector.stop();
+    }),
 };
 
 /** Each measurement in a fresh process: what one watch left behind cannot count for the next. */
@@ -180,7 +194,8 @@ function measureApart(variant: Variant, kubeconfig: string): Row {
     [...args, `--variant=${variant}`, `--kubeconfig=${kubeconfig}`],
     { encoding: "utf8", env: { ...process.env, KUBECONFIG: kubeconfig } },
   );
-  const line = child.stdout.split("\n").find(l => l.startsWith("{"));
+  // The row is the one line that starts so; the watches' own log lines are JSON too.
+  const line = child.stdout.split("\n").find(l => l.startsWith('{"what"'));
   if (child.status !== 0 || !line) throw new Error(`${variant} failed: ${child.stderr}`);
   return JSON.parse(line) as Row;
 }
@@ -201,16 +216,16 @@ async function main(): Promise<void> {
       `seeding ${SECRETS} Opaque Secrets of ${SECRET_KB} KiB, ${TLS} TLS Secrets, ${PODS} Pods`,
     );
     await seed(kc);
-    const pairs: [Variant, Variant][] = [
+    const pairs: [Variant, ...Variant[]][] = [
       ["peer-secrets", "lean-secrets"],
-      ["peer-pods", "lean-pods"],
+      ["peer-pods", "lean-pods", "gateway-pods"],
     ];
     console.log("\nheap held by each watch after it delivered everything (after a full GC)");
     console.log("  what                                              objects   held MiB   vs peer");
-    for (const [peerVariant, leanVariant] of pairs) {
+    for (const [peerVariant, ...others] of pairs) {
       const peer = measureApart(peerVariant, cp.kubeconfigPath);
-      const lean = measureApart(leanVariant, cp.kubeconfigPath);
-      for (const row of [peer, lean]) {
+      const rows = others.map(variant => measureApart(variant, cp.kubeconfigPath));
+      for (const row of [peer, ...rows]) {
         const ratio = (row.heldBytes / peer.heldBytes).toFixed(2);
         console.log(
           `  ${row.what.padEnd(48)}  ${String(row.seen).padStart(7)}   ${mib(row.heldBytes).padStart(8)}   ${ratio.padStart(7)}`,

@@ -156,6 +156,33 @@ describe("ListWatch", () => {
     await listWatch.stop();
   });
 
+  it("a server that closes every watch at once is asked less and less often", async () => {
+    const client = new ScriptedClient<Obj>([{ items: [], metadata: { resourceVersion: "5" } }]);
+    const listWatch = new ListWatch<Obj>(
+      { path: "/api/v1/things", what: "things" },
+      { put() {}, remove() {} },
+      {
+        client,
+        reflector: {
+          random: () => 0,
+          backoff: { durationMs: BACKOFF_MS, factor: 2, jitter: 0, steps: 100, capMs: 10_000 },
+        },
+      },
+    );
+    listWatch.start();
+    const opened: number[] = [];
+    for (let count = 1; count <= 4; count++) {
+      await watching(client, count);
+      opened.push(performance.now());
+      client.watches[count - 1]!.end();
+    }
+    const waits = opened.slice(1).map((at, i) => at - opened[i]!);
+    assert.ok(waits[0]! >= BACKOFF_MS - 5, `first wait ${waits[0]}`);
+    assert.ok(waits[1]! >= 2 * BACKOFF_MS - 5, `second wait ${waits[1]}: doubled`);
+    assert.ok(waits[2]! >= 4 * BACKOFF_MS - 5, `third wait ${waits[2]}: doubled again`);
+    await listWatch.stop();
+  });
+
   it("retries a failed list until one answers", async () => {
     const { client, listWatch, seen } = started([
       new Error("connection refused"),

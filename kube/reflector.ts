@@ -243,7 +243,7 @@ export class Reflector {
       {
         connectMs: this.#options.requestTimeoutMs,
         idleMs: seconds * 1000 + this.#options.idleMarginMs,
-        onOpen: () => this.#contact(),
+        onOpen: () => this.#opened(),
       },
     );
     this.#stream = stream;
@@ -269,11 +269,17 @@ export class Reflector {
     if (version) this.#resourceVersion = version;
   }
 
-  #contact(): void {
-    // The first event after a failure proves the watch works: the backoff starts over.
-    this.#backoff = this.#options.backoff;
+  #opened(): void {
     this.#status.watching = true;
     this.#status.lastContactAt = new Date().toISOString();
+  }
+
+  #contact(): void {
+    // The first event after a failure proves the watch works: the backoff starts over. An
+    // answer alone does not: a server that accepts each watch and closes it at once would keep
+    // the wait at its shortest.
+    this.#backoff = this.#options.backoff;
+    this.#opened();
   }
 
   #path(query: Record<string, string>): string {

@@ -6,12 +6,16 @@
 // gateway-throughput-memory measures it: the difference is what the control side adds (its
 // cache map, the guard's two trackers, the composed view).
 import { execFileSync } from "node:child_process";
-import type { V1EndpointSlice, V1Ingress } from "@kubernetes/client-node";
+// Loaded as the gateway loads it (kube/workload-process.ts: its KubeConfig pulls in the whole
+// generated client, about 40 MiB of heap at 100k hosts), so that every row counts it.
+import { KubeConfig, type V1EndpointSlice, type V1Ingress } from "@kubernetes/client-node";
 import { ConsistencyState } from "../../core/checksum/consistency-state";
 import { startDataPlane } from "../../gateway/data-plane";
 import { composeView } from "../../gateway/selection/compose";
 import { ObjectCache, slim } from "../../gateway/source/cache";
 import type { KubeObject } from "../../kube/reflector";
+
+void KubeConfig;
 
 const SERVICES = 1000;
 

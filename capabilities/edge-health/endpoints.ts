@@ -3,7 +3,8 @@
 // repairs what the fail-open webhook missed (and what was not a candidate yet when the object was
 // written, e.g. a node voted healthy after its pods went not ready), and gives kept pods back to
 // the controllers' view when protection ends. All lookups come from watch caches.
-import { K8s, Log, kind, type PeprMutateRequest, type a } from "pepr";
+import { Log, type PeprMutateRequest, type a } from "pepr";
+import { keptAliveApi } from "../../kube/kept-alive-api";
 import {
   endpointSlicePatch,
   endpointsPatch,
@@ -62,6 +63,8 @@ export function promoteSliceOnWrite(protection: Protection) {
   };
 }
 
+const segment = (value: string | undefined): string => encodeURIComponent(value ?? "");
+
 /** Reconciler for one Endpoints object: patch what admission did not get to (it fails open). */
 export async function reconcileEndpoints(
   protection: Protection,
@@ -71,8 +74,8 @@ export async function reconcileEndpoints(
   const patch = endpointsPatch(endpoints, result);
   if (!patch) return;
   const { namespace, name } = endpoints.metadata ?? {};
-  await K8s(kind.Endpoints, { namespace, name })
-    .Patch(patch)
+  await keptAliveApi()
+    .jsonPatch(`/api/v1/namespaces/${segment(namespace)}/endpoints/${segment(name)}`, patch)
     .then(() =>
       Log.info(
         { ns: namespace, name, kept: result.moved.length, restored: result.restored?.length ?? 0 },
@@ -92,8 +95,11 @@ export async function reconcileSlice(protection: Protection, slice: EndpointSlic
   const patch = endpointSlicePatch(slice, result);
   if (!patch) return;
   const { namespace, name } = slice.metadata ?? {};
-  await K8s(kind.EndpointSlice, { namespace, name })
-    .Patch(patch)
+  await keptAliveApi()
+    .jsonPatch(
+      `/apis/discovery.k8s.io/v1/namespaces/${segment(namespace)}/endpointslices/${segment(name)}`,
+      patch,
+    )
     .then(() =>
       Log.info(
         {

@@ -1,5 +1,5 @@
 // Whether a node is protected right now, from the watch caches and the zone ConfigMap.
-import { K8s, Log, kind } from "pepr";
+import { Log } from "pepr";
 import {
   nodeReady,
   parseZoneConfig,
@@ -14,6 +14,7 @@ import {
 } from "../../core/edge";
 import { EDGE_ZONE_CONFIGMAP } from "../../core/names";
 import { isNotFound } from "../../kube/api-errors";
+import { keptAliveApi } from "../../kube/kept-alive-api";
 import type { EdgeSettings } from "./settings";
 import { WatchCache } from "./watch-cache";
 
@@ -72,7 +73,9 @@ export class Protection {
   async refreshZoneConfig(): Promise<void> {
     const where = { ns: this.settings.zoneConfigNamespace, name: EDGE_ZONE_CONFIGMAP };
     try {
-      const map = await K8s(kind.ConfigMap).InNamespace(where.ns).Get(EDGE_ZONE_CONFIGMAP);
+      const map = await keptAliveApi().get<{ data?: Record<string, string> }>(
+        `/api/v1/namespaces/${encodeURIComponent(where.ns)}/configmaps/${EDGE_ZONE_CONFIGMAP}`,
+      );
       // The ConfigMap exists: no data still turns zones on, as SuperEdge reads it.
       const parsed = parseZoneConfig(map.data ?? {});
       if (!parsed.ok) return;

@@ -1,12 +1,13 @@
 // The NoExecute unreachable taint of a protected node: stripped from the update in admission, and
 // removed by the reconciler when it slipped through (the webhook fails open).
-import { K8s, Log, kind, type PeprMutateRequest, type a } from "pepr";
+import { Log, type PeprMutateRequest, type a } from "pepr";
 import {
   stripUnreachableNoExecute,
   taintRemovalPatch,
   type Decision,
   type Node,
 } from "../../core/edge";
+import { keptAliveApi } from "../../kube/kept-alive-api";
 import { recordEvent } from "../pepr/events";
 import type { Protection } from "./protection";
 
@@ -39,7 +40,7 @@ export async function reconcileNodeTaint(
   if (!decision.protect) return;
   const name = node.metadata?.name ?? "";
   try {
-    await K8s(kind.Node, { name }).Patch(patch);
+    await keptAliveApi().jsonPatch(`/api/v1/nodes/${encodeURIComponent(name)}`, patch);
   } catch (error) {
     // A conflict means the node moved on: the next event or resync decides again.
     Log.info(

@@ -92,8 +92,8 @@ export async function tlsSecretLookup(
 }
 
 /**
- * Whether IngressClass bulwark is the cluster's default now (absent: it is not): admission's read,
- * on the kept-alive reader (the watcher's reconciler reads it through Pepr's client, scope.ts).
+ * Whether IngressClass bulwark is the cluster's default now (absent: it is not): admission's read
+ * and the watcher's resync's, on the kept-alive reader.
  */
 export async function classIsDefaultNow(): Promise<boolean> {
   try {

@@ -17,11 +17,11 @@ import { CHECKSUM_GROUP } from "../../core/names";
 import { checksumModel } from "../../kube/checksum-kinds";
 import type { ChecksumObject } from "../../core/checksum/crd";
 import { ConsistencyState } from "../../core/checksum/consistency-state";
+import { classIsDefaultNow } from "./cluster-reads";
 import { guardMetrics } from "./metrics";
 import {
   guardModes,
   publisherNamespaces,
-  readClassIsDefault,
   readTrustedKeyData,
   settingsScope,
   signatureSettings,
@@ -124,7 +124,7 @@ export class ConsistencyGuard {
 
   async #resync(): Promise<void> {
     try {
-      const classIsDefault = await readClassIsDefault();
+      const classIsDefault = await classIsDefaultNow();
       this.state.setScope({ ...this.state.scope, classIsDefault });
       await this.#readKeys();
       const ingresses = (await K8s(k.Ingress).Get()).items as Ingress[];

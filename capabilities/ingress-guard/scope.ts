@@ -1,14 +1,12 @@
 // The ingress guard's view of which Ingresses are Bulwark's (core/ingress/selection.ts): the
 // excluded namespaces from the module's environment, the default class from the cluster.
-import { K8s, kind, Log } from "pepr";
-import { isDefaultClass } from "../../core/ingress/class";
+import { Log } from "pepr";
 import {
   DEFAULT_SCOPE,
   parseExcludedNamespaces,
   type ServingScope,
 } from "../../core/ingress/selection";
 import type { SecurityAnnotationMode } from "../../core/ingress/review-ingress";
-import { INGRESS_CLASS } from "../../core/names";
 import { referrerAllowList } from "../../core/annotations/referrer";
 import {
   DEFAULT_KEYS_LOCATION,
@@ -21,6 +19,7 @@ import {
   type KeysLocation,
 } from "../../core/checksum";
 import { isNotFound } from "../../kube/api-errors";
+import { keptAliveApi } from "../../kube/kept-alive-api";
 import { parseSwitch } from "../../core/switch";
 import type { ChecksumKind } from "../../core/checksum/crd";
 
@@ -50,16 +49,6 @@ export function securityAnnotationMode(
     'BULWARK_UNSUPPORTED_SECURITY_ANNOTATIONS must be "deny" or "warn"; denying',
   );
   return "deny";
-}
-
-/** Whether IngressClass bulwark is the cluster's default now (absent: it is not). */
-export async function readClassIsDefault(): Promise<boolean> {
-  try {
-    return isDefaultClass(await K8s(kind.IngressClass).Get(INGRESS_CLASS));
-  } catch (error) {
-    if (isNotFound(error)) return false;
-    throw error;
-  }
 }
 
 /** The scope from the environment alone, the class not yet known (not the default). */
@@ -127,7 +116,9 @@ export async function readTrustedKeyData(
   location: KeysLocation,
 ): Promise<Record<string, string> | undefined> {
   try {
-    return (await K8s(kind.ConfigMap).InNamespace(location.namespace).Get(location.name)).data;
+    const { namespace, name } = location;
+    const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/configmaps/${encodeURIComponent(name)}`;
+    return (await keptAliveApi().get<{ data?: Record<string, string> }>(path)).data;
   } catch (error) {
     if (isNotFound(error)) return undefined;
     throw error;

@@ -12,6 +12,7 @@ import { stepBackoff, type Backoff } from "../../core/backoff";
 import { recordEvent } from "../pepr/events";
 import { moduleListWatch, orderedHandling } from "../pepr/watches";
 import type { ObjectHandler } from "../../kube/informer";
+import type { Watched } from "../../kube/list-watch";
 import { trustingFetch } from "../../kube/trusting-fetch";
 import type { PermissionSettings } from "./settings";
 import { isNotFound } from "../../kube/api-errors";
@@ -22,16 +23,19 @@ const RETRY: Backoff = { durationMs: 1000, factor: 2, jitter: 1, steps: 8, capMs
 
 type Pod = PermissionPod & { apiVersion?: string; kind?: string };
 
-/** Every pod admission injected carries the label (any value: a tenant's edit must not hide one). */
-const MANAGED_PODS = `/api/v1/pods?labelSelector=${encodeURIComponent(PERMISSION_MANAGED_LABEL)}`;
+/**
+ * Every pod admission injected carries the label. Any value is selected: one changed by an
+ * administrator (the metadata policy lets no one else) still holds our finalizer and grants.
+ */
+const MANAGED_PODS: Watched = {
+  path: "/api/v1/pods",
+  what: "permission pods (watcher)",
+  labelSelector: PERMISSION_MANAGED_LABEL,
+};
 
 /** Starts the list-watch of Bulwark's pods; `handle` gets each pod's events in order. */
 export function watchManagedPods(handle: ObjectHandler<Pod>): void {
-  const what = "permission pods (watcher)";
-  moduleListWatch(
-    { path: "/api/v1/pods", what, labelSelector: PERMISSION_MANAGED_LABEL },
-    orderedHandling(what, handle),
-  ).start();
+  moduleListWatch(MANAGED_PODS, orderedHandling(MANAGED_PODS.what, handle)).start();
 }
 
 export class Revoker {
@@ -52,7 +56,11 @@ export class Revoker {
   async sweep(): Promise<void> {
     try {
       // From the API server's watch cache (resourceVersion=0): a sweep need not cost an etcd read.
-      const pods = await keptAliveApi().get<{ items: Pod[] }>(`${MANAGED_PODS}&resourceVersion=0`);
+      const query = new URLSearchParams({
+        labelSelector: MANAGED_PODS.labelSelector ?? "",
+        resourceVersion: "0",
+      });
+      const pods = await keptAliveApi().get<{ items: Pod[] }>(`${MANAGED_PODS.path}?${query}`);
       await Promise.all(
         pods.items.filter(p => p.metadata?.deletionTimestamp).map(p => this.handle(p)),
       );

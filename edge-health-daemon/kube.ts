@@ -26,6 +26,7 @@ import { groupOf, internalIp, type Member, type NodeWithAddresses } from "./memb
 import type { Settings } from "./settings";
 import { MAX_KEYS } from "./signing";
 import type { Decision } from "./tally";
+import { CONFIG_MAPS, NODES, resourcePath } from "../kube/api-paths";
 
 export class KubeSource {
   readonly #core: CoreV1Api;
@@ -44,9 +45,9 @@ export class KubeSource {
     const watch = new Watch(kc);
     const ns = settings.zoneNamespace;
     const fieldSelector = `metadata.name=${EDGE_ZONE_CONFIGMAP}`;
-    this.#nodes = new ListWatch("/api/v1/nodes", watch, () => this.#core.listNode(), false);
+    this.#nodes = new ListWatch(resourcePath(NODES), watch, () => this.#core.listNode(), false);
     this.#configMaps = new ListWatch(
-      `/api/v1/namespaces/${ns}/configmaps`,
+      resourcePath(CONFIG_MAPS, { namespace: ns }),
       watch,
       () => this.#core.listNamespacedConfigMap({ namespace: ns, fieldSelector }),
       false,

@@ -65,6 +65,11 @@ describe("KeptAliveApi", () => {
         });
         return;
       }
+      if (req.url === "/api/v1/forbidden") {
+        res.writeHead(403, { "content-type": "application/json" });
+        res.end(JSON.stringify({ kind: "Status", message: "forbidden", code: 403 }));
+        return;
+      }
       if (req.url === "/api/v1/namespaces/shop/secrets/web-tls") {
         res.writeHead(200, { "content-type": "application/json" });
         res.end(JSON.stringify({ kind: "Secret", metadata: { name: "web-tls" } }));
@@ -138,6 +143,19 @@ describe("KeptAliveApi", () => {
     assert.ok(error instanceof ApiCallError);
     assert.ok(isNotFound(error));
     assert.match(error.message, /secrets "gone" not found/);
+  });
+
+  it("reads a missing object as undefined, and fails on any other refusal", async () => {
+    assert.equal(await reader.getIfExists("/api/v1/namespaces/shop/secrets/gone"), undefined);
+    const found = await reader.getIfExists<{ metadata: { name: string } }>(
+      "/api/v1/namespaces/shop/secrets/web-tls",
+    );
+    assert.equal(found?.metadata.name, "web-tls");
+    await assert.rejects(reader.getIfExists("/api/v1/forbidden"), (error: unknown) => {
+      assert.ok(error instanceof ApiCallError);
+      assert.equal(error.status, 403);
+      return true;
+    });
   });
 
   it("refuses a server whose certificate the kubeconfig's CA does not sign", async () => {

@@ -3,8 +3,8 @@
 // when it is injected, the finalizer's release when it is deleted). Pepr's
 // fluent client (kubernetes-fluent-client 3.x) reads and parses the kubeconfig and builds a new
 // TLS agent for every call, so every call paid a TLS handshake and a CA parse, on both sides:
-// most of the 30–90 ms a webhook call added (hack/bench/README.md, admission). Watches, and the
-// rarer writes, stay on Pepr's client.
+// most of the 30–90 ms a webhook call added (hack/bench/README.md, admission). Paths come from
+// resourcePath (api-paths.ts).
 import type { KubeConfig } from "@kubernetes/client-node";
 import { Agent as HttpAgent, request as httpRequest } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
@@ -57,6 +57,16 @@ export class KeptAliveApi {
   /** The object at `path` (`/api/v1/namespaces/x/secrets/y`); ApiCallError when the answer is not 200. */
   get<T>(path: string): Promise<T> {
     return this.call<T>("GET", path);
+  }
+
+  /** The object at `path`, or undefined when the API server answers 404 (it does not exist). */
+  async getIfExists<T>(path: string): Promise<T | undefined> {
+    try {
+      return await this.get<T>(path);
+    } catch (error) {
+      if (error instanceof ApiCallError && error.status === 404) return undefined;
+      throw error;
+    }
   }
 
   /** Creates `body` at `path` (`/api/v1/namespaces/x/events`); the stored object, as the API server answers. */

@@ -4,6 +4,7 @@
 // written, e.g. a node voted healthy after its pods went not ready), and gives kept pods back to
 // the controllers' view when protection ends. All lookups come from watch caches.
 import { Log, type PeprMutateRequest, type a } from "pepr";
+import { ENDPOINTS, ENDPOINT_SLICES, resourcePath } from "../../kube/api-paths";
 import { keptAliveApi } from "../../kube/kept-alive-api";
 import {
   endpointSlicePatch,
@@ -63,8 +64,6 @@ export function promoteSliceOnWrite(protection: Protection) {
   };
 }
 
-const segment = (value: string | undefined): string => encodeURIComponent(value ?? "");
-
 /** Reconciler for one Endpoints object: patch what admission did not get to (it fails open). */
 export async function reconcileEndpoints(
   protection: Protection,
@@ -75,7 +74,7 @@ export async function reconcileEndpoints(
   if (!patch) return;
   const { namespace, name } = endpoints.metadata ?? {};
   await keptAliveApi()
-    .jsonPatch(`/api/v1/namespaces/${segment(namespace)}/endpoints/${segment(name)}`, patch)
+    .jsonPatch(resourcePath(ENDPOINTS, { namespace, name }), patch)
     .then(() =>
       Log.info(
         { ns: namespace, name, kept: result.moved.length, restored: result.restored?.length ?? 0 },
@@ -96,10 +95,7 @@ export async function reconcileSlice(protection: Protection, slice: EndpointSlic
   if (!patch) return;
   const { namespace, name } = slice.metadata ?? {};
   await keptAliveApi()
-    .jsonPatch(
-      `/apis/discovery.k8s.io/v1/namespaces/${segment(namespace)}/endpointslices/${segment(name)}`,
-      patch,
-    )
+    .jsonPatch(resourcePath(ENDPOINT_SLICES, { namespace, name }), patch)
     .then(() =>
       Log.info(
         {
@@ -130,10 +126,13 @@ const endpointsHaveWork = (endpoints: Endpoints): boolean =>
 /** The watcher's periodic repair of every Endpoints and EndpointSlice, from caches. */
 export class EndpointResync {
   readonly slices = new WatchCache<EndpointSlice>({
-    path: "/apis/discovery.k8s.io/v1/endpointslices",
+    path: resourcePath(ENDPOINT_SLICES),
     what: "endpointslices",
   });
-  readonly endpoints = new WatchCache<Endpoints>({ path: "/api/v1/endpoints", what: "endpoints" });
+  readonly endpoints = new WatchCache<Endpoints>({
+    path: resourcePath(ENDPOINTS),
+    what: "endpoints",
+  });
 
   constructor(readonly protection: Protection) {}
 

@@ -13,7 +13,7 @@ import {
   type ZoneConfig,
 } from "../../core/edge";
 import { EDGE_ZONE_CONFIGMAP } from "../../core/names";
-import { isNotFound } from "../../kube/api-errors";
+import { CONFIG_MAPS, NODES, PODS, resourcePath } from "../../kube/api-paths";
 import { keptAliveApi } from "../../kube/kept-alive-api";
 import type { EdgeSettings } from "./settings";
 import { WatchCache } from "./watch-cache";
@@ -39,8 +39,8 @@ export function slimPod(pod: Pod): Pod {
 
 export class Protection {
   #zoneConfig: ZoneConfig | undefined;
-  readonly nodes = new WatchCache<Node>({ path: "/api/v1/nodes", what: "nodes" });
-  readonly pods = new WatchCache<Pod>({ path: "/api/v1/pods", what: "pods" }, slimPod);
+  readonly nodes = new WatchCache<Node>({ path: resourcePath(NODES), what: "nodes" });
+  readonly pods = new WatchCache<Pod>({ path: resourcePath(PODS), what: "pods" }, slimPod);
   /** SuperEdge's edge-health pods, when its daemons vote (settings.votes). */
   readonly superEdgePods: WatchCache<Pod> | undefined;
 
@@ -49,7 +49,7 @@ export class Protection {
       const { namespace, labels } = settings.superEdgePods;
       this.superEdgePods = new WatchCache<Pod>(
         {
-          path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods`,
+          path: resourcePath(PODS, { namespace }),
           what: "SuperEdge edge-health pods",
           labelSelector: Object.entries(labels)
             .map(([key, value]) => `${key}=${value}`)
@@ -73,9 +73,13 @@ export class Protection {
   async refreshZoneConfig(): Promise<void> {
     const where = { ns: this.settings.zoneConfigNamespace, name: EDGE_ZONE_CONFIGMAP };
     try {
-      const map = await keptAliveApi().get<{ data?: Record<string, string> }>(
-        `/api/v1/namespaces/${encodeURIComponent(where.ns)}/configmaps/${EDGE_ZONE_CONFIGMAP}`,
+      const map = await keptAliveApi().getIfExists<{ data?: Record<string, string> }>(
+        resourcePath(CONFIG_MAPS, { namespace: where.ns, name: where.name }),
       );
+      if (map === undefined) {
+        this.#zoneConfig = undefined;
+        return;
+      }
       // The ConfigMap exists: no data still turns zones on, as SuperEdge reads it.
       const parsed = parseZoneConfig(map.data ?? {});
       if (!parsed.ok) return;
@@ -83,9 +87,7 @@ export class Protection {
         Log.warn({ ...where, warning }, "zone config");
       this.#zoneConfig = parsed.value;
     } catch (error) {
-      if (isNotFound(error)) this.#zoneConfig = undefined;
-      else
-        Log.warn({ ...where, err: String(error) }, "zone config read failed; keeping the last one");
+      Log.warn({ ...where, err: String(error) }, "zone config read failed; keeping the last one");
     }
   }
 

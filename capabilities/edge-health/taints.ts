@@ -7,6 +7,7 @@ import {
   type Decision,
   type Node,
 } from "../../core/edge";
+import { NODES, resourcePath } from "../../kube/api-paths";
 import { keptAliveApi } from "../../kube/kept-alive-api";
 import { recordEvent } from "../pepr/events";
 import type { Protection } from "./protection";
@@ -40,7 +41,7 @@ export async function reconcileNodeTaint(
   if (!decision.protect) return;
   const name = node.metadata?.name ?? "";
   try {
-    await keptAliveApi().jsonPatch(`/api/v1/nodes/${encodeURIComponent(name)}`, patch);
+    await keptAliveApi().jsonPatch(resourcePath(NODES, { name }), patch);
   } catch (error) {
     // A conflict means the node moved on: the next event or resync decides again.
     Log.info(

@@ -6,7 +6,7 @@ import { InspectionCache } from "../../core/tls/inspection-cache";
 import { selectsIngress, type ServingScope } from "../../core/ingress/selection";
 import type { Ingress } from "../../core/ingress/types";
 import type { SecretLookup } from "../../core/ingress/validate-tls";
-import { isNotFound } from "../../kube/api-errors";
+import { INGRESSES, INGRESS_CLASSES, SECRETS, resourcePath } from "../../kube/api-paths";
 import { keptAliveApi } from "../../kube/kept-alive-api";
 import type { V1IngressClass } from "@kubernetes/client-node";
 import { isDefaultClass, namesNoClass } from "../../core/ingress/class";
@@ -32,16 +32,13 @@ async function readSecret(
   name: string,
   freshness: Freshness,
 ): Promise<Secret | undefined> {
-  const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets/${encodeURIComponent(name)}`;
-  try {
-    return await keptAliveApi().get<Secret>(
-      freshness === "cached" ? `${path}?resourceVersion=0` : path,
-    );
-  } catch (error) {
-    if (!isNotFound(error)) throw error;
-    // Created a moment ago (one apply of a Secret and its Ingress): etcd has it first.
-    return freshness === "cached" ? readSecret(namespace, name, "latest") : undefined;
-  }
+  const path = resourcePath(SECRETS, { namespace, name });
+  const secret = await keptAliveApi().getIfExists<Secret>(
+    freshness === "cached" ? `${path}?resourceVersion=0` : path,
+  );
+  // Created a moment ago (one apply of a Secret and its Ingress): etcd has it first.
+  if (secret === undefined && freshness === "cached") return readSecret(namespace, name, "latest");
+  return secret;
 }
 
 /**
@@ -96,13 +93,8 @@ export async function tlsSecretLookup(
  * and the watcher's resync's, on the kept-alive reader.
  */
 export async function classIsDefaultNow(): Promise<boolean> {
-  try {
-    const path = `/apis/networking.k8s.io/v1/ingressclasses/${INGRESS_CLASS}`;
-    return isDefaultClass(await keptAliveApi().get<V1IngressClass>(path));
-  } catch (error) {
-    if (isNotFound(error)) return false;
-    throw error;
-  }
+  const path = resourcePath(INGRESS_CLASSES, { name: INGRESS_CLASS });
+  return isDefaultClass(await keptAliveApi().getIfExists<V1IngressClass>(path));
 }
 
 /**
@@ -118,11 +110,7 @@ export async function ingressesUsingSecret(
   const watched = tlsUsers.users(namespace, secretName);
   const candidates =
     watched ??
-    (
-      await keptAliveApi().get<{ items: Ingress[] }>(
-        `/apis/networking.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/ingresses`,
-      )
-    ).items;
+    (await keptAliveApi().get<{ items: Ingress[] }>(resourcePath(INGRESSES, { namespace }))).items;
   return usersOf(candidates, secretName, scope);
 }
 

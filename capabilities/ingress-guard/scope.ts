@@ -18,7 +18,7 @@ import {
   type GuardMode,
   type KeysLocation,
 } from "../../core/checksum";
-import { isNotFound } from "../../kube/api-errors";
+import { CONFIG_MAPS, resourcePath } from "../../kube/api-paths";
 import { keptAliveApi } from "../../kube/kept-alive-api";
 import { parseSwitch } from "../../core/switch";
 import type { ChecksumKind } from "../../core/checksum/crd";
@@ -115,12 +115,6 @@ export function signatureSettings(env: NodeJS.ProcessEnv = process.env): {
 export async function readTrustedKeyData(
   location: KeysLocation,
 ): Promise<Record<string, string> | undefined> {
-  try {
-    const { namespace, name } = location;
-    const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/configmaps/${encodeURIComponent(name)}`;
-    return (await keptAliveApi().get<{ data?: Record<string, string> }>(path)).data;
-  } catch (error) {
-    if (isNotFound(error)) return undefined;
-    throw error;
-  }
+  const path = resourcePath(CONFIG_MAPS, location);
+  return (await keptAliveApi().getIfExists<{ data?: Record<string, string> }>(path))?.data;
 }

@@ -9,6 +9,7 @@ import { TLS_SECRET_TYPE } from "../../core/ingress/selection";
 import type { Secret } from "../../core/ingress/types";
 import { startedOnFirstUse, type ListWatchOf, type Watched } from "../../kube/list-watch";
 import { moduleListWatch } from "../pepr/watches";
+import { SECRETS, resourcePath } from "../../kube/api-paths";
 
 /** A pair as its Secret stores it, decoded: what the certificate inspection reads. */
 export interface TlsPair {
@@ -78,7 +79,7 @@ export const TLS_ONLY = `type=${TLS_SECRET_TYPE}`;
 
 /** Every TLS Secret: the field selector keeps every other Secret out of the process. */
 export const TLS_SECRETS: Watched = {
-  path: "/api/v1/secrets",
+  path: resourcePath(SECRETS),
   what: "secrets of type kubernetes.io/tls",
   fieldSelector: TLS_ONLY,
 };

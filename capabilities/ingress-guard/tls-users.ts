@@ -7,6 +7,7 @@
 import type { Ingress } from "../../core/ingress/types";
 import { startedOnFirstUse, type ListWatch, type ListWatchOf } from "../../kube/list-watch";
 import { moduleListWatch } from "../pepr/watches";
+import { INGRESSES, resourcePath } from "../../kube/api-paths";
 
 const key = (namespace: string, name: string): string => `${namespace}/${name}`;
 
@@ -75,10 +76,6 @@ export class WatchedTlsUsers {
 
 /** Every Ingress into `feed`, which keeps what it reads (TlsUsersIndex: the names it uses). */
 export const ingressListWatch: ListWatchOf<Ingress> = (feed, who, options) =>
-  moduleListWatch(
-    { path: "/apis/networking.k8s.io/v1/ingresses", what: `ingresses ${who}` },
-    feed,
-    options,
-  );
+  moduleListWatch({ path: resourcePath(INGRESSES), what: `ingresses ${who}` }, feed, options);
 
 export const tlsUsers = new WatchedTlsUsers();

@@ -7,6 +7,7 @@ import {
   type EventRecorder,
   type InvolvedObject,
 } from "../../kube/events";
+import { EVENTS, resourcePath } from "../../kube/api-paths";
 import { keptAliveApi } from "../../kube/kept-alive-api";
 
 export type { EventNote, InvolvedObject };
@@ -18,8 +19,7 @@ export function recordEvent(
   component: string,
 ): Promise<void> {
   const recorder: EventRecorder = {
-    create: (namespace, event) =>
-      keptAliveApi().post(`/api/v1/namespaces/${encodeURIComponent(namespace)}/events`, event),
+    create: (namespace, event) => keptAliveApi().post(resourcePath(EVENTS, { namespace }), event),
     warn: (message, fields) => Log.warn(fields, message),
     reporter: { component, instance: process.env.HOSTNAME ?? "local" },
   };

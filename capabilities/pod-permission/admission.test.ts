@@ -135,7 +135,19 @@ describe("injectPermissionInit: the one admission call for a pod naming a group"
 describe("missingGroup", () => {
   it("escapes the namespace and name in the path it reads", async () => {
     const { groups, reads } = lookup([], found);
-    assert.equal(await missingGroup("a b", "x/y", groups), undefined);
-    assert.deepEqual(reads, ["/apis/bulwark.dev/v1alpha1/namespaces/a%20b/permissiongroups/x%2Fy"]);
+    assert.equal(await missingGroup("a b", "x?y", groups), undefined);
+    assert.deepEqual(reads, ["/apis/bulwark.dev/v1alpha1/namespaces/a%20b/permissiongroups/x%3Fy"]);
+  });
+
+  it("fails closed on a name that cannot be one path segment, reading nothing", async () => {
+    const { groups, reads } = lookup([], found);
+    for (const group of ["x/y", "..", "50%"]) {
+      const reason = await missingGroup("shop", group, groups);
+      assert.match(
+        reason ?? "",
+        /PermissionGroup .* could not be read \(permissiongroups: name may/,
+      );
+    }
+    assert.deepEqual(reads, []);
   });
 });

@@ -20,7 +20,8 @@ import type { PermissionSettings } from "./settings";
 import { describeError, isNotFound } from "../../kube/api-errors";
 import { keptAliveApi } from "../../kube/kept-alive-api";
 import { knownGroups } from "./known-groups";
-import { PERMISSION_API_GROUP, PERMISSION_API_VERSION } from "./permission-crds";
+import { resourcePath } from "../../kube/api-paths";
+import { PERMISSION_GROUPS } from "./permission-crds";
 
 function namespaceOf(req: { Request: { namespace?: string } }, pod: PermissionPod): string {
   // ReplicaSet pods carry no namespace at admission: the request has it.
@@ -51,9 +52,8 @@ export async function missingGroup(
   { known, read }: GroupLookup = clusterGroups,
 ): Promise<string | undefined> {
   if (known.holds(namespace, group)) return undefined;
-  const path = `/apis/${PERMISSION_API_GROUP}/${PERMISSION_API_VERSION}/namespaces/${encodeURIComponent(namespace)}/permissiongroups/${encodeURIComponent(group)}`;
   try {
-    await read(path);
+    await read(resourcePath(PERMISSION_GROUPS, { namespace, name: group }));
     return undefined;
   } catch (error) {
     // Fail closed, with the reason: a pod is injected only for a group that is known to exist.

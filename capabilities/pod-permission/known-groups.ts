@@ -8,7 +8,8 @@
 import type { KubernetesObject } from "@kubernetes/client-node";
 import { startedOnFirstUse, type ListWatchOf } from "../../kube/list-watch";
 import { moduleListWatch } from "../pepr/watches";
-import { PERMISSION_API_GROUP, PERMISSION_API_VERSION } from "./permission-crds";
+import { resourcePath } from "../../kube/api-paths";
+import { PERMISSION_GROUPS } from "./permission-crds";
 
 const key = (namespace: string, name: string): string => `${namespace}/${name}`;
 
@@ -50,7 +51,7 @@ export class WatchedGroups {
 export const groupListWatch: ListWatchOf<KubernetesObject> = (feed, who, options) =>
   moduleListWatch(
     {
-      path: `/apis/${PERMISSION_API_GROUP}/${PERMISSION_API_VERSION}/permissiongroups`,
+      path: resourcePath(PERMISSION_GROUPS),
       what: `permissiongroups ${who}`,
     },
     feed,

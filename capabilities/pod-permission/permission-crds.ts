@@ -22,9 +22,14 @@ export {
   type PermissionGroupSpec,
   type PermissionProviderSpec,
 } from "../../core/permission";
+import type { ApiResource } from "../../kube/api-paths";
 
 export const PERMISSION_API_GROUP = "bulwark.dev";
 export const PERMISSION_API_VERSION = "v1alpha1";
+export const PERMISSION_GROUPS: ApiResource = {
+  api: `/apis/${PERMISSION_API_GROUP}/${PERMISSION_API_VERSION}`,
+  plural: "permissiongroups",
+};
 /** The condition both kinds carry: True when the spec is valid and, for a group, every provider exists. */
 export const READY_CONDITION = "Ready";
 

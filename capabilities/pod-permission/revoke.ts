@@ -16,6 +16,7 @@ import type { Watched } from "../../kube/list-watch";
 import { trustingFetch } from "../../kube/trusting-fetch";
 import type { PermissionSettings } from "./settings";
 import { isNotFound } from "../../kube/api-errors";
+import { PODS, resourcePath } from "../../kube/api-paths";
 import { keptAliveApi } from "../../kube/kept-alive-api";
 
 const COMPONENT = "pod-permission";
@@ -28,7 +29,7 @@ type Pod = PermissionPod & { apiVersion?: string; kind?: string };
  * administrator (the metadata policy lets no one else) still holds our finalizer and grants.
  */
 const MANAGED_PODS: Watched = {
-  path: "/api/v1/pods",
+  path: resourcePath(PODS),
   what: "permission pods (watcher)",
   labelSelector: PERMISSION_MANAGED_LABEL,
 };
@@ -175,10 +176,11 @@ export class Revoker {
 
   async #retryNow(pod: Pod): Promise<void> {
     try {
-      await this.handle(await keptAliveApi().get<Pod>(podPath(pod)));
-    } catch (error) {
-      if (isNotFound(error)) this.#clearRetry(pod.metadata?.uid ?? "");
-      else this.#retryLater(pod);
+      const current = await keptAliveApi().getIfExists<Pod>(podPath(pod));
+      if (current === undefined) this.#clearRetry(pod.metadata?.uid ?? "");
+      else await this.handle(current);
+    } catch {
+      this.#retryLater(pod);
     }
   }
 
@@ -213,8 +215,7 @@ export class Revoker {
 }
 
 function podPath(pod: Pod): string {
-  const namespace = encodeURIComponent(pod.metadata?.namespace ?? "");
-  return `/api/v1/namespaces/${namespace}/pods/${encodeURIComponent(pod.metadata?.name ?? "")}`;
+  return resourcePath(PODS, { namespace: pod.metadata?.namespace, name: pod.metadata?.name ?? "" });
 }
 
 /** The Event text for the server's answer: what it revoked and kept, at which IPs. */

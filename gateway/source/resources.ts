@@ -4,55 +4,44 @@ import { CHECKSUM_GROUP } from "../../core/names";
 import { TLS_SECRET_TYPE } from "../../core/ingress/selection";
 import type { ResourceKind } from "./cache";
 import type { ResourceSpec } from "../../kube/reflector";
+import {
+  CONFIG_MAPS,
+  ENDPOINT_SLICES,
+  INGRESSES,
+  INGRESS_CLASSES,
+  SECRETS,
+  SERVICES,
+  resourcePath,
+  type ApiResource,
+} from "../../kube/api-paths";
 
 interface KindPath {
-  prefix: string;
-  plural: string;
+  resource: ApiResource;
   namespaced: boolean;
   query?: Record<string, string>;
 }
 
+const checksums = (plural: string): ApiResource => ({ api: `/apis/${CHECKSUM_GROUP}/v1`, plural });
+
 const PATHS: Record<ResourceKind, KindPath> = {
-  ingress: { prefix: "/apis/networking.k8s.io/v1", plural: "ingresses", namespaced: true },
+  ingress: { resource: INGRESSES, namespaced: true },
   // Only TLS Secrets: the rest of a cluster's Secrets are none of the gateway's business.
   secret: {
-    prefix: "/api/v1",
-    plural: "secrets",
+    resource: SECRETS,
     namespaced: true,
     query: { fieldSelector: `type=${TLS_SECRET_TYPE}` },
   },
   // Basic auth's users files (kubectl create secret generic); only those an auth-secret names
   // enter the view.
-  authSecret: {
-    prefix: "/api/v1",
-    plural: "secrets",
-    namespaced: true,
-    query: { fieldSelector: "type=Opaque" },
-  },
-  endpointSlice: {
-    prefix: "/apis/discovery.k8s.io/v1",
-    plural: "endpointslices",
-    namespaced: true,
-  },
+  authSecret: { resource: SECRETS, namespaced: true, query: { fieldSelector: "type=Opaque" } },
+  endpointSlice: { resource: ENDPOINT_SLICES, namespaced: true },
   // Only to map a backend's port number or name to the EndpointSlice port (by the port's name).
-  service: { prefix: "/api/v1", plural: "services", namespaced: true },
-  ingressClass: {
-    prefix: "/apis/networking.k8s.io/v1",
-    plural: "ingressclasses",
-    namespaced: false,
-  },
-  ingressChecksum: {
-    prefix: `/apis/${CHECKSUM_GROUP}/v1`,
-    plural: "ingresschecksums",
-    namespaced: true,
-  },
-  secretChecksum: {
-    prefix: `/apis/${CHECKSUM_GROUP}/v1`,
-    plural: "secretchecksums",
-    namespaced: true,
-  },
+  service: { resource: SERVICES, namespaced: true },
+  ingressClass: { resource: INGRESS_CLASSES, namespaced: false },
+  ingressChecksum: { resource: checksums("ingresschecksums"), namespaced: true },
+  secretChecksum: { resource: checksums("secretchecksums"), namespaced: true },
   // One ConfigMap, by name (checksumKeysTarget): the gateway reads no other.
-  checksumKeys: { prefix: "/api/v1", plural: "configmaps", namespaced: true },
+  checksumKeys: { resource: CONFIG_MAPS, namespaced: true },
 };
 
 export interface WatchTarget {
@@ -64,17 +53,15 @@ export interface WatchTarget {
 
 /** The list + watch targets of one kind: one per namespace, or one for all namespaces. */
 export function watchTargets(kind: ResourceKind, namespaces: readonly string[]): WatchTarget[] {
-  const path = PATHS[kind];
-  const scopes = path.namespaced && namespaces.length > 0 ? namespaces : [undefined];
+  const { resource, namespaced, query } = PATHS[kind];
+  const scopes = namespaced && namespaces.length > 0 ? namespaces : [undefined];
   return scopes.map(namespace => ({
     kind,
     namespace,
     spec: {
-      name: namespace ? `${path.plural} in ${namespace}` : path.plural,
-      path: namespace
-        ? `${path.prefix}/namespaces/${namespace}/${path.plural}`
-        : `${path.prefix}/${path.plural}`,
-      query: path.query,
+      name: namespace ? `${resource.plural} in ${namespace}` : resource.plural,
+      path: resourcePath(resource, { namespace }),
+      query,
     },
   }));
 }

@@ -7,6 +7,7 @@ import { isNotFound } from "../../kube/api-errors";
 import { keepWatching } from "../../kube/informer";
 import type { Kube } from "../kube";
 import type { Logger } from "../../kube/log";
+import { PODS, resourcePath } from "../../kube/api-paths";
 
 const key = (namespace: string, name: string): string => `${namespace}/${name}`;
 
@@ -32,7 +33,7 @@ export class PodCache {
   async start(): Promise<void> {
     const informer = makeInformer<V1Pod>(
       this.kube.kc,
-      "/api/v1/pods",
+      resourcePath(PODS),
       () =>
         this.kube.core.listPodForAllNamespaces({
           labelSelector: `${PERMISSION_MANAGED_LABEL}=true`,

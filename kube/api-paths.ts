@@ -1,6 +1,8 @@
 // Where an object lives on the API server. Every path the module builds by hand goes through
 // here, so each segment (a namespace or a name a tenant chose) is checked and percent-encoded
 // once, the same way, and no name can step into another path ("..", "a/b", "x?watch=1").
+import { CHECKSUM_VERSION, checksumKinds, type ChecksumKind } from "../core/checksum/crd";
+import { CHECKSUM_GROUP } from "../core/names";
 
 /** A resource type: its API root (`/api/v1`, `/apis/<group>/<version>`) and plural name. */
 export interface ApiResource {
@@ -17,6 +19,7 @@ export const CONFIG_MAPS = core("configmaps");
 export const ENDPOINTS = core("endpoints");
 export const EVENTS = core("events");
 export const SERVICES = core("services");
+export const NAMESPACES = core("namespaces");
 export const ENDPOINT_SLICES: ApiResource = {
   api: "/apis/discovery.k8s.io/v1",
   plural: "endpointslices",
@@ -25,6 +28,18 @@ export const INGRESSES: ApiResource = { api: "/apis/networking.k8s.io/v1", plura
 export const INGRESS_CLASSES: ApiResource = {
   api: "/apis/networking.k8s.io/v1",
   plural: "ingressclasses",
+};
+
+/** Tengine-Ingress's IngressCheckSum and SecretCheckSum. */
+export const CHECKSUMS: Record<ChecksumKind, ApiResource> = {
+  ingress: {
+    api: `/apis/${CHECKSUM_GROUP}/${CHECKSUM_VERSION}`,
+    plural: checksumKinds.ingress.plural,
+  },
+  secret: {
+    api: `/apis/${CHECKSUM_GROUP}/${CHECKSUM_VERSION}`,
+    plural: checksumKinds.secret.plural,
+  },
 };
 
 /** Which of a resource's objects: all of them (no fields), a namespace's, or one by name. */

@@ -17,6 +17,8 @@ describe("KeptAliveApi", () => {
   let handshakes = 0;
   const tokens: string[] = [];
   let reader: KeptAliveApi;
+  const THINGS = 1201;
+  const listQueries: Record<string, string>[] = [];
 
   /** A kubeconfig for the server, trusting `caPem`, with a token. */
   function kubeconfig(caPem: string): KubeConfig {
@@ -63,6 +65,17 @@ describe("KeptAliveApi", () => {
               : JSON.stringify({ kind: "Status", message: "events is forbidden", code: 403 }),
           );
         });
+        return;
+      }
+      const url = new URL(req.url ?? "/", "https://localhost");
+      if (url.pathname === "/api/v1/things") {
+        // 1 201 things, served in pages as the API server does: limit, then a continue token.
+        listQueries.push(Object.fromEntries(url.searchParams));
+        const from = Number(url.searchParams.get("continue") ?? "0");
+        const to = Math.min(THINGS, from + Number(url.searchParams.get("limit")));
+        const items = Array.from({ length: to - from }, (_, i) => ({ n: from + i }));
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify({ items, metadata: { continue: to < THINGS ? String(to) : "" } }));
         return;
       }
       if (req.url === "/api/v1/forbidden") {
@@ -133,6 +146,33 @@ describe("KeptAliveApi", () => {
     );
     assert.deepEqual(answer, { type: "application/json-patch+json", ops });
     assert.ok(handshakes - before <= 1);
+  });
+
+  it("sends a merge patch as one", async () => {
+    const answer = await reader.mergePatch<{ type: string; ops: object }>(
+      "/apis/bulwark.dev/v1alpha1/namespaces/shop/permissiongroups/web/status",
+      { status: { observedGeneration: 2 } },
+    );
+    assert.deepEqual(answer, {
+      type: "application/merge-patch+json",
+      ops: { status: { observedGeneration: 2 } },
+    });
+  });
+
+  it("lists a collection page by page, each page with the caller's selectors", async () => {
+    listQueries.length = 0;
+    const items = await reader.list<{ n: number }>("/api/v1/things", {
+      labelSelector: "app=web",
+    });
+    assert.deepEqual(
+      items.map(item => item.n),
+      Array.from({ length: THINGS }, (_, i) => i),
+    );
+    assert.deepEqual(listQueries, [
+      { labelSelector: "app=web", limit: "500" },
+      { labelSelector: "app=web", limit: "500", continue: "500" },
+      { labelSelector: "app=web", limit: "500", continue: "1000" },
+    ]);
   });
 
   it("fails a read the API server refuses with its status and its Status message", async () => {

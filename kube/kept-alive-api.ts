@@ -1,10 +1,10 @@
-// Calls to the API server on kept-alive connections: the reads admission makes while the API
-// server waits on its answer, and the writes the watcher makes for every permission pod (an Event
-// when it is injected, the finalizer's release when it is deleted). Pepr's
-// fluent client (kubernetes-fluent-client 3.x) reads and parses the kubeconfig and builds a new
-// TLS agent for every call, so every call paid a TLS handshake and a CA parse, on both sides:
-// most of the 30–90 ms a webhook call added (hack/bench/README.md, admission). Paths come from
-// resourcePath (api-paths.ts).
+// Every call the module makes to the API server that is not a watch, on kept-alive connections:
+// admission's reads while the API server waits on its answer, the watcher's writes for every
+// permission pod (an Event when it is injected, the finalizer's release), status patches, and the
+// periodic lists of resyncs. Pepr's fluent client (kubernetes-fluent-client 3.x) reads and parses
+// the kubeconfig and builds a new TLS agent for every call, so every call paid a TLS handshake
+// and a CA parse, on both sides: most of the 30–90 ms a webhook call added (hack/bench/README.md,
+// admission). Paths come from resourcePath (api-paths.ts).
 import type { KubeConfig } from "@kubernetes/client-node";
 import { Agent as HttpAgent, request as httpRequest } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
@@ -18,6 +18,14 @@ export class ApiCallError extends Error {
   ) {
     super(message);
   }
+}
+
+/** Objects per page of a list (client-go's pager uses 500 as well). */
+const LIST_PAGE = 500;
+
+interface ListPage<T> {
+  items?: T[];
+  metadata?: { continue?: string };
 }
 
 /** A call the API server does not answer within this is failed (the webhook's own timeout is 10 s). */
@@ -69,6 +77,24 @@ export class KeptAliveApi {
     }
   }
 
+  /**
+   * Every object of the collection at `path` (with `query`: selectors), read in pages of
+   * LIST_PAGE so that no single answer holds a large cluster's whole list and each page has its
+   * own deadline. Only the first page is a fresh read; the rest continue at its resourceVersion.
+   */
+  async list<T>(path: string, query: Record<string, string> = {}): Promise<T[]> {
+    const items: T[] = [];
+    let next: string | undefined;
+    do {
+      const params = new URLSearchParams({ ...query, limit: String(LIST_PAGE) });
+      if (next) params.set("continue", next);
+      const page = await this.get<ListPage<T>>(`${path}?${params}`);
+      for (const item of page.items ?? []) items.push(item);
+      next = page.metadata?.continue || undefined;
+    } while (next);
+    return items;
+  }
+
   /** Creates `body` at `path` (`/api/v1/namespaces/x/events`); the stored object, as the API server answers. */
   post<T>(path: string, body: unknown): Promise<T> {
     return this.call<T>("POST", path, { text: JSON.stringify(body), type: "application/json" });
@@ -79,6 +105,14 @@ export class KeptAliveApi {
     return this.call<T>("PATCH", path, {
       text: JSON.stringify(operations),
       type: "application/json-patch+json",
+    });
+  }
+
+  /** Applies a JSON merge patch (RFC 7386) to the object at `path` (`…/status` for its status). */
+  mergePatch<T>(path: string, patch: object): Promise<T> {
+    return this.call<T>("PATCH", path, {
+      text: JSON.stringify(patch),
+      type: "application/merge-patch+json",
     });
   }
 

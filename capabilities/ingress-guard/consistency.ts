@@ -1,7 +1,7 @@
 // The consistency reconciler (watcher side): keeps ConsistencyState current from Pepr's watch
 // events plus its own periodic list (Pepr 1.1.4 drops failed callbacks and can miss events), and
 // writes each checksum object's status, an Event on every change of Consistent, and metrics.
-import { K8s, Log, kind as k } from "pepr";
+import { Log } from "pepr";
 import { isTrustedPublication, objectKey, type GuardMode } from "../../core/checksum";
 import type { Ingress, Secret } from "../../core/ingress/types";
 import { TLS_SECRET_TYPE } from "../../core/ingress/selection";
@@ -14,7 +14,8 @@ import {
   type ChecksumStatus,
 } from "../../core/checksum/crd";
 import { CHECKSUM_GROUP } from "../../core/names";
-import { checksumModel } from "../../kube/checksum-kinds";
+import { CHECKSUMS, INGRESSES, SECRETS, resourcePath } from "../../kube/api-paths";
+import { keptAliveApi } from "../../kube/kept-alive-api";
 import type { ChecksumObject } from "../../core/checksum/crd";
 import { ConsistencyState } from "../../core/checksum/consistency-state";
 import { classIsDefaultNow } from "./cluster-reads";
@@ -127,10 +128,12 @@ export class ConsistencyGuard {
       const classIsDefault = await classIsDefaultNow();
       this.state.setScope({ ...this.state.scope, classIsDefault });
       await this.#readKeys();
-      const ingresses = (await K8s(k.Ingress).Get()).items as Ingress[];
+      const api = keptAliveApi();
+      const ingresses = await api.list<Ingress>(resourcePath(INGRESSES));
       // Only TLS Secrets count: a list of every Secret carried each Helm release and token too.
-      const secrets = (await K8s(k.Secret).WithField("type", TLS_SECRET_TYPE).Get())
-        .items as Secret[];
+      const secrets = await api.list<Secret>(resourcePath(SECRETS), {
+        fieldSelector: `type=${TLS_SECRET_TYPE}`,
+      });
       await this.#options.onListed?.(ingresses, secrets);
       for (const kind of KINDS) {
         const objects = kind === "ingress" ? ingresses : secrets;
@@ -176,9 +179,9 @@ export class ConsistencyGuard {
 
   /** The kind's checksum objects in the publisher namespaces; the others are announced ignored. */
   async #trustedChecksums(kind: ChecksumKind): Promise<ChecksumObject[]> {
-    const listed = await K8s(checksumModel[kind]).Get();
-    const trusted = listed.items.filter(o => isTrustedPublication(o, this.#publishers));
-    const untrusted = listed.items.filter(o => !trusted.includes(o));
+    const listed = await keptAliveApi().list<ChecksumObject>(resourcePath(CHECKSUMS[kind]));
+    const trusted = listed.filter(o => isTrustedPublication(o, this.#publishers));
+    const untrusted = listed.filter(o => !trusted.includes(o));
     for (const object of untrusted) await this.#ignore(kind, object, false);
     return trusted;
   }
@@ -287,10 +290,11 @@ export class ConsistencyGuard {
       );
       const serialized = JSON.stringify(status);
       if (this.#written.get(key) === serialized) continue;
-      await K8s(checksumModel[kind]).PatchStatus({
-        metadata: { name: object.metadata?.name, namespace: object.metadata?.namespace },
-        status,
-      });
+      const { namespace, name = "" } = object.metadata ?? {};
+      await keptAliveApi().mergePatch(
+        `${resourcePath(CHECKSUMS[kind], { namespace, name })}/status`,
+        { status },
+      );
       this.#written.set(key, serialized);
       Log.debug(
         {

@@ -5,10 +5,12 @@
 // and the watcher's revoke calls without a restart and admission does not wait on the API. A
 // source that is missing or not PEM keeps the last good bundle; each distinct problem is logged once.
 import { readFile } from "node:fs/promises";
-import { K8s, kind, Log } from "pepr";
+import { Log } from "pepr";
 import { parseCaBundle } from "../../core/permission";
 import { formatErrors } from "../../core/result";
 import { describeError } from "../../kube/api-errors";
+import { SECRETS, resourcePath } from "../../kube/api-paths";
+import { keptAliveApi } from "../../kube/kept-alive-api";
 
 export const CA_SECRET_ENV = "BULWARK_PERMISSION_CA_SECRET";
 export const CA_PATH_ENV = "BULWARK_PERMISSION_CA_PATH";
@@ -89,7 +91,9 @@ export function caBundleFromEnv(env: NodeJS.ProcessEnv): CaBundle {
   return new CaBundle({
     field: CA_SECRET_ENV,
     read: async () => {
-      const found = await K8s(kind.Secret).InNamespace(ref.namespace).Get(ref.name);
+      const found = await keptAliveApi().get<{ data?: Record<string, string> }>(
+        resourcePath(SECRETS, ref),
+      );
       const value = found.data?.[CA_KEY];
       if (value === undefined) throw new Error(`Secret ${secret} has no ${CA_KEY}`);
       return Buffer.from(value, "base64").toString("utf8");

@@ -26,10 +26,6 @@ import type { ApiResource } from "../../kube/api-paths";
 
 export const PERMISSION_API_GROUP = "bulwark.dev";
 export const PERMISSION_API_VERSION = "v1alpha1";
-export const PERMISSION_GROUPS: ApiResource = {
-  api: `/apis/${PERMISSION_API_GROUP}/${PERMISSION_API_VERSION}`,
-  plural: "permissiongroups",
-};
 /** The condition both kinds carry: True when the spec is valid and, for a group, every provider exists. */
 export const READY_CONDITION = "Ready";
 
@@ -57,6 +53,16 @@ export const permissionKinds = {
   },
 } as const;
 export type PermissionKind = keyof typeof permissionKinds;
+
+const permissionApi = `/apis/${PERMISSION_API_GROUP}/${PERMISSION_API_VERSION}`;
+export const PERMISSION_GROUPS: ApiResource = {
+  api: permissionApi,
+  plural: permissionKinds.group.plural,
+};
+export const PERMISSION_PROVIDERS: ApiResource = {
+  api: permissionApi,
+  plural: permissionKinds.provider.plural,
+};
 
 /** metav1.Condition, as `meta.SetStatusCondition` writes it (core/conditions.ts). */
 export type PermissionCondition = Condition;

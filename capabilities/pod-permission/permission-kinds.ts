@@ -1,5 +1,5 @@
 import { GenericKind, RegisterKind } from "kubernetes-fluent-client";
-import { PERMISSION_API_GROUP, PERMISSION_API_VERSION } from "./permission-crds";
+import { PERMISSION_API_GROUP, PERMISSION_API_VERSION, permissionKinds } from "./permission-crds";
 
 export class PermissionGroup extends GenericKind {
   declare spec?: Record<string, unknown>;
@@ -12,12 +12,12 @@ export class PermissionProvider extends GenericKind {
 RegisterKind(PermissionGroup, {
   group: PERMISSION_API_GROUP,
   version: PERMISSION_API_VERSION,
-  kind: "PermissionGroup",
-  plural: "permissiongroups",
+  kind: permissionKinds.group.kind,
+  plural: permissionKinds.group.plural,
 });
 RegisterKind(PermissionProvider, {
   group: PERMISSION_API_GROUP,
   version: PERMISSION_API_VERSION,
-  kind: "PermissionProvider",
-  plural: "permissionproviders",
+  kind: permissionKinds.provider.kind,
+  plural: permissionKinds.provider.plural,
 });

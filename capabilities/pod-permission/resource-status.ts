@@ -1,7 +1,8 @@
 // Ready conditions on PermissionGroup and PermissionProvider (watcher side). A group is Ready when
 // its spec is valid and every provider it names exists and is valid; groups are re-judged when a
 // provider changes, so the whole (small) set is synced together, debounced, and resynced.
-import { K8s, kind, Log } from "pepr";
+import type { V1Namespace } from "@kubernetes/client-node";
+import { Log } from "pepr";
 import { setCondition, type ConditionChange } from "../../core/conditions";
 import {
   parsePermissionProviderSpec,
@@ -11,8 +12,15 @@ import {
   type ProviderInfo,
 } from "../../core/permission";
 import { formatErrors, type FieldError } from "../../core/result";
-import { READY_CONDITION, type PermissionResourceStatus } from "./permission-crds";
-import { PermissionGroup, PermissionProvider } from "./permission-kinds";
+import { NAMESPACES, resourcePath, type ApiResource } from "../../kube/api-paths";
+import { keptAliveApi } from "../../kube/kept-alive-api";
+import {
+  PERMISSION_GROUPS,
+  PERMISSION_PROVIDERS,
+  READY_CONDITION,
+  type PermissionResourceStatus,
+} from "./permission-crds";
+import type { PermissionGroup, PermissionProvider } from "./permission-kinds";
 
 export function readyCondition(
   errors: FieldError[],
@@ -58,22 +66,26 @@ export class PermissionStatusWriter {
 
   async #sync(): Promise<void> {
     try {
-      const providers = (await K8s(PermissionProvider).Get()).items;
+      const api = keptAliveApi();
+      const providers = await api.list<Resource>(resourcePath(PERMISSION_PROVIDERS));
       const known = new Map<string, ProviderInfo>();
       for (const provider of providers) {
         const spec = parsePermissionProviderSpec(provider.spec);
         if (spec.ok && provider.metadata?.name)
           known.set(provider.metadata.name, providerInfo(spec.value));
-        await this.#write(PermissionProvider, provider, validatePermissionProvider(provider.spec));
+        await this.#write(
+          PERMISSION_PROVIDERS,
+          provider,
+          validatePermissionProvider(provider.spec),
+        );
       }
-      const labels = new Map(
-        (await K8s(kind.Namespace).Get()).items.map(n => [n.metadata?.name, n.metadata?.labels]),
-      );
-      for (const group of (await K8s(PermissionGroup).Get()).items) {
+      const namespaces = await api.list<V1Namespace>(resourcePath(NAMESPACES));
+      const labels = new Map(namespaces.map(n => [n.metadata?.name, n.metadata?.labels]));
+      for (const group of await api.list<Resource>(resourcePath(PERMISSION_GROUPS))) {
         const name = group.metadata?.namespace ?? "";
         const namespace = { name, labels: labels.get(name) ?? {} };
         await this.#write(
-          PermissionGroup,
+          PERMISSION_GROUPS,
           group,
           validatePermissionGroup(group.spec, known, namespace),
         );
@@ -84,11 +96,7 @@ export class PermissionStatusWriter {
     }
   }
 
-  async #write(
-    model: typeof PermissionGroup | typeof PermissionProvider,
-    resource: Resource,
-    errors: FieldError[],
-  ): Promise<void> {
+  async #write(kind: ApiResource, resource: Resource, errors: FieldError[]): Promise<void> {
     const generation = resource.metadata?.generation;
     const previous = resource.status;
     const status: PermissionResourceStatus = {
@@ -100,8 +108,8 @@ export class PermissionStatusWriter {
       ),
     };
     if (JSON.stringify(status) === JSON.stringify(previous ?? {})) return;
-    await K8s(model).PatchStatus({
-      metadata: { name: resource.metadata?.name, namespace: resource.metadata?.namespace },
+    const { name = "", namespace } = resource.metadata ?? {};
+    await keptAliveApi().mergePatch(`${resourcePath(kind, { namespace, name })}/status`, {
       status,
     });
   }

@@ -1,10 +1,10 @@
 // What the gateway watches, and where: one list + watch per kind and namespace (or one
 // cluster-wide when no namespace is named).
-import { CHECKSUM_GROUP } from "../../core/names";
 import { TLS_SECRET_TYPE } from "../../core/ingress/selection";
 import type { ResourceKind } from "./cache";
 import type { ResourceSpec } from "../../kube/reflector";
 import {
+  CHECKSUMS,
   CONFIG_MAPS,
   ENDPOINT_SLICES,
   INGRESSES,
@@ -21,8 +21,6 @@ interface KindPath {
   query?: Record<string, string>;
 }
 
-const checksums = (plural: string): ApiResource => ({ api: `/apis/${CHECKSUM_GROUP}/v1`, plural });
-
 const PATHS: Record<ResourceKind, KindPath> = {
   ingress: { resource: INGRESSES, namespaced: true },
   // Only TLS Secrets: the rest of a cluster's Secrets are none of the gateway's business.
@@ -38,8 +36,8 @@ const PATHS: Record<ResourceKind, KindPath> = {
   // Only to map a backend's port number or name to the EndpointSlice port (by the port's name).
   service: { resource: SERVICES, namespaced: true },
   ingressClass: { resource: INGRESS_CLASSES, namespaced: false },
-  ingressChecksum: { resource: checksums("ingresschecksums"), namespaced: true },
-  secretChecksum: { resource: checksums("secretchecksums"), namespaced: true },
+  ingressChecksum: { resource: CHECKSUMS.ingress, namespaced: true },
+  secretChecksum: { resource: CHECKSUMS.secret, namespaced: true },
   // One ConfigMap, by name (checksumKeysTarget): the gateway reads no other.
   checksumKeys: { resource: CONFIG_MAPS, namespaced: true },
 };

@@ -88,6 +88,46 @@ describe("ServingNotices against a stand-in API server", () => {
     assert.equal(await refused(), 0, "judged on the read (none), not the deleted pair");
   });
 
+  it("judges again on a Secret's event exactly the Ingresses naming it now, and counts refusals exactly", async () => {
+    const notices = new ServingNotices(() => ({ ...settingsScope(), classIsDefault: false }));
+    const pairs = ["one", "two", "three"].map(name => tlsSecret("shop", name, shop));
+    const sites = Array.from({ length: 30 }, (_, i) =>
+      ingress(`site-${i}`, ["one", "two"][i % 2]!),
+    );
+    await notices.onList(sites, pairs);
+    assert.equal(await refused(), 0);
+
+    // "one" turns bad: its 15 users are refused, "two"'s are not.
+    await notices.onSecret(tlsSecret("shop", "one", other), false);
+    assert.equal(await refused(), 15);
+
+    // site-0 moves from "one" to "three": judged on "three", no longer on "one".
+    await notices.onIngress(ingress("site-0", "three"), false);
+    assert.equal(await refused(), 14);
+    await notices.onSecret(tlsSecret("shop", "one", shop), false);
+    assert.equal(await refused(), 0);
+    await notices.onSecret(tlsSecret("shop", "one", other), false);
+    assert.equal(await refused(), 14, "site-0 no longer judged on one");
+    await notices.onSecret(tlsSecret("shop", "three", other), false);
+    assert.equal(await refused(), 15, "site-0 judged on three");
+
+    // A deleted refused Ingress leaves the count; one in another namespace shares no Secret.
+    await notices.onIngress(ingress("site-0", "three"), true);
+    assert.equal(await refused(), 14);
+    const elsewhere = {
+      ...ingress("site-2", "one"),
+      metadata: { namespace: "else", name: "site-2" },
+    };
+    await notices.onList([...sites.slice(1), elsewhere], [tlsSecret("else", "one", shop)]);
+    assert.equal(await refused(), 0, "the list's pairs: shop/one is not held, read, absent");
+    const eventsBefore = api.created("events").length;
+    await notices.onSecret(tlsSecret("else", "one", other), false);
+    assert.equal(await refused(), 1, "only else/site-2");
+    assert.equal(api.created("events").length, eventsBefore + 1);
+    const involved = api.created("events").at(-1)?.involvedObject as { namespace?: string };
+    assert.equal(involved.namespace, "else");
+  });
+
   it("forgets the pairs a later list no longer holds", async () => {
     const notices = new ServingNotices(() => ({ ...settingsScope(), classIsDefault: false }));
     const site = ingress("site", "gone-tls");

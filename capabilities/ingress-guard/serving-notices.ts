@@ -16,9 +16,38 @@ import { guardMetrics } from "./metrics";
 const COMPONENT = "ingress-guard";
 const SERVABLE = "";
 
+/** An Ingress's last verdict ("" servable), what it was made on, and the TLS Secrets it names. */
+interface Judged {
+  verdict: string;
+  ingress: Ingress;
+  secrets: string[];
+}
+
+/**
+ * What a later judgement reads of an Ingress: its spec and the metadata the review, the scope and
+ * an Event read. Not its managedFields or status, often most of the object, kept for every
+ * Ingress of Bulwark's for as long as it lives.
+ */
+function judgedPart(ingress: Ingress): Ingress {
+  const { name, namespace, uid, resourceVersion, annotations, labels } = ingress.metadata ?? {};
+  return {
+    metadata: { name, namespace, uid, resourceVersion, annotations, labels },
+    spec: ingress.spec,
+  };
+}
+
+const secretKey = (namespace = "", name = ""): string => `${namespace}/${name}`;
+
 export class ServingNotices {
-  /** namespace/name → the last verdict announced ("" servable) and the object it was made on. */
-  readonly #last = new Map<string, { verdict: string; ingress: Ingress }>();
+  /** namespace/name → the last judgement. */
+  readonly #last = new Map<string, Judged>();
+  /**
+   * namespace/secret → the keys of the Ingresses naming it: a Secret's event finds its users
+   * without a scan of every Ingress (it was one per event, 10 000 for 10 000 Ingresses).
+   */
+  readonly #users = new Map<string, Set<string>>();
+  /** How many judgements in #last refuse: the gauge, kept without a scan per event. */
+  #refused = 0;
   /**
    * The TLS Secrets' pairs from the watcher's watch and resync: a resync judged every Ingress on a
    * GET of its Secrets, 10 000 reads every period for 10 000 Ingresses. One it does not hold
@@ -36,22 +65,16 @@ export class ServingNotices {
   async onIngress(ingress: Ingress, deleted: boolean): Promise<void> {
     const key = objectKey(ingress);
     if (deleted || !selectsIngress(ingress, this.scope())) {
-      this.#last.delete(key);
-      this.#updateGauge();
+      this.#forget(key);
       return;
     }
     const namespace = ingress.metadata?.namespace ?? "";
     // No date: a certificate that expired after admission still serves (availability).
-    const secrets = await tlsSecretLookup(
-      namespace,
-      secretNamesOf([ingress]),
-      undefined,
-      this.#source,
-    );
+    const names = secretNamesOf([ingress]);
+    const secrets = await tlsSecretLookup(namespace, names, undefined, this.#source);
     const verdict = servingRefusal(ingress, secrets) ?? SERVABLE;
     const before = this.#last.get(key)?.verdict;
-    this.#last.set(key, { verdict, ingress });
-    this.#updateGauge();
+    this.#remember(key, { verdict, ingress: judgedPart(ingress), secrets: names });
     if (before === verdict || (before === undefined && verdict === SERVABLE)) return;
     await this.#announce(ingress, verdict);
   }
@@ -61,30 +84,45 @@ export class ServingNotices {
     if (secret.type !== TLS_SECRET_TYPE) return;
     if (deleted) this.#pairs.remove(secret);
     else this.#pairs.put(secret);
-    const namespace = secret.metadata?.namespace ?? "";
-    const name = secret.metadata?.name ?? "";
-    const users = [...this.#last.values()]
-      .map(entry => entry.ingress)
-      .filter(
-        ingress =>
-          ingress.metadata?.namespace === namespace &&
-          (ingress.spec?.tls ?? []).some(tls => tls.secretName === name),
-      );
-    for (const ingress of users) await this.onIngress(ingress, false);
+    const users =
+      this.#users.get(secretKey(secret.metadata?.namespace, secret.metadata?.name)) ?? [];
+    const ingresses = [...users].flatMap(key => this.#last.get(key)?.ingress ?? []);
+    for (const ingress of ingresses) await this.onIngress(ingress, false);
   }
 
   /** A full list (resync, or a change of scope): every Ingress judged, the vanished forgotten. */
   async onList(ingresses: readonly Ingress[], secrets: readonly Secret[]): Promise<void> {
     this.#pairs.replaceAll(secrets);
     const listed = new Set(ingresses.map(objectKey));
-    for (const key of [...this.#last.keys()]) if (!listed.has(key)) this.#last.delete(key);
+    for (const key of [...this.#last.keys()]) if (!listed.has(key)) this.#forget(key);
     for (const ingress of ingresses) await this.onIngress(ingress, false);
   }
 
-  #updateGauge(): void {
-    let refused = 0;
-    for (const { verdict } of this.#last.values()) if (verdict !== SERVABLE) refused++;
-    guardMetrics.refusedIngresses.set(refused);
+  #remember(key: string, judged: Judged): void {
+    this.#forget(key);
+    this.#last.set(key, judged);
+    const namespace = judged.ingress.metadata?.namespace;
+    for (const secret of judged.secrets) {
+      const users = this.#users.get(secretKey(namespace, secret)) ?? new Set<string>();
+      users.add(key);
+      this.#users.set(secretKey(namespace, secret), users);
+    }
+    if (judged.verdict !== SERVABLE) this.#refused++;
+    guardMetrics.refusedIngresses.set(this.#refused);
+  }
+
+  #forget(key: string): void {
+    const judged = this.#last.get(key);
+    if (judged === undefined) return;
+    this.#last.delete(key);
+    const namespace = judged.ingress.metadata?.namespace;
+    for (const secret of judged.secrets) {
+      const users = this.#users.get(secretKey(namespace, secret));
+      users?.delete(key);
+      if (users?.size === 0) this.#users.delete(secretKey(namespace, secret));
+    }
+    if (judged.verdict !== SERVABLE) this.#refused--;
+    guardMetrics.refusedIngresses.set(this.#refused);
   }
 
   async #announce(ingress: Ingress, verdict: string): Promise<void> {

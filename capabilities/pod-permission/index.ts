@@ -45,10 +45,11 @@ if (isWatcherProcess()) {
   // Bulwark's pods, on a list-watch that keeps none of them (not a Pepr Watch binding, whose
   // fluent watch holds every one whole): a deleted pod is revoked, a new one announced. The list
   // at start finds the pods that began terminating while the watcher was down.
-  watchManagedPods((pod, deleted) => {
-    if (deleted) return;
-    return pod.metadata?.deletionTimestamp ? revoker.handle(pod) : notices.notice(pod);
-  });
+  watchManagedPods((pod, deleted) =>
+    deleted || pod.metadata?.deletionTimestamp
+      ? revoker.observe(pod, deleted)
+      : notices.notice(pod),
+  );
   revoker.start();
   statuses.start();
 }

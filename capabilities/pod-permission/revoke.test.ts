@@ -21,7 +21,7 @@ import type { PermissionPod } from "../../core/permission";
 import { PERMISSION_MANAGED_LABEL, POD_PERMISSION_FINALIZER } from "../../core/names";
 import { KubeStandIn, type StandInObject } from "../../test/harness/kube-stand-in";
 import { waitUntil } from "../../test/harness/wait";
-import { Revoker } from "./revoke";
+import { MANAGED_PODS, Revoker } from "./revoke";
 import { loadSettings } from "./settings";
 
 const T0 = Date.parse("2031-03-01T10:00:00.000Z");
@@ -203,20 +203,45 @@ describe("Revoker against a stand-in API and permission server, on mock timers",
     ]);
   });
 
-  it("given a sweep, acts on the managed pods being deleted and leaves the others", async () => {
-    api.put("/api/v1", "pods", pod("swept", { ip: "10.0.0.5" }));
-    api.put("/api/v1", "pods", pod("running", { ip: "10.0.0.6", deleting: false }));
-    // An administrator (the metadata policy lets no one else) changed the label's value: the pod
-    // still holds Bulwark's finalizer and grants.
-    const relabelled = pod("relabelled", { ip: "10.0.0.7" });
-    relabelled.metadata = { ...relabelled.metadata, labels: { [PERMISSION_MANAGED_LABEL]: "no" } };
-    api.put("/api/v1", "pods", relabelled);
+  it("given a sweep, re-reads the terminating pods the watch showed, and only those", async () => {
+    const held = api.put("/api/v1", "pods", pod("held", { ip: "10.0.0.5" })) as PermissionPod;
+    const running = api.put("/api/v1", "pods", pod("running", { ip: "10.0.0.6", deleting: false }));
+    api.put("/api/v1", "pods", pod("unseen", { ip: "10.0.0.7" }));
+    const gone = pod("gone", { ip: "10.0.0.8" }) as PermissionPod;
+    const subject = revoker();
+    // The watch shows "held" and "gone" terminating while the server fails: each is retried later.
+    revokeAnswers.push({ status: 503 }, { status: 503 });
+    await subject.observe(held, false);
+    await subject.observe(running as PermissionPod, false);
+    await subject.observe(gone, false);
+    assert.equal(revokeCalls("uid-held").length, 1);
+    assert.deepEqual(finalizers("held"), [OTHER_FINALIZER, POD_PERMISSION_FINALIZER]);
+
+    // The sweep reads "held" (released now that the server answers) and "gone" (not found:
+    // forgotten), nothing else: not the running pod, not a pod the watch never showed.
     revokeAnswers.push({ status: 200, body: { revoked: ["orders"], ips: ["10.0.0.5"] } });
-    revokeAnswers.push({ status: 200, body: { revoked: ["orders"], ips: ["10.0.0.7"] } });
-    await revoker().sweep();
-    assert.deepEqual(finalizers("swept"), [OTHER_FINALIZER]);
-    assert.deepEqual(finalizers("relabelled"), [OTHER_FINALIZER]);
-    assert.deepEqual(finalizers("running"), [OTHER_FINALIZER, POD_PERMISSION_FINALIZER]);
-    assert.deepEqual(revokeCalls("uid-running"), []);
+    const reads = api.seen("GET", /\/pods\//).length;
+    await subject.sweep();
+    const read = api
+      .seen("GET", /\/pods\//)
+      .slice(reads)
+      .map(r => r.path)
+      .sort();
+    assert.deepEqual(read, [
+      "/api/v1/namespaces/shop/pods/gone",
+      "/api/v1/namespaces/shop/pods/held",
+    ]);
+    assert.deepEqual(finalizers("held"), [OTHER_FINALIZER]);
+    assert.deepEqual(finalizers("unseen"), [OTHER_FINALIZER, POD_PERMISSION_FINALIZER]);
+
+    // Released and its removal seen: the next sweep reads nothing.
+    await subject.observe(held, true);
+    const after = api.seen("GET", /\/pods\//).length;
+    await subject.sweep();
+    assert.equal(api.seen("GET", /\/pods\//).length, after);
+  });
+
+  it("reads the managed pods by the label's existence: a value an administrator changed still counts", () => {
+    assert.equal(MANAGED_PODS.labelSelector, PERMISSION_MANAGED_LABEL);
   });
 });

@@ -1,13 +1,16 @@
 // Revocation (watcher side): for each of Bulwark's pods that is being deleted, ask the permission
 // server to revoke what its ledger holds for the pod's UID, then remove only our finalizer. A
-// list-watch of Bulwark's pods delivers them (watchManagedPods); a periodic sweep is the safety
-// net for an event missed. Failed revocations retry with Kubernetes' backoff until the deadline,
-// after which the finalizer goes with a Warning.
+// list-watch of Bulwark's pods delivers them (watchManagedPods); its first list finds those that
+// began terminating while the watcher was down. A periodic sweep re-reads the terminating pods
+// the watch has shown, as client-go's resync replays its informer's store: not a list of every
+// managed pod (10 000 of them whole, a minute apart, was the watcher's largest cost). Failed
+// revocations retry with Kubernetes' backoff until the deadline, after which the finalizer goes
+// with a Warning.
 import { readFileSync } from "node:fs";
 import { Log } from "pepr";
 import { PERMISSION_MANAGED_LABEL, POD_PERMISSION_FINALIZER } from "../../core/names";
 import { finalizerRemovalPatch } from "../../core/json-patch";
-import { revocationPlan, type PermissionPod } from "../../core/permission";
+import { revocationPlan, type PermissionPod, type RevocationPlan } from "../../core/permission";
 import { stepBackoff, type Backoff } from "../../core/backoff";
 import { recordEvent } from "../pepr/events";
 import { moduleListWatch, orderedHandling } from "../pepr/watches";
@@ -28,7 +31,7 @@ type Pod = PermissionPod & { apiVersion?: string; kind?: string };
  * Every pod admission injected carries the label. Any value is selected: one changed by an
  * administrator (the metadata policy lets no one else) still holds our finalizer and grants.
  */
-const MANAGED_PODS: Watched = {
+export const MANAGED_PODS: Watched = {
   path: resourcePath(PODS),
   what: "permission pods (watcher)",
   labelSelector: PERMISSION_MANAGED_LABEL,
@@ -44,30 +47,36 @@ export class Revoker {
   /** Per pod UID: the next retry's timer and backoff state. */
   readonly #retries = new Map<string, { timer: NodeJS.Timeout; backoff: Backoff }>();
   readonly #inFlight = new Set<string>();
+  /** namespace/name → a terminating pod that held our finalizer when last seen: what a sweep re-reads. */
+  readonly #terminating = new Map<string, Pod>();
 
   constructor(settings: PermissionSettings) {
     this.#settings = settings;
   }
 
   start(): void {
-    void this.sweep();
     setInterval(() => void this.sweep(), this.#settings.sweepMs).unref();
   }
 
-  async sweep(): Promise<void> {
-    try {
-      // From the API server's watch cache (resourceVersion=0): a sweep need not cost an etcd read.
-      const query = new URLSearchParams({
-        labelSelector: MANAGED_PODS.labelSelector ?? "",
-        resourceVersion: "0",
-      });
-      const pods = await keptAliveApi().get<{ items: Pod[] }>(`${MANAGED_PODS.path}?${query}`);
-      await Promise.all(
-        pods.items.filter(p => p.metadata?.deletionTimestamp).map(p => this.handle(p)),
-      );
-    } catch (error) {
-      Log.warn({ err: String(error) }, "pod-permission sweep failed; the next one retries");
+  /**
+   * A pod event from the list-watch (a removal may name the pod only): a terminating pod holding
+   * our finalizer is remembered for the sweep and handled; anything else is forgotten.
+   */
+  async observe(pod: Pod, deleted: boolean): Promise<void> {
+    const key = podKey(pod);
+    const settled = deleted || this.#plan(pod).action === "none";
+    if (settled) {
+      this.#terminating.delete(key);
+      return;
     }
+    const { namespace, name, uid } = pod.metadata ?? {};
+    this.#terminating.set(key, { metadata: { namespace, name, uid } });
+    await this.handle(pod);
+  }
+
+  /** Each remembered terminating pod, read again and handled (level-triggered, like an event). */
+  async sweep(): Promise<void> {
+    await Promise.all([...this.#terminating.values()].map(pod => this.#retryNow(pod)));
   }
 
   /** Level-triggered: safe to call for any pod, any number of times. */
@@ -82,8 +91,12 @@ export class Revoker {
     }
   }
 
+  #plan(pod: Pod): RevocationPlan {
+    return revocationPlan(pod, new Date(), this.#settings.revokeDeadlineMs);
+  }
+
   async #act(pod: Pod): Promise<void> {
-    const plan = revocationPlan(pod, new Date(), this.#settings.revokeDeadlineMs);
+    const plan = this.#plan(pod);
     const log = { ns: pod.metadata?.namespace, name: pod.metadata?.name, uid: pod.metadata?.uid };
     switch (plan.action) {
       case "none":
@@ -177,8 +190,11 @@ export class Revoker {
   async #retryNow(pod: Pod): Promise<void> {
     try {
       const current = await keptAliveApi().getIfExists<Pod>(podPath(pod));
-      if (current === undefined) this.#clearRetry(pod.metadata?.uid ?? "");
-      else await this.handle(current);
+      if (current === undefined || current.metadata?.uid !== pod.metadata?.uid) {
+        // Gone, or a new pod under the name: nothing of the old one's is left to do here.
+        this.#clearRetry(pod.metadata?.uid ?? "");
+        this.#terminating.delete(podKey(pod));
+      } else await this.handle(current);
     } catch {
       this.#retryLater(pod);
     }
@@ -212,6 +228,10 @@ export class Revoker {
     Log.info({ ns: namespace, name, reason: note.reason }, "finalizer removed");
     await recordEvent({ ...pod, apiVersion: "v1", kind: "Pod" }, note, COMPONENT);
   }
+}
+
+function podKey(pod: Pod): string {
+  return `${pod.metadata?.namespace ?? ""}/${pod.metadata?.name ?? ""}`;
 }
 
 function podPath(pod: Pod): string {

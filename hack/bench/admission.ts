@@ -6,7 +6,7 @@
 //
 //   npx tsx hack/bench/admission.ts [--stored 10000] [--creates 1000] [--rate 100 --seconds 10]
 //                                   [--profile DIR] [--pepr-flags "--trace-gc"] [--log-level warn]
-//                                   [--apiserver-profile DIR]
+//                                   [--apiserver-profile DIR] [--only "annotated"]
 //
 // --rate: after the sequential creates, the same writes started at a fixed rate (open loop: a
 // slow answer does not slow the next start), which is what a busy cluster does.
@@ -15,6 +15,7 @@
 // --pepr-flags: more Node flags for both Pepr processes; --log-level: their LOG_LEVEL (info).
 // --apiserver-profile: a 20 s CPU profile of the API server (/debug/pprof) at the start of each
 // kind's sequential creates, saved in DIR (read with `go tool pprof -top FILE`).
+// --only: measure only the kinds whose name contains this text (a profile of one kind's creates).
 import {
   AdmissionregistrationV1Api,
   CoreV1Api,
@@ -59,6 +60,7 @@ const { values } = parseArgs({
     "pepr-flags": { type: "string" },
     "log-level": { type: "string" },
     "apiserver-profile": { type: "string" },
+    only: { type: "string" },
   },
 });
 const STORED = Number(values.stored ?? 10_000);
@@ -139,6 +141,10 @@ async function admittedPodShape(core: CoreV1Api): Promise<V1Pod> {
 }
 
 function writes(kc: KubeConfig, cert: TestCertificate, admittedPod: V1Pod): Write[] {
+  return allWrites(kc, cert, admittedPod).filter(w => w.what.includes(values.only ?? ""));
+}
+
+function allWrites(kc: KubeConfig, cert: TestCertificate, admittedPod: V1Pod): Write[] {
   const core = kc.makeApiClient(CoreV1Api);
   const networking = kc.makeApiClient(NetworkingV1Api);
   return [

@@ -116,7 +116,7 @@ describe("ServingNotices against a stand-in API server", () => {
     assert.equal(await refused(), 14);
     const elsewhere = {
       ...ingress("site-2", "one"),
-      metadata: { namespace: "else", name: "site-2" },
+      metadata: { namespace: "else", name: "site-2", uid: "uid-else" },
     };
     await notices.onList([...sites.slice(1), elsewhere], [tlsSecret("else", "one", shop)]);
     assert.equal(await refused(), 0, "the list's pairs: shop/one is not held, read, absent");
@@ -124,8 +124,9 @@ describe("ServingNotices against a stand-in API server", () => {
     await notices.onSecret(tlsSecret("else", "one", other), false);
     assert.equal(await refused(), 1, "only else/site-2");
     assert.equal(api.created("events").length, eventsBefore + 1);
-    const involved = api.created("events").at(-1)?.involvedObject as { namespace?: string };
-    assert.equal(involved.namespace, "else");
+    // Judged again from the slim copy the index keeps: the Event still names the Ingress's uid.
+    const involved = api.created("events").at(-1)?.involvedObject as Record<string, unknown>;
+    assert.deepEqual([involved.namespace, involved.uid], ["else", "uid-else"]);
   });
 
   it("forgets the pairs a later list no longer holds", async () => {

@@ -11,42 +11,24 @@ import type { Ingress, Secret } from "../../core/ingress/types";
 import { recordEvent } from "../pepr/events";
 import { secretNamesOf, tlsSecretLookup, type PairSource } from "./cluster-reads";
 import { TlsPairIndex } from "./tls-secrets";
+import { TlsUsersIndex } from "./tls-users";
 import { guardMetrics } from "./metrics";
 
 const COMPONENT = "ingress-guard";
 const SERVABLE = "";
 
-/** An Ingress's last verdict ("" servable), what it was made on, and the TLS Secrets it names. */
-interface Judged {
-  verdict: string;
-  ingress: Ingress;
-  secrets: string[];
-}
-
-/**
- * What a later judgement reads of an Ingress: its spec and the metadata the review, the scope and
- * an Event read. Not its managedFields or status, often most of the object, kept for every
- * Ingress of Bulwark's for as long as it lives.
- */
-function judgedPart(ingress: Ingress): Ingress {
-  const { name, namespace, uid, resourceVersion, annotations, labels } = ingress.metadata ?? {};
-  return {
-    metadata: { name, namespace, uid, resourceVersion, annotations, labels },
-    spec: ingress.spec,
-  };
-}
-
-const secretKey = (namespace = "", name = ""): string => `${namespace}/${name}`;
+/** Enough of an Ingress to find it again by name. */
+type ObjectName = Pick<Ingress, "metadata">;
 
 export class ServingNotices {
-  /** namespace/name → the last judgement. */
-  readonly #last = new Map<string, Judged>();
+  /** namespace/name → the last verdict ("" servable) of each Ingress of Bulwark's. */
+  readonly #verdicts = new Map<string, { verdict: string; ingress: ObjectName }>();
   /**
-   * namespace/secret → the keys of the Ingresses naming it: a Secret's event finds its users
-   * without a scan of every Ingress (it was one per event, 10 000 for 10 000 Ingresses).
+   * The Ingresses naming TLS Secrets, kept slim: a Secret's event finds its users without a scan
+   * of every Ingress (it was one per event, 10 000 for 10 000 Ingresses).
    */
-  readonly #users = new Map<string, Set<string>>();
-  /** How many judgements in #last refuse: the gauge, kept without a scan per event. */
+  readonly #tlsUsers = new TlsUsersIndex();
+  /** How many verdicts refuse: the gauge, kept without a scan per event. */
   #refused = 0;
   /**
    * The TLS Secrets' pairs from the watcher's watch and resync: a resync judged every Ingress on a
@@ -65,7 +47,7 @@ export class ServingNotices {
   async onIngress(ingress: Ingress, deleted: boolean): Promise<void> {
     const key = objectKey(ingress);
     if (deleted || !selectsIngress(ingress, this.scope())) {
-      this.#forget(key);
+      this.#forget(key, ingress);
       return;
     }
     const namespace = ingress.metadata?.namespace ?? "";
@@ -73,8 +55,15 @@ export class ServingNotices {
     const names = secretNamesOf([ingress]);
     const secrets = await tlsSecretLookup(namespace, names, undefined, this.#source);
     const verdict = servingRefusal(ingress, secrets) ?? SERVABLE;
-    const before = this.#last.get(key)?.verdict;
-    this.#remember(key, { verdict, ingress: judgedPart(ingress), secrets: names });
+    const before = this.#verdicts.get(key)?.verdict;
+    this.#forget(key, ingress);
+    this.#tlsUsers.put(ingress);
+    this.#verdicts.set(key, {
+      verdict,
+      ingress: { metadata: { namespace, name: ingress.metadata?.name } },
+    });
+    if (verdict !== SERVABLE) this.#refused++;
+    guardMetrics.refusedIngresses.set(this.#refused);
     if (before === verdict || (before === undefined && verdict === SERVABLE)) return;
     await this.#announce(ingress, verdict);
   }
@@ -84,44 +73,27 @@ export class ServingNotices {
     if (secret.type !== TLS_SECRET_TYPE) return;
     if (deleted) this.#pairs.remove(secret);
     else this.#pairs.put(secret);
-    const users =
-      this.#users.get(secretKey(secret.metadata?.namespace, secret.metadata?.name)) ?? [];
-    const ingresses = [...users].flatMap(key => this.#last.get(key)?.ingress ?? []);
-    for (const ingress of ingresses) await this.onIngress(ingress, false);
+    const { namespace = "", name = "" } = secret.metadata ?? {};
+    for (const ingress of this.#tlsUsers.users(namespace, name))
+      await this.onIngress(ingress, false);
   }
 
   /** A full list (resync, or a change of scope): every Ingress judged, the vanished forgotten. */
   async onList(ingresses: readonly Ingress[], secrets: readonly Secret[]): Promise<void> {
     this.#pairs.replaceAll(secrets);
     const listed = new Set(ingresses.map(objectKey));
-    for (const key of [...this.#last.keys()]) if (!listed.has(key)) this.#forget(key);
+    for (const [key, { ingress }] of [...this.#verdicts]) {
+      if (!listed.has(key)) this.#forget(key, ingress);
+    }
     for (const ingress of ingresses) await this.onIngress(ingress, false);
   }
 
-  #remember(key: string, judged: Judged): void {
-    this.#forget(key);
-    this.#last.set(key, judged);
-    const namespace = judged.ingress.metadata?.namespace;
-    for (const secret of judged.secrets) {
-      const users = this.#users.get(secretKey(namespace, secret)) ?? new Set<string>();
-      users.add(key);
-      this.#users.set(secretKey(namespace, secret), users);
-    }
-    if (judged.verdict !== SERVABLE) this.#refused++;
-    guardMetrics.refusedIngresses.set(this.#refused);
-  }
-
-  #forget(key: string): void {
-    const judged = this.#last.get(key);
-    if (judged === undefined) return;
-    this.#last.delete(key);
-    const namespace = judged.ingress.metadata?.namespace;
-    for (const secret of judged.secrets) {
-      const users = this.#users.get(secretKey(namespace, secret));
-      users?.delete(key);
-      if (users?.size === 0) this.#users.delete(secretKey(namespace, secret));
-    }
-    if (judged.verdict !== SERVABLE) this.#refused--;
+  #forget(key: string, ingress: ObjectName): void {
+    this.#tlsUsers.remove(ingress);
+    const previous = this.#verdicts.get(key);
+    if (previous === undefined) return;
+    this.#verdicts.delete(key);
+    if (previous.verdict !== SERVABLE) this.#refused--;
     guardMetrics.refusedIngresses.set(this.#refused);
   }
 

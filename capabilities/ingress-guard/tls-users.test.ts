@@ -45,10 +45,12 @@ describe("TlsUsersIndex", () => {
       status: { loadBalancer: {} },
     } as Ingress & { status: unknown };
     (full.metadata as Record<string, unknown>).managedFields = [{ manager: "kubectl" }];
+    full.metadata = { ...full.metadata, uid: "u-1", labels: { app: "web" } };
     index.put(full);
     const [kept] = index.users("shop", "web-tls");
+    // The uid stays: an Event on the Ingress names it, and `kubectl describe` selects by it.
     assert.deepEqual(kept, {
-      metadata: { name: "web", namespace: "shop", annotations: { a: "1" } },
+      metadata: { name: "web", namespace: "shop", uid: "u-1", annotations: { a: "1" } },
       spec: full.spec,
     });
   });

@@ -27,9 +27,12 @@ export class TlsUsersIndex {
     const secrets = secretsNamedBy(ingress);
     if (secrets.length === 0) return;
     const own = key(namespace, ingress.metadata?.name ?? "");
-    // What the selection and the review read: no managedFields, status or labels.
-    const { name, annotations } = ingress.metadata ?? {};
-    this.#ingresses.set(own, { metadata: { name, namespace, annotations }, spec: ingress.spec });
+    // What the selection, the review and an Event on it read: no managedFields, status or labels.
+    const { name, uid, annotations } = ingress.metadata ?? {};
+    this.#ingresses.set(own, {
+      metadata: { name, namespace, uid, annotations },
+      spec: ingress.spec,
+    });
     for (const secret of secrets) {
       const users = this.#bySecret.get(key(namespace, secret)) ?? new Set<string>();
       users.add(own);

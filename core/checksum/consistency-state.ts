@@ -1,6 +1,7 @@
 // What the guard knows: the cluster's Ingresses and TLS Secrets, tracked in both checksum modes,
 // and the published checksum objects. No I/O: the reconciler feeds it events and lists, and
 // reads an Observation per checksum object.
+import { withoutBookkeeping } from "../bookkeeping";
 import {
   ChecksumTracker,
   objectKey,
@@ -161,7 +162,8 @@ export class ConsistencyState {
 
   /** Takes an object's current version; returns whether anything changed. */
   observeObject(kind: ChecksumKind, object: Watched): boolean {
-    this.#kinds[kind].seen.set(objectKey(object), object);
+    // Kept for as long as the object lives, for every Ingress and TLS Secret of Bulwark's.
+    this.#kinds[kind].seen.set(objectKey(object), withoutBookkeeping(object));
     return this.#count(kind, object);
   }
 

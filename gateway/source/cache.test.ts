@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { KubeObject, ReflectorSink } from "../../kube/reflector";
-import { ObjectCache, slim, type Change } from "./cache";
+import { ObjectCache, type Change } from "./cache";
 import { watchTargets } from "./resources";
 
 /** A complete list of one page, as the reflector hands it on. */
@@ -53,21 +53,6 @@ describe("ObjectCache", () => {
     sink.listed();
     assert.deepEqual(changes, ["a/z:put", "a/old:gone"]);
     assert.equal(listed, 2);
-  });
-
-  it("drops managedFields and the last-applied annotation, keeps the rest", () => {
-    const slimmed = slim({
-      metadata: {
-        name: "x",
-        managedFields: [{ manager: "kubectl" }],
-        annotations: { "kubectl.kubernetes.io/last-applied-configuration": "{}", keep: "me" },
-      },
-      spec: { a: 1 },
-    });
-    assert.deepEqual(slimmed, {
-      metadata: { name: "x", annotations: { keep: "me" } },
-      spec: { a: 1 },
-    });
   });
 });
 

@@ -3,6 +3,7 @@
 // nothing), so the guard can update incrementally. Server bookkeeping that never changes
 // serving (managedFields, the last-applied annotation) is dropped on arrival: at 100k objects
 // it is most of the memory.
+import { withoutBookkeeping } from "../../core/bookkeeping";
 import { wholeLists, type KubeObject, type ReflectorSink } from "../../kube/reflector";
 
 export type ResourceKind =
@@ -37,26 +38,9 @@ export interface Change {
   object: KubeObject | undefined;
 }
 
-const LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration";
-
 export function keyOf(object: KubeObject): string {
   const { namespace, name } = object.metadata ?? {};
   return namespace ? `${namespace}/${name ?? ""}` : (name ?? "");
-}
-
-/** The object without managedFields and the last-applied annotation. */
-export function slim(object: KubeObject): KubeObject {
-  const metadata = object.metadata;
-  if (!metadata) return object;
-  const kept = { ...metadata };
-  delete kept.managedFields;
-  const annotations = kept.annotations as Record<string, string> | undefined;
-  if (annotations && LAST_APPLIED in annotations) {
-    const rest = { ...annotations };
-    delete rest[LAST_APPLIED];
-    kept.annotations = rest;
-  }
-  return { ...object, metadata: kept };
 }
 
 export class ObjectCache {
@@ -83,7 +67,7 @@ export class ObjectCache {
         this.#replace(kind, namespace, items);
         onListed();
       },
-      upsert: object => this.#upsert(kind, slim(object)),
+      upsert: object => this.#upsert(kind, withoutBookkeeping(object)),
       remove: object => this.#remove(kind, keyOf(object)),
     });
   }
@@ -93,7 +77,7 @@ export class ObjectCache {
     const listed = new Set<string>();
     for (const item of items) {
       listed.add(keyOf(item));
-      this.#upsert(kind, slim(item));
+      this.#upsert(kind, withoutBookkeeping(item));
     }
     const prefix = namespace === undefined ? "" : `${namespace}/`;
     for (const key of [...map.keys()]) {

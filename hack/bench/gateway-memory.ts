@@ -12,7 +12,8 @@ import { KubeConfig, type V1EndpointSlice, type V1Ingress } from "@kubernetes/cl
 import { ConsistencyState } from "../../core/checksum/consistency-state";
 import { startDataPlane } from "../../gateway/data-plane";
 import { composeView } from "../../gateway/selection/compose";
-import { ObjectCache, slim } from "../../gateway/source/cache";
+import { ObjectCache } from "../../gateway/source/cache";
+import { withoutBookkeeping } from "../../core/bookkeeping";
 import type { KubeObject } from "../../kube/reflector";
 
 void KubeConfig;
@@ -111,7 +112,7 @@ async function measure(hosts: number, controlSide: boolean): Promise<void> {
     });
     ingresses = composed.state?.view.ingresses ?? [];
   } else {
-    ingresses = objects.map(o => slim(o) as V1Ingress);
+    ingresses = objects.map(o => withoutBookkeeping(o) as V1Ingress);
     objects.length = 0;
   }
   await dataPlane.apply({ version: 1, ingresses, tlsPairs: [], endpointSlices: slices });

@@ -197,6 +197,22 @@ describe("ListWatch", () => {
     await listWatch.stop();
   });
 
+  it("synced() settles once a list is in, not on a failed one", async () => {
+    const { client, listWatch, seen } = started([
+      new Error("connection refused"),
+      { items: [obj("a", "1")], metadata: { resourceVersion: "5", continue: "p2" } },
+      { items: [obj("b", "2")], metadata: { resourceVersion: "5" } },
+    ]);
+    let synced = false;
+    void listWatch.synced().then(() => (synced = true));
+    await waitUntil("the failed list", () => client.lists.length >= 1);
+    assert.equal(synced, false);
+    await waitUntil("synced", () => synced);
+    assert.equal(client.lists.length, 3, "after the failed list and both pages");
+    assert.deepEqual(seen, ["put a@1", "put b@2"]);
+    await listWatch.stop();
+  });
+
   it("stop aborts the watch and opens nothing more", async () => {
     const { client, listWatch } = started([{ items: [], metadata: { resourceVersion: "5" } }]);
     await watching(client, 1);

@@ -60,6 +60,9 @@ export class KeyedFeedSink<T extends Listed> implements ReflectorSink {
   #versions = new Map<string, string>();
   /** The keys and versions of the list under way. */
   #listing = new Map<string, string>();
+  #firstListed: () => void = () => {};
+  /** Settles once a list has been handed on in full. */
+  readonly firstList = new Promise<void>(resolve => (this.#firstListed = resolve));
 
   constructor(feed: WatchFeed<T>) {
     this.#feed = feed;
@@ -90,6 +93,7 @@ export class KeyedFeedSink<T extends Listed> implements ReflectorSink {
     }
     this.#versions = this.#listing;
     this.#listing = new Map();
+    this.#firstListed();
   }
 
   upsert(object: KubeObject): void {
@@ -133,6 +137,11 @@ export class ListWatch<T extends Listed> {
 
   async stop(): Promise<void> {
     await this.#reflector.stop();
+  }
+
+  /** Settles once a list has been handed on in full (failed lists are retried until one is). */
+  synced(): Promise<void> {
+    return this.#sink.firstList;
   }
 
   /** Whether a list has been handed on in full at least once. */

@@ -1,10 +1,14 @@
 // Bulwark's pods (label permission.bulwark.dev/managed=true), listed and watched so that status
 // long-polls are answered from memory, whichever replica wrote the status. Our own writes are fed
 // in too (the API server's answer), so a waiter hears about them before the watch delivers them.
-import { makeInformer, type V1Pod } from "@kubernetes/client-node";
+// On the module's list-watch (kube/list-watch.ts), which keeps nothing itself: client-node's
+// informer kept its own copy of every pod beside this one. Pods are kept without bookkeeping.
+import type { V1Pod } from "@kubernetes/client-node";
+import { withoutBookkeeping } from "../../core/bookkeeping";
 import { PERMISSION_MANAGED_LABEL } from "../../core/names";
+import { ApiClient } from "../../kube/api-client";
 import { isNotFound } from "../../kube/api-errors";
-import { keepWatching } from "../../kube/informer";
+import { ListWatch } from "../../kube/list-watch";
 import type { Kube } from "../kube";
 import type { Logger } from "../../kube/log";
 import { PODS, resourcePath } from "../../kube/api-paths";
@@ -22,39 +26,34 @@ function newer(candidate: V1Pod, current: V1Pod | undefined): boolean {
 export class PodCache {
   readonly #pods = new Map<string, V1Pod>();
   readonly #listeners = new Map<string, Set<() => void>>();
-  #stopped = false;
-  #informer: ReturnType<typeof makeInformer<V1Pod>> | undefined;
+  #listWatch: ListWatch<V1Pod> | undefined;
 
   constructor(
     private readonly kube: Kube,
     private readonly log: Logger,
   ) {}
 
+  /** Lists and watches; resolves once the first list is in (a failed list is retried). */
   async start(): Promise<void> {
-    const informer = makeInformer<V1Pod>(
-      this.kube.kc,
-      resourcePath(PODS),
-      () =>
-        this.kube.core.listPodForAllNamespaces({
-          labelSelector: `${PERMISSION_MANAGED_LABEL}=true`,
-        }),
-      `${PERMISSION_MANAGED_LABEL}=true`,
+    const listWatch = new ListWatch<V1Pod>(
+      {
+        path: resourcePath(PODS),
+        what: "permission pods",
+        labelSelector: `${PERMISSION_MANAGED_LABEL}=true`,
+      },
+      { put: pod => this.put(pod), remove: pod => this.#remove(pod) },
+      {
+        client: new ApiClient(this.kube.kc),
+        log: (level, message, fields) => this.log[level](message, fields),
+      },
     );
-    informer.on("add", pod => this.put(pod));
-    informer.on("update", pod => this.put(pod));
-    informer.on("delete", pod => this.#remove(pod));
-    keepWatching(informer, {
-      what: "pods",
-      warn: (message, fields) => this.log.warn(message, fields),
-      stopped: () => this.#stopped,
-    });
-    this.#informer = informer;
-    await informer.start();
+    this.#listWatch = listWatch;
+    listWatch.start();
+    await listWatch.synced();
   }
 
   async stop(): Promise<void> {
-    this.#stopped = true;
-    await this.#informer?.stop();
+    await this.#listWatch?.stop();
   }
 
   get(namespace: string, name: string): V1Pod | undefined {
@@ -79,7 +78,7 @@ export class PodCache {
     const name = pod.metadata?.name ?? "";
     const k = key(namespace, name);
     if (!newer(pod, this.#pods.get(k))) return;
-    this.#pods.set(k, pod);
+    this.#pods.set(k, withoutBookkeeping(pod));
     this.#emit(k);
   }
 

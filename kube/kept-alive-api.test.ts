@@ -19,6 +19,8 @@ describe("KeptAliveApi", () => {
   let reader: KeptAliveApi;
   const THINGS = 1201;
   const listQueries: Record<string, string>[] = [];
+  /** The continue token the stand-in answers 410 Gone (expired) for; -1: none. */
+  let expiredAt = -1;
 
   /** A kubeconfig for the server, trusting `caPem`, with a token. */
   function kubeconfig(caPem: string): KubeConfig {
@@ -71,8 +73,14 @@ describe("KeptAliveApi", () => {
       if (url.pathname === "/api/v1/things") {
         // 1 201 things, served in pages as the API server does: limit, then a continue token.
         listQueries.push(Object.fromEntries(url.searchParams));
+        if (url.searchParams.get("continue") === String(expiredAt)) {
+          res.writeHead(410, { "content-type": "application/json" });
+          res.end(JSON.stringify({ kind: "Status", reason: "Expired", code: 410 }));
+          return;
+        }
+        const limit = Number(url.searchParams.get("limit") ?? THINGS);
         const from = Number(url.searchParams.get("continue") ?? "0");
-        const to = Math.min(THINGS, from + Number(url.searchParams.get("limit")));
+        const to = Math.min(THINGS, from + limit);
         const items = Array.from({ length: to - from }, (_, i) => ({ n: from + i }));
         res.writeHead(200, { "content-type": "application/json" });
         res.end(JSON.stringify({ items, metadata: { continue: to < THINGS ? String(to) : "" } }));
@@ -173,6 +181,22 @@ describe("KeptAliveApi", () => {
       { labelSelector: "app=web", limit: "500", continue: "500" },
       { labelSelector: "app=web", limit: "500", continue: "1000" },
     ]);
+  });
+
+  it("answers an expired continue token with one full list, as client-go's pager does", async () => {
+    listQueries.length = 0;
+    expiredAt = 1000;
+    try {
+      const items = await reader.list<{ n: number }>("/api/v1/things", {
+        labelSelector: "app=web",
+      });
+      assert.equal(items.length, THINGS, "every object once: the pages before are not kept");
+      assert.deepEqual(new Set(items.map(item => item.n)).size, THINGS);
+      assert.deepEqual(listQueries.at(-1), { labelSelector: "app=web" }, "unpaged");
+      assert.equal(listQueries.length, 4);
+    } finally {
+      expiredAt = -1;
+    }
   });
 
   it("fails a read the API server refuses with its status and its Status message", async () => {

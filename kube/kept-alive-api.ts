@@ -81,18 +81,39 @@ export class KeptAliveApi {
    * Every object of the collection at `path` (with `query`: selectors), read in pages of
    * LIST_PAGE so that no single answer holds a large cluster's whole list and each page has its
    * own deadline. Only the first page is a fresh read; the rest continue at its resourceVersion.
+   * A continue token that expired meanwhile (410: etcd compacted past it) is answered as
+   * client-go's pager does: one full list, unpaged.
    */
   async list<T>(path: string, query: Record<string, string> = {}): Promise<T[]> {
     const items: T[] = [];
     let next: string | undefined;
     do {
-      const params = new URLSearchParams({ ...query, limit: String(LIST_PAGE) });
-      if (next) params.set("continue", next);
-      const page = await this.get<ListPage<T>>(`${path}?${params}`);
+      const page = await this.listPage<T>(path, query, next);
+      if (page === "expired") {
+        const whole = await this.get<ListPage<T>>(`${path}?${new URLSearchParams(query)}`);
+        return whole.items ?? [];
+      }
       for (const item of page.items ?? []) items.push(item);
       next = page.metadata?.continue || undefined;
     } while (next);
     return items;
+  }
+
+  /** One page of a list; "expired" when its continue token is no longer served (410). */
+  private async listPage<T>(
+    path: string,
+    query: Record<string, string>,
+    next: string | undefined,
+  ): Promise<ListPage<T> | "expired"> {
+    const params = new URLSearchParams({ ...query, limit: String(LIST_PAGE) });
+    if (next) params.set("continue", next);
+    try {
+      return await this.get<ListPage<T>>(`${path}?${params}`);
+    } catch (error) {
+      if (next !== undefined && error instanceof ApiCallError && error.status === 410)
+        return "expired";
+      throw error;
+    }
   }
 
   /** Creates `body` at `path` (`/api/v1/namespaces/x/events`); the stored object, as the API server answers. */

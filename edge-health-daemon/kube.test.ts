@@ -5,7 +5,7 @@ import {
   EDGE_VOTE_DECIDED_AT_ANNOTATION,
   EDGE_VOTE_VALID_UNTIL_ANNOTATION,
 } from "../core/names";
-import { parseKeys, voteOnRecord, votePatch } from "./kube";
+import { parseKeys, slimNode, voteOnRecord, votePatch } from "./kube";
 
 const k1 = "0123456789abcdef0123";
 const k2 = "fedcba9876543210fedc";
@@ -71,5 +71,37 @@ describe("the vote's write and read", () => {
     };
     assert.deepEqual(voteOnRecord({ metadata: { annotations: bad } }), { value: "true" });
     assert.deepEqual(voteOnRecord({ metadata: {} }), {});
+  });
+});
+
+describe("slimNode", () => {
+  it("keeps what grouping, votes and probes read, and drops the rest", () => {
+    const node = {
+      metadata: {
+        name: "edge-a",
+        resourceVersion: "7",
+        labels: { "topology.kubernetes.io/zone": "z1" },
+        annotations: { "superedgehealth/node-health": "true" },
+        managedFields: [{ manager: "kubelet" }],
+      },
+      spec: { podCIDR: "10.0.0.0/24" },
+      status: {
+        addresses: [{ type: "InternalIP", address: "10.1.0.5" }],
+        images: [{ names: ["registry.example/app:1"], sizeBytes: 1 }],
+        conditions: [{ type: "Ready", status: "True" }],
+      },
+    };
+    const slim = slimNode(node);
+    assert.deepEqual(slim, {
+      metadata: {
+        name: "edge-a",
+        namespace: undefined,
+        resourceVersion: "7",
+        labels: { "topology.kubernetes.io/zone": "z1" },
+        annotations: { "superedgehealth/node-health": "true" },
+      },
+      status: { addresses: [{ type: "InternalIP", address: "10.1.0.5" }] },
+    });
+    assert.deepEqual(voteOnRecord(slim), voteOnRecord(node));
   });
 });

@@ -1,11 +1,11 @@
 // The Kubernetes edge (I/O): a watch of Nodes and of the zone ConfigMap, the HMAC key from a
-// Secret, and the one write this daemon makes, a merge patch of a Node's vote and its term.
+// Secret, and the one write this daemon makes, a merge patch of a Node's vote and its term. The
+// watches run on the module's list-watch (kube/watch-cache.ts); each Node is kept with only what
+// the daemon reads, on every edge node of the cluster.
 import {
   CoreV1Api,
   type KubeConfig,
-  ListWatch,
   PatchStrategy,
-  Watch,
   setHeaderOptions,
   type V1ConfigMap,
   type V1Node,
@@ -20,7 +20,8 @@ import {
   type ZoneConfig,
 } from "../core/edge";
 import { EDGE_HEALTH_ANNOTATION, EDGE_ZONE_CONFIGMAP } from "../core/names";
-import { keepWatching } from "../kube/informer";
+import { ApiClient } from "../kube/api-client";
+import { WatchCache } from "../kube/watch-cache";
 import type { DaemonLog, VoteOnRecord } from "./daemon";
 import { groupOf, internalIp, type Member, type NodeWithAddresses } from "./membership";
 import type { Settings } from "./settings";
@@ -30,8 +31,9 @@ import { CONFIG_MAPS, NODES, resourcePath } from "../kube/api-paths";
 
 export class KubeSource {
   readonly #core: CoreV1Api;
-  readonly #nodes: ListWatch<V1Node>;
-  readonly #configMaps: ListWatch<V1ConfigMap>;
+  readonly #api: ApiClient;
+  readonly #nodes: WatchCache<V1Node>;
+  readonly #configMaps: WatchCache<V1ConfigMap>;
   #zone: ZoneConfig = { ...DEFAULT_ZONE_CONFIG };
   #members: Member[] = [];
   #unaddressed = "";
@@ -42,31 +44,31 @@ export class KubeSource {
     readonly log: DaemonLog,
   ) {
     this.#core = kc.makeApiClient(CoreV1Api);
-    const watch = new Watch(kc);
+    this.#api = new ApiClient(kc);
     const ns = settings.zoneNamespace;
-    const fieldSelector = `metadata.name=${EDGE_ZONE_CONFIGMAP}`;
-    this.#nodes = new ListWatch(resourcePath(NODES), watch, () => this.#core.listNode(), false);
-    this.#configMaps = new ListWatch(
-      resourcePath(CONFIG_MAPS, { namespace: ns }),
-      watch,
-      () => this.#core.listNamespacedConfigMap({ namespace: ns, fieldSelector }),
-      false,
-      undefined,
-      fieldSelector,
+    const loopLog = (level: "info" | "warn", message: string, fields: object): void =>
+      log[level](message, { ...fields });
+    this.#nodes = new WatchCache<V1Node>(
+      { path: resourcePath(NODES), what: "nodes" },
+      { slim: slimNode, log: loopLog },
     );
-    const warn = (message: string, fields: Record<string, unknown>): void =>
-      log.warn(message, fields);
-    keepWatching(this.#nodes, { what: "nodes", warn });
-    keepWatching(this.#configMaps, { what: `configmap ${ns}/${EDGE_ZONE_CONFIGMAP}`, warn });
-    for (const verb of ["add", "update", "delete"] as const) {
-      this.#nodes.on(verb, () => this.#recompute());
-      this.#configMaps.on(verb, () => this.#readZone());
-    }
+    this.#configMaps = new WatchCache<V1ConfigMap>(
+      {
+        path: resourcePath(CONFIG_MAPS, { namespace: ns }),
+        what: `configmap ${ns}/${EDGE_ZONE_CONFIGMAP}`,
+        fieldSelector: `metadata.name=${EDGE_ZONE_CONFIGMAP}`,
+      },
+      { log: loopLog },
+    );
+    this.#nodes.follow(() => this.#recompute());
+    this.#configMaps.follow(() => this.#readZone());
   }
 
+  /** Starts both watches; resolves once each has listed (failed lists are retried). */
   async start(): Promise<void> {
-    await this.#configMaps.start();
-    await this.#nodes.start();
+    this.#configMaps.start(this.#api);
+    this.#nodes.start(this.#api);
+    await Promise.all([this.#configMaps.synced(), this.#nodes.synced()]);
     this.#readZone();
   }
 
@@ -98,7 +100,7 @@ export class KubeSource {
   #recompute(): void {
     const group = groupOf({
       self: this.settings.nodeName,
-      nodes: this.#nodes.list() as NodeWithAddresses[],
+      nodes: this.#nodes.all() as NodeWithAddresses[],
       config: this.#zone,
     });
     this.#members = group.members;
@@ -147,6 +149,18 @@ export class KubeSource {
 }
 
 /** A Node's vote and, when it has a readable one, its term. */
+/**
+ * What the daemon reads of a Node: its name and labels (groups), annotations (votes and their
+ * terms) and addresses (whom to probe). Not its images, conditions or managedFields, most of it.
+ */
+export function slimNode(node: V1Node): V1Node {
+  const { name, namespace, resourceVersion, labels, annotations } = node.metadata ?? {};
+  return {
+    metadata: { name, namespace, resourceVersion, labels, annotations },
+    status: { addresses: node.status?.addresses },
+  };
+}
+
 export function voteOnRecord(node: V1Node): VoteOnRecord {
   const value = node.metadata?.annotations?.[EDGE_HEALTH_ANNOTATION];
   const read = readTerm(node);

@@ -16,7 +16,7 @@ import {
   type Endpoints,
 } from "../../core/edge";
 import type { Protection } from "./protection";
-import { WatchCache } from "./watch-cache";
+import { moduleWatchCache } from "../pepr/watches";
 
 export function settleEndpointsObject(protection: Protection, endpoints: Endpoints) {
   return settleEndpoints({ endpoints, pod: protection.pod, context: protection.context() });
@@ -125,11 +125,11 @@ const endpointsHaveWork = (endpoints: Endpoints): boolean =>
 
 /** The watcher's periodic repair of every Endpoints and EndpointSlice, from caches. */
 export class EndpointResync {
-  readonly slices = new WatchCache<EndpointSlice>({
+  readonly slices = moduleWatchCache<EndpointSlice>({
     path: resourcePath(ENDPOINT_SLICES),
     what: "endpointslices",
   });
-  readonly endpoints = new WatchCache<Endpoints>({
+  readonly endpoints = moduleWatchCache<Endpoints>({
     path: resourcePath(ENDPOINTS),
     what: "endpoints",
   });

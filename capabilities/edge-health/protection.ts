@@ -16,7 +16,8 @@ import { EDGE_ZONE_CONFIGMAP } from "../../core/names";
 import { CONFIG_MAPS, NODES, PODS, resourcePath } from "../../kube/api-paths";
 import { keptAliveApi } from "../../kube/kept-alive-api";
 import type { EdgeSettings } from "./settings";
-import { WatchCache } from "./watch-cache";
+import type { WatchCache } from "../../kube/watch-cache";
+import { moduleWatchCache } from "../pepr/watches";
 
 /** What promotion reads of a pod: every pod in the cluster is cached, so only this. */
 export function slimPod(pod: Pod): Pod {
@@ -39,15 +40,15 @@ export function slimPod(pod: Pod): Pod {
 
 export class Protection {
   #zoneConfig: ZoneConfig | undefined;
-  readonly nodes = new WatchCache<Node>({ path: resourcePath(NODES), what: "nodes" });
-  readonly pods = new WatchCache<Pod>({ path: resourcePath(PODS), what: "pods" }, slimPod);
+  readonly nodes = moduleWatchCache<Node>({ path: resourcePath(NODES), what: "nodes" });
+  readonly pods = moduleWatchCache<Pod>({ path: resourcePath(PODS), what: "pods" }, slimPod);
   /** SuperEdge's edge-health pods, when its daemons vote (settings.votes). */
   readonly superEdgePods: WatchCache<Pod> | undefined;
 
   constructor(readonly settings: EdgeSettings) {
     if (settings.votes === "superedge") {
       const { namespace, labels } = settings.superEdgePods;
-      this.superEdgePods = new WatchCache<Pod>(
+      this.superEdgePods = moduleWatchCache<Pod>(
         {
           path: resourcePath(PODS, { namespace }),
           what: "SuperEdge edge-health pods",

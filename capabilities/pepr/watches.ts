@@ -1,7 +1,8 @@
 // The module's list-watches (kube/list-watch.ts) and ordered event handling (kube/informer.ts),
 // logging through Pepr's logger with the object's namespace/name.
 import { Log } from "pepr";
-import { orderedFeed, type ObjectHandler, type WatchFeed } from "../../kube/informer";
+import type { ObjectHandler, WatchFeed } from "../../kube/informer";
+import { loggedOrderedFeed, WatchCache } from "../../kube/watch-cache";
 import { ListWatch, type Listed, type ListWatchOptions, type Watched } from "../../kube/list-watch";
 
 /** Pepr's logger in the shape the kube/ loops and helpers log with. */
@@ -27,10 +28,13 @@ export function orderedHandling<T extends Listed>(
   what: string,
   handle: ObjectHandler<T>,
 ): WatchFeed<T> & { idle(): Promise<void> } {
-  return orderedFeed<T>(handle, (error, object) =>
-    Log.warn(
-      { ns: object.metadata?.namespace, name: object.metadata?.name, err: String(error) },
-      `${what}: handling an event failed; the resync repairs what it left`,
-    ),
-  );
+  return loggedOrderedFeed(what, handle, peprLog);
+}
+
+/** A WatchCache whose loop and followers log through Pepr; not started. */
+export function moduleWatchCache<T extends Listed>(
+  watched: Watched,
+  slim?: (object: T) => T,
+): WatchCache<T> {
+  return new WatchCache(watched, { slim, log: peprLog });
 }

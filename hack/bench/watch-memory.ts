@@ -21,7 +21,7 @@ import { parseArgs } from "node:util";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { slimPod } from "../../capabilities/edge-health/protection";
-import { WatchCache } from "../../capabilities/edge-health/watch-cache";
+import { WatchCache } from "../../kube/watch-cache";
 import { TLS_SECRETS } from "../../capabilities/ingress-guard/tls-secrets";
 import type { Pod } from "../../core/edge";
 import { ApiClient } from "../../kube/api-client";
@@ -167,7 +167,7 @@ const VARIANTS: Record<Variant, (kc: KubeConfig) => Promise<Row>> = {
     }),
   "lean-pods": kc =>
     held("Pods: WatchCache (lean list-watch + slim map)", PODS, async seen => {
-      const cache = new WatchCache<Pod>({ path: "/api/v1/pods", what: "pods" }, slimPod);
+      const cache = new WatchCache<Pod>({ path: "/api/v1/pods", what: "pods" }, { slim: slimPod });
       cache.follow(() => seen());
       cache.start(new ApiClient(kc));
       return () => cache.stop();

@@ -4,7 +4,7 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { slimPod } from "../../../capabilities/edge-health/protection";
-import { WatchCache } from "../../../capabilities/edge-health/watch-cache";
+import { WatchCache } from "../../../kube/watch-cache";
 import type { Pod } from "../../../core/edge";
 import { ApiClient, type ListWatchClient } from "../../../kube/api-client";
 import { KeyedFeedSink, type Listed } from "../../../kube/list-watch";
@@ -101,7 +101,7 @@ describe("ListWatch and WatchCache on the API server", () => {
   it("a pod cache holds pods slimmed, follows their deletion, and keeps nothing else", async () => {
     const cache = new WatchCache<Pod>(
       { path: `/api/v1/namespaces/${ns}/pods`, what: "pods" },
-      slimPod,
+      { slim: slimPod },
     );
     cache.start(new ApiClient(cluster.kc));
     await cluster.core.createNamespacedPod({

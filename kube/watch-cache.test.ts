@@ -1,10 +1,15 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { ScriptedClient } from "../../test/harness/scripted-client";
-import { waitUntil } from "../../test/harness/wait";
-import type { Pod } from "../../core/edge";
-import { slimPod } from "./protection";
+import { ScriptedClient } from "../test/harness/scripted-client";
+import { waitUntil } from "../test/harness/wait";
+import type { Pod } from "../core/edge";
 import { WatchCache } from "./watch-cache";
+
+/** A reader that needs only where a pod runs. */
+const slimPod = (pod: Pod): Pod => ({
+  metadata: { namespace: pod.metadata?.namespace, name: pod.metadata?.name },
+  spec: { nodeName: pod.spec?.nodeName },
+});
 
 const pod = (name: string, rv: string, nodeName = "edge-a"): Pod => ({
   metadata: { namespace: "shop", name, resourceVersion: rv, annotations: { big: "x".repeat(100) } },
@@ -17,7 +22,7 @@ describe("WatchCache", () => {
     const source = new ScriptedClient<Pod>([
       { items: [pod("a", "1")], metadata: { resourceVersion: "5" } },
     ]);
-    const cache = new WatchCache<Pod>({ path: "/api/v1/pods", what: "pods" }, slimPod);
+    const cache = new WatchCache<Pod>({ path: "/api/v1/pods", what: "pods" }, { slim: slimPod });
     const seen: string[] = [];
     cache.follow((object, deleted) => {
       const held = cache.get(object.metadata?.name ?? "", "shop");
@@ -42,5 +47,35 @@ describe("WatchCache", () => {
     );
     await cache.stop();
     assert.equal(source.current.aborted, true);
+  });
+
+  it("logs a follower's failure with the object's name through the log it is given, and goes on", async () => {
+    const source = new ScriptedClient<Pod>([
+      { items: [pod("a", "1")], metadata: { resourceVersion: "5" } },
+    ]);
+    const lines: string[] = [];
+    const cache = new WatchCache<Pod>(
+      { path: "/api/v1/pods", what: "pods" },
+      {
+        log: (level, message, fields) =>
+          lines.push(`${level} ${message} ${JSON.stringify(fields)}`),
+      },
+    );
+    const handled: string[] = [];
+    cache.follow(object => {
+      handled.push(object.metadata?.resourceVersion ?? "");
+      if (object.metadata?.resourceVersion === "1") throw new Error("boom");
+    });
+    cache.start(source);
+    await cache.synced();
+    source.current.send("MODIFIED", pod("a", "6"));
+    await waitUntil("both events handled", () => handled.length === 2);
+    const failure = lines.find(line => line.startsWith("warn pods: handling an event failed"));
+    assert.match(failure ?? "", /"ns":"shop","name":"a","err":"Error: boom"/);
+    assert.ok(
+      lines.some(line => line.startsWith("info listed")),
+      "the loop logs there too",
+    );
+    await cache.stop();
   });
 });

@@ -7,6 +7,7 @@
 //   npx tsx hack/bench/admission.ts [--stored 10000] [--creates 1000] [--rate 100 --seconds 10]
 //                                   [--profile DIR] [--pepr-flags "--trace-gc"] [--log-level warn]
 //                                   [--apiserver-profile DIR] [--only "annotated"]
+//                                   [--client kept-alive|per-request]
 //
 // --rate: after the sequential creates, the same writes started at a fixed rate (open loop: a
 // slow answer does not slow the next start), which is what a busy cluster does.
@@ -16,11 +17,17 @@
 // --apiserver-profile: a 20 s CPU profile of the API server (/debug/pprof) at the start of each
 // kind's sequential creates, saved in DIR (read with `go tool pprof -top FILE`).
 // --only: measure only the kinds whose name contains this text (a profile of one kind's creates).
+// --client: how the creates reach the API server. kept-alive (the default): one connection, reused,
+// as a controller's client-go keeps one. per-request: client-node's own way, a new TLS connection
+// per create, whose handshakes (both ends) the benchmark measured until 2026-12-07.
 import {
   AdmissionregistrationV1Api,
   CoreV1Api,
+  createConfiguration,
   NetworkingV1Api,
+  ServerConfiguration,
   type KubeConfig,
+  type RequestContext,
   type V1Ingress,
   type V1Pod,
 } from "@kubernetes/client-node";
@@ -61,8 +68,11 @@ const { values } = parseArgs({
     "log-level": { type: "string" },
     "apiserver-profile": { type: "string" },
     only: { type: "string" },
+    client: { type: "string" },
   },
 });
+if (![undefined, "kept-alive", "per-request"].includes(values.client))
+  throw new Error(`--client: ${values.client}: expected kept-alive or per-request`);
 const STORED = Number(values.stored ?? 10_000);
 const CREATES = Number(values.creates ?? 1_000);
 const RATE = values.rate === undefined ? undefined : Number(values.rate);
@@ -144,9 +154,32 @@ function writes(kc: KubeConfig, cert: TestCertificate, admittedPod: V1Pod): Writ
   return allWrites(kc, cert, admittedPod).filter(w => w.what.includes(values.only ?? ""));
 }
 
+/**
+ * The writers' API clients. client-node builds a new https.Agent for each request, so each create
+ * would open (and the API server accept) a TLS connection; with --client kept-alive (the default)
+ * every request of the run goes on one kept-alive agent instead.
+ */
+function writeClients(kc: KubeConfig): { core: CoreV1Api; networking: NetworkingV1Api } {
+  if (values.client === "per-request")
+    return { core: kc.makeApiClient(CoreV1Api), networking: kc.makeApiClient(NetworkingV1Api) };
+  let agent: Agent | undefined;
+  const keptAlive = {
+    getName: () => "kept-alive",
+    async applySecurityAuthentication(context: RequestContext): Promise<void> {
+      await kc.applySecurityAuthentication(context);
+      agent ??= new Agent({ ...(context.getAgent() as Agent).options, keepAlive: true });
+      context.setAgent(agent);
+    },
+  };
+  const configuration = createConfiguration({
+    baseServer: new ServerConfiguration(kc.getCurrentCluster()!.server, {}),
+    authMethods: { default: keptAlive },
+  });
+  return { core: new CoreV1Api(configuration), networking: new NetworkingV1Api(configuration) };
+}
+
 function allWrites(kc: KubeConfig, cert: TestCertificate, admittedPod: V1Pod): Write[] {
-  const core = kc.makeApiClient(CoreV1Api);
-  const networking = kc.makeApiClient(NetworkingV1Api);
+  const { core, networking } = writeClients(kc);
   return [
     {
       what: "Ingress create",
@@ -371,7 +404,7 @@ function cpuPerRound(busy: Busy, before: number[], rounds: number): string {
 
 async function measure(kc: KubeConfig, cert: TestCertificate, busy: Busy): Promise<void> {
   console.log(
-    `\n${CREATES} sequential creates per kind in each namespace, alternating, ${STORED} Ingresses stored, Node ${process.version}, load average ${loadavg()
+    `\n${CREATES} sequential creates per kind in each namespace, alternating, ${STORED} Ingresses stored, client ${values.client ?? "kept-alive"}, Node ${process.version}, load average ${loadavg()
       .map(l => l.toFixed(2))
       .join(" ")}`,
   );

@@ -513,14 +513,14 @@ describe("workload manifests", () => {
     const objects = manifests(v => {
       v.gateway.checksum.publisherNamespaces = ["release", "bulwark-system"];
     });
-    const policy = find<KubernetesObject & { spec: { validations: { expression: string }[] } }>(
+    const policy = find<KubernetesObject & { spec: { matchConditions: { expression: string }[] } }>(
       objects,
       "ValidatingAdmissionPolicy",
       "bulwark-checksum-publishers",
     );
     assert.equal(
-      policy.spec.validations[0]?.expression,
-      "request.namespace in ['release', 'bulwark-system']",
+      policy.spec.matchConditions[0]?.expression,
+      "(!(request.namespace in ['release', 'bulwark-system']))",
     );
   });
 

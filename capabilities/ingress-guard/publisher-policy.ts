@@ -24,13 +24,13 @@ export function publisherPolicyObjects(publisherNamespaces: readonly string[]) {
           },
         ],
       },
-      validations: [
+      rules: [
         {
-          expression: `request.namespace in ${list}`,
+          broken: `!(request.namespace in ${list})`,
           messageExpression: `'checksum objects are trusted only in the publisher namespaces ${publisherNamespaces.join(", ")}; not in ' + request.namespace`,
-          reason: "Forbidden",
         },
       ],
+      reason: "Forbidden",
     }),
     {
       apiVersion: "rbac.authorization.k8s.io/v1",

@@ -19,7 +19,7 @@ import {
   PERMISSION_STATUS_ANNOTATION,
   POD_PERMISSION_FINALIZER,
 } from "../../core/names";
-import { celStringList, denyingPolicy } from "../../core/admission-policy";
+import { celStringList, denyingPolicy, type PolicyRule } from "../../core/admission-policy";
 
 export const METADATA_POLICY = "bulwark-pod-permission-metadata";
 
@@ -62,14 +62,46 @@ function refusedKeys(map: string, allowed: string): string {
   return `${map}.filter(k, k.startsWith('${PERMISSION_PREFIX}') && !(${allowed}))`;
 }
 
+const CREATE = "request.operation == 'CREATE'";
+const UPDATE = "request.operation == 'UPDATE'";
+const ANNOTATIONS = "object.metadata.?annotations.orValue({})";
+const LABELS = "object.metadata.?labels.orValue({})";
+// Read only on UPDATE (each rule that reads it tests UPDATE first): a CREATE has no oldObject.
+const OLD_ANNOTATIONS = "oldObject.metadata.?annotations.orValue({})";
+const OLD_LABELS = "oldObject.metadata.?labels.orValue({})";
+
 const CREATE_ANNOTATIONS = refusedKeys(
-  "variables.annotations",
-  `k == '${PERMISSION_GROUP_ANNOTATION}' || k == '${PERMISSION_REFUSAL_ANNOTATION}' || (k == '${PERMISSION_STATUS_ANNOTATION}' && variables.annotations[k] == 'pending')`,
+  ANNOTATIONS,
+  `k == '${PERMISSION_GROUP_ANNOTATION}' || k == '${PERMISSION_REFUSAL_ANNOTATION}' || (k == '${PERMISSION_STATUS_ANNOTATION}' && ${ANNOTATIONS}[k] == 'pending')`,
 );
 const CREATE_LABELS = refusedKeys(
-  "variables.labels",
-  `k == '${PERMISSION_MANAGED_LABEL}' && variables.labels[k] == 'true'`,
+  LABELS,
+  `k == '${PERMISSION_MANAGED_LABEL}' && ${LABELS}[k] == 'true'`,
 );
+
+/** The rules, in order; the first one a write breaks is the one its refusal names. */
+export const METADATA_RULES = [
+  {
+    broken: `${CREATE} && ${CREATE_ANNOTATIONS}.size() > 0`,
+    messageExpression: `'a new pod may carry only ${PERMISSION_GROUP_ANNOTATION} of the ${PERMISSION_PREFIX}* annotations (Bulwark sets the rest); remove: ' + ${CREATE_ANNOTATIONS}.join(', ')`,
+  },
+  {
+    broken: `${CREATE} && ${CREATE_LABELS}.size() > 0`,
+    messageExpression: `'${PERMISSION_PREFIX}* labels are set by Bulwark only (${PERMISSION_MANAGED_LABEL}=true when it injects); remove: ' + ${CREATE_LABELS}.join(', ')`,
+  },
+  {
+    broken: `${UPDATE} && !(${unchanged(OLD_ANNOTATIONS, ANNOTATIONS)})`,
+    message: `${PERMISSION_PREFIX}* annotations are written by Bulwark only (its service accounts and cluster administrators)`,
+  },
+  {
+    broken: `${UPDATE} && !(${unchanged(OLD_LABELS, LABELS)})`,
+    message: `${PERMISSION_PREFIX}* labels are written by Bulwark only (its service accounts and cluster administrators)`,
+  },
+  {
+    broken: `${UPDATE} && oldObject.metadata.?finalizers.orValue([]).exists(f, f == '${POD_PERMISSION_FINALIZER}') && !object.metadata.?finalizers.orValue([]).exists(f, f == '${POD_PERMISSION_FINALIZER}')`,
+    message: `the ${POD_PERMISSION_FINALIZER} finalizer is removed by Bulwark once the pod's grants are revoked; not by hand`,
+  },
+] as const satisfies readonly PolicyRule[];
 
 export function metadataPolicyObjects(writers: readonly string[]) {
   const users = celStringList(writers);
@@ -84,51 +116,13 @@ export function metadataPolicyObjects(writers: readonly string[]) {
         },
       ],
     },
-    matchConditions: [
+    scope: [
       {
         name: "not-bulwark-nor-an-administrator",
         expression: `!(request.userInfo.username in ${users}) && !('system:masters' in request.userInfo.?groups.orValue([])) && !authorizer.group('${OVERRIDE.group}').resource('${OVERRIDE.resource}').check('${OVERRIDE.verb}').allowed()`,
       },
     ],
-    variables: [
-      { name: "update", expression: "request.operation == 'UPDATE'" },
-      {
-        name: "oldAnnotations",
-        expression: "variables.update ? oldObject.metadata.?annotations.orValue({}) : {}",
-      },
-      { name: "annotations", expression: "object.metadata.?annotations.orValue({})" },
-      {
-        name: "oldLabels",
-        expression: "variables.update ? oldObject.metadata.?labels.orValue({}) : {}",
-      },
-      { name: "labels", expression: "object.metadata.?labels.orValue({})" },
-    ],
-    validations: [
-      {
-        expression: `variables.update || ${CREATE_ANNOTATIONS}.size() == 0`,
-        messageExpression: `'a new pod may carry only ${PERMISSION_GROUP_ANNOTATION} of the ${PERMISSION_PREFIX}* annotations (Bulwark sets the rest); remove: ' + ${CREATE_ANNOTATIONS}.join(', ')`,
-        reason: "Forbidden",
-      },
-      {
-        expression: `variables.update || ${CREATE_LABELS}.size() == 0`,
-        messageExpression: `'${PERMISSION_PREFIX}* labels are set by Bulwark only (${PERMISSION_MANAGED_LABEL}=true when it injects); remove: ' + ${CREATE_LABELS}.join(', ')`,
-        reason: "Forbidden",
-      },
-      {
-        expression: `!variables.update || ${unchanged("variables.oldAnnotations", "variables.annotations")}`,
-        message: `${PERMISSION_PREFIX}* annotations are written by Bulwark only (its service accounts and cluster administrators)`,
-        reason: "Forbidden",
-      },
-      {
-        expression: `!variables.update || ${unchanged("variables.oldLabels", "variables.labels")}`,
-        message: `${PERMISSION_PREFIX}* labels are written by Bulwark only (its service accounts and cluster administrators)`,
-        reason: "Forbidden",
-      },
-      {
-        expression: `!variables.update || !oldObject.metadata.?finalizers.orValue([]).exists(f, f == '${POD_PERMISSION_FINALIZER}') || object.metadata.?finalizers.orValue([]).exists(f, f == '${POD_PERMISSION_FINALIZER}')`,
-        message: `the ${POD_PERMISSION_FINALIZER} finalizer is removed by Bulwark once the pod's grants are revoked; not by hand`,
-        reason: "Forbidden",
-      },
-    ],
+    rules: METADATA_RULES,
+    reason: "Forbidden",
   });
 }

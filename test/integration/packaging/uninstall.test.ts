@@ -87,8 +87,9 @@ const widgetPolicy = {
       { apiGroups: [GROUP], apiVersions: ["v1"], operations: ["CREATE"], resources: ["widgets"] },
     ],
   },
-  validations: [{ expression: "true" }],
-};
+  rules: [{ broken: "false", message: "never" }],
+  reason: "Invalid",
+} as const;
 
 describe("bulwark uninstall", () => {
   let podNs = "";

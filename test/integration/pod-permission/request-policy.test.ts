@@ -21,18 +21,16 @@ import { apiMessage } from "../../../kube/api-errors";
 import { planInjection, type PermissionPod } from "../../../core/permission";
 import { loadSettings } from "../../../capabilities/pod-permission/settings";
 import { PERMISSION_GROUP_ANNOTATION, PERMISSION_REFUSAL_ANNOTATION } from "../../../core/names";
-import { requestPolicyObjects } from "../../../capabilities/pod-permission/request-policy";
+import { REQUEST_RULES } from "../../../capabilities/pod-permission/request-policy";
 
 const cluster = testCluster();
 const custom = cluster.kc.makeApiClient(CustomObjectsApi);
 const inject = loadSettings({}).inject;
 
 /** The policy's messages for the CEL rules, in its order (the first failing one is reported). */
-const [, NAME_RULE, HOST_RULE, OS_RULE] = (
-  requestPolicyObjects("bulwark-system")[0]!.spec as unknown as {
-    validations: { message?: string }[];
-  }
-).validations.map(v => v.message ?? "");
+const [, NAME_RULE, HOST_RULE, OS_RULE] = REQUEST_RULES.map(rule =>
+  "message" in rule ? rule.message : "",
+);
 
 interface Case {
   name: string;

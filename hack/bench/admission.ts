@@ -7,7 +7,7 @@
 //   npx tsx hack/bench/admission.ts [--stored 10000] [--creates 1000] [--rate 100 --seconds 10]
 //                                   [--profile DIR] [--pepr-flags "--trace-gc"] [--log-level warn]
 //                                   [--apiserver-profile DIR] [--only "annotated"]
-//                                   [--client kept-alive|per-request]
+//                                   [--client kept-alive|per-request] [--writer tenant|admin]
 //
 // --rate: after the sequential creates, the same writes started at a fixed rate (open loop: a
 // slow answer does not slow the next start), which is what a busy cluster does.
@@ -20,13 +20,18 @@
 // --client: how the creates reach the API server. kept-alive (the default): one connection, reused,
 // as a controller's client-go keeps one. per-request: client-node's own way, a new TLS connection
 // per create, whose handshakes (both ends) the benchmark measured until 2026-12-07.
+// --writer: who creates. tenant (the default): a user RBAC lets create the kinds measured, as the
+// controllers and CI systems that create pods and Ingresses are. admin: system:masters, whom
+// Bulwark's pod metadata policy exempts (so it costs less than for anyone else); the benchmark
+// wrote as admin until 2026-12-07.
 import {
   AdmissionregistrationV1Api,
   CoreV1Api,
   createConfiguration,
   NetworkingV1Api,
   ServerConfiguration,
-  type KubeConfig,
+  KubeConfig,
+  type KubernetesObject,
   type RequestContext,
   type V1Ingress,
   type V1Pod,
@@ -43,11 +48,12 @@ import { PERMISSION_GROUP_ANNOTATION } from "../../core/names";
 import { buildModule, ROOT } from "../../packaging/build";
 import {
   ensureBinaries,
+  kubeconfigFor,
   startControlPlane,
   type ControlPlane,
 } from "../control-plane/control-plane";
-import { issueLoopbackServingCertificate } from "../control-plane/pki";
-import { loadKubeConfig } from "../control-plane/kube";
+import { issueCertificate, issueLoopbackServingCertificate } from "../control-plane/pki";
+import { applyOrThrow, loadKubeConfig } from "../control-plane/kube";
 import { startPeprModule } from "../control-plane/pepr-module";
 import { stopEverything } from "../control-plane/processes";
 import { installCrds } from "../install-crds";
@@ -69,10 +75,13 @@ const { values } = parseArgs({
     "apiserver-profile": { type: "string" },
     only: { type: "string" },
     client: { type: "string" },
+    writer: { type: "string" },
   },
 });
 if (![undefined, "kept-alive", "per-request"].includes(values.client))
   throw new Error(`--client: ${values.client}: expected kept-alive or per-request`);
+if (![undefined, "tenant", "admin"].includes(values.writer))
+  throw new Error(`--writer: ${values.writer}: expected tenant or admin`);
 const STORED = Number(values.stored ?? 10_000);
 const CREATES = Number(values.creates ?? 1_000);
 const RATE = values.rate === undefined ? undefined : Number(values.rate);
@@ -402,14 +411,19 @@ function cpuPerRound(busy: Busy, before: number[], rounds: number): string {
     .join(", ");
 }
 
-async function measure(kc: KubeConfig, cert: TestCertificate, busy: Busy): Promise<void> {
+async function measure(
+  kc: KubeConfig,
+  writer: KubeConfig,
+  cert: TestCertificate,
+  busy: Busy,
+): Promise<void> {
   console.log(
-    `\n${CREATES} sequential creates per kind in each namespace, alternating, ${STORED} Ingresses stored, client ${values.client ?? "kept-alive"}, Node ${process.version}, load average ${loadavg()
+    `\n${CREATES} sequential creates per kind in each namespace, alternating, ${STORED} Ingresses stored, writer ${values.writer ?? "tenant"} on client ${values.client ?? "kept-alive"}, Node ${process.version}, load average ${loadavg()
       .map(l => l.toFixed(2))
       .join(" ")}`,
   );
   const admittedPod = await admittedPodShape(kc.makeApiClient(CoreV1Api));
-  for (const [k, write] of writes(kc, cert, admittedPod).entries()) {
+  for (const [k, write] of writes(writer, cert, admittedPod).entries()) {
     // The peer's creates call no webhook, so the API server's webhook figures are the measured's.
     const before = webhookDurations(await apiServerMetrics(kc));
     const profiled = apiServerProfile(kc, write.what);
@@ -424,7 +438,7 @@ async function measure(kc: KubeConfig, cert: TestCertificate, busy: Busy): Promi
   }
   if (RATE === undefined) return;
   console.log(`\nat ${RATE} creates/s for ${RATE_SECONDS} s (open loop)`);
-  for (const [k, write] of writes(kc, cert, admittedPod).entries()) {
+  for (const [k, write] of writes(writer, cert, admittedPod).entries()) {
     const before = webhookDurations(await apiServerMetrics(kc));
     const cpuBefore = busy.map(([, pids]) => cpuMs(pids()));
     const wallBefore = performance.now();
@@ -634,6 +648,37 @@ async function measureSecretReads(kc: KubeConfig): Promise<void> {
   );
 }
 
+const WRITER = "bench-writer";
+
+/** The writes' credentials: with --writer tenant, a user that RBAC lets create what is measured. */
+async function writerKubeConfig(cp: ControlPlane, admin: KubeConfig): Promise<KubeConfig> {
+  if (values.writer === "admin") return admin;
+  const cert = issueCertificate(cp.pki, { name: WRITER, commonName: WRITER, usage: "clientAuth" });
+  const rbac = "rbac.authorization.k8s.io";
+  const objects: object[] = [
+    {
+      apiVersion: `${rbac}/v1`,
+      kind: "ClusterRole",
+      metadata: { name: WRITER },
+      rules: [
+        { apiGroups: [""], resources: ["pods", "secrets"], verbs: ["create"] },
+        { apiGroups: ["networking.k8s.io"], resources: ["ingresses"], verbs: ["create"] },
+      ],
+    },
+    {
+      apiVersion: `${rbac}/v1`,
+      kind: "ClusterRoleBinding",
+      metadata: { name: WRITER },
+      roleRef: { apiGroup: rbac, kind: "ClusterRole", name: WRITER },
+      subjects: [{ apiGroup: rbac, kind: "User", name: WRITER }],
+    },
+  ];
+  await applyOrThrow(admin, objects as KubernetesObject[]);
+  const writer = new KubeConfig();
+  writer.loadFromString(kubeconfigFor(cp.server, cp.pki, cert));
+  return writer;
+}
+
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "bulwark-bench-"));
   // Asked-for flags (--trace-gc) print into the processes' logs: those are kept.
@@ -680,7 +725,7 @@ async function main(): Promise<void> {
     const seedStart = Date.now();
     await seed(kc.makeApiClient(NetworkingV1Api), MEASURED);
     console.log(`  seeded in ${((Date.now() - seedStart) / 1000).toFixed(1)} s`);
-    await measure(kc, cert, busy);
+    await measure(kc, await writerKubeConfig(cp, kc), cert, busy);
     await measureDirect(cp, kc, cert);
     await measureSecretReads(kc);
   } finally {

@@ -11,6 +11,7 @@
 // applies to; a worker whose replica is at another version asks for the whole view (resync).
 import type { V1EndpointSlice, V1Ingress, V1Service } from "@kubernetes/client-node";
 import type { AuthSecret, GatewayView, TlsPair } from "./view";
+import { objectKey } from "../core/object-key";
 
 export interface CollectionDelta<T> {
   /** Objects new or changed since the base; in a whole view, every object in order. */
@@ -38,7 +39,6 @@ interface Named {
   metadata?: { namespace?: string; name?: string; uid?: string; resourceVersion?: string };
 }
 
-const objectKey = (o: Named): string => `${o.metadata?.namespace ?? ""}/${o.metadata?.name ?? ""}`;
 const pairKey = (p: TlsPair): string => `${p.namespace}/${p.name}`;
 
 function sameObject(a: Named, b: Named): boolean {

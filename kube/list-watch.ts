@@ -8,6 +8,7 @@
 import { defaultApiClient, type ListWatchClient } from "./api-client";
 import type { WatchFeed } from "./informer";
 import { Reflector, type KubeObject, type ReflectorOptions, type ReflectorSink } from "./reflector";
+import { objectKey } from "../core/object-key";
 
 /** What this reads of an object: its key and version. */
 export interface Listed {
@@ -34,11 +35,6 @@ export interface ListWatchOptions {
 
 /** client-go's: each watch asks the API server to close it after 5 to 10 minutes. */
 const WATCH_SECONDS = 300;
-
-function keyOf(object: Listed): string {
-  const { namespace, name } = object.metadata ?? {};
-  return namespace ? `${namespace}/${name}` : `${name}`;
-}
 
 /** Metadata only, for an object a relist no longer finds: its feed removes it by name. */
 function stub<T>(key: string): T {
@@ -76,7 +72,7 @@ export class KeyedFeedSink<T extends Listed> implements ReflectorSink {
   listPage(items: KubeObject[], first: boolean): void {
     if (first) this.#listing = new Map();
     for (const item of items) {
-      const key = keyOf(item);
+      const key = objectKey(item);
       const version = item.metadata?.resourceVersion ?? "";
       this.#listing.set(key, version);
       const held = this.#versions.get(key);
@@ -97,12 +93,12 @@ export class KeyedFeedSink<T extends Listed> implements ReflectorSink {
   }
 
   upsert(object: KubeObject): void {
-    this.#versions.set(keyOf(object), object.metadata?.resourceVersion ?? "");
+    this.#versions.set(objectKey(object), object.metadata?.resourceVersion ?? "");
     this.#feed.put(asWatched<T>(object));
   }
 
   remove(object: KubeObject): void {
-    this.#versions.delete(keyOf(object));
+    this.#versions.delete(objectKey(object));
     this.#feed.remove(asWatched<T>(object));
   }
 }

@@ -6,9 +6,7 @@ import type { ListWatchClient } from "./api-client";
 import { orderedFeed, type ObjectHandler, type WatchFeed } from "./informer";
 import { ListWatch, type Listed, type Watched } from "./list-watch";
 import type { ReflectorOptions } from "./reflector";
-
-export const keyOf = (namespace: string | undefined, name: string): string =>
-  namespace ? `${namespace}/${name}` : name;
+import { namespacedName, objectKey } from "../core/object-key";
 
 export interface WatchCacheOptions<T> {
   /** What readers need of each object (a cache of every pod holds a few fields each). */
@@ -51,7 +49,7 @@ export class WatchCache<T extends Listed> implements WatchFeed<T> {
   }
 
   get(name: string, namespace?: string): T | undefined {
-    return this.#objects.get(keyOf(namespace, name));
+    return this.#objects.get(namespacedName(namespace, name));
   }
 
   all(): T[] {
@@ -70,14 +68,14 @@ export class WatchCache<T extends Listed> implements WatchFeed<T> {
   put(object: T): void {
     const name = object.metadata?.name;
     if (!name) return;
-    this.#objects.set(keyOf(object.metadata?.namespace, name), this.#slim(object));
+    this.#objects.set(objectKey(object), this.#slim(object));
     for (const follower of this.#followers) follower.put(object);
   }
 
   remove(object: T): void {
     const name = object.metadata?.name;
     if (!name) return;
-    this.#objects.delete(keyOf(object.metadata?.namespace, name));
+    this.#objects.delete(objectKey(object));
     for (const follower of this.#followers) follower.remove(object);
   }
 

@@ -2,7 +2,8 @@
 // events plus its own periodic list (Pepr 1.1.4 drops failed callbacks and can miss events), and
 // writes each checksum object's status, an Event on every change of Consistent, and metrics.
 import { Log } from "pepr";
-import { isTrustedPublication, objectKey, type GuardMode } from "../../core/checksum";
+import { isTrustedPublication, type GuardMode } from "../../core/checksum";
+import { objectKey } from "../../core/object-key";
 import type { Ingress, Secret } from "../../core/ingress/types";
 import { TLS_SECRET_TYPE } from "../../core/ingress/selection";
 import { backoffWait, UNBOUNDED_STEPS, type Backoff } from "../../core/backoff";

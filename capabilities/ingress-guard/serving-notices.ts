@@ -3,7 +3,7 @@
 // Bulwark's and says so on the object when its verdict changes: Ingresses from namespaces or times
 // the webhook never saw, or admitted while it failed open, are refused, never served weakened.
 import { Log } from "pepr";
-import { objectKey } from "../../core/checksum";
+import { objectKey } from "../../core/object-key";
 import { isCanaryIngress } from "../../core/annotations";
 import { selectsIngress, TLS_SECRET_TYPE, type ServingScope } from "../../core/ingress/selection";
 import { servingRefusal } from "../../core/ingress/review-ingress";

@@ -10,14 +10,13 @@ import type { Secret } from "../../core/ingress/types";
 import { startedOnFirstUse, type ListWatchOf, type Watched } from "../../kube/list-watch";
 import { moduleListWatch } from "../pepr/watches";
 import { SECRETS, resourcePath } from "../../kube/api-paths";
+import { namespacedName } from "../../core/object-key";
 
 /** A pair as its Secret stores it, decoded: what the certificate inspection reads. */
 export interface TlsPair {
   certPem: string;
   keyPem: string;
 }
-
-const key = (namespace: string, name: string): string => `${namespace}/${name}`;
 
 function decode(value: string | undefined): string {
   return value === undefined ? "" : Buffer.from(value, "base64").toString("utf8");
@@ -33,7 +32,7 @@ export class TlsPairIndex {
   readonly #pairs = new Map<string, TlsPair>();
 
   put(secret: Secret): void {
-    const own = key(secret.metadata?.namespace ?? "", secret.metadata?.name ?? "");
+    const own = namespacedName(secret.metadata?.namespace ?? "", secret.metadata?.name ?? "");
     // The watch selects the type; a Secret of another type is never a TLS Secret's copy.
     if (secret.type !== TLS_SECRET_TYPE) return void this.#pairs.delete(own);
     this.#pairs.set(own, pairOf(secret));
@@ -46,11 +45,13 @@ export class TlsPairIndex {
   }
 
   remove(secret: Secret): void {
-    this.#pairs.delete(key(secret.metadata?.namespace ?? "", secret.metadata?.name ?? ""));
+    this.#pairs.delete(
+      namespacedName(secret.metadata?.namespace ?? "", secret.metadata?.name ?? ""),
+    );
   }
 
   get(namespace: string, name: string): TlsPair | undefined {
-    return this.#pairs.get(key(namespace, name));
+    return this.#pairs.get(namespacedName(namespace, name));
   }
 
   get size(): number {

@@ -8,8 +8,7 @@ import type { Ingress } from "../../core/ingress/types";
 import { startedOnFirstUse, type ListWatch, type ListWatchOf } from "../../kube/list-watch";
 import { moduleListWatch } from "../pepr/watches";
 import { INGRESSES, resourcePath } from "../../kube/api-paths";
-
-const key = (namespace: string, name: string): string => `${namespace}/${name}`;
+import { namespacedName, objectKey } from "../../core/object-key";
 
 /** The Secret names an Ingress's tls entries give. */
 export function secretsNamedBy(ingress: Ingress): string[] {
@@ -26,7 +25,7 @@ export class TlsUsersIndex {
     const namespace = ingress.metadata?.namespace ?? "";
     const secrets = secretsNamedBy(ingress);
     if (secrets.length === 0) return;
-    const own = key(namespace, ingress.metadata?.name ?? "");
+    const own = objectKey(ingress);
     // What the selection, the review and an Event on it read: no managedFields, status or labels.
     const { name, uid, annotations } = ingress.metadata ?? {};
     this.#ingresses.set(own, {
@@ -34,28 +33,28 @@ export class TlsUsersIndex {
       spec: ingress.spec,
     });
     for (const secret of secrets) {
-      const users = this.#bySecret.get(key(namespace, secret)) ?? new Set<string>();
+      const users = this.#bySecret.get(namespacedName(namespace, secret)) ?? new Set<string>();
       users.add(own);
-      this.#bySecret.set(key(namespace, secret), users);
+      this.#bySecret.set(namespacedName(namespace, secret), users);
     }
   }
 
   remove(ingress: Ingress): void {
     const namespace = ingress.metadata?.namespace ?? "";
-    const own = key(namespace, ingress.metadata?.name ?? "");
+    const own = objectKey(ingress);
     const previous = this.#ingresses.get(own);
     if (previous === undefined) return;
     this.#ingresses.delete(own);
     for (const secret of secretsNamedBy(previous)) {
-      const users = this.#bySecret.get(key(namespace, secret));
+      const users = this.#bySecret.get(namespacedName(namespace, secret));
       users?.delete(own);
-      if (users?.size === 0) this.#bySecret.delete(key(namespace, secret));
+      if (users?.size === 0) this.#bySecret.delete(namespacedName(namespace, secret));
     }
   }
 
   /** The Ingresses of `namespace` naming `secretName`, in no particular order. */
   users(namespace: string, secretName: string): Ingress[] {
-    const keys = this.#bySecret.get(key(namespace, secretName)) ?? [];
+    const keys = this.#bySecret.get(namespacedName(namespace, secretName)) ?? [];
     return [...keys].flatMap(k => this.#ingresses.get(k) ?? []);
   }
 }

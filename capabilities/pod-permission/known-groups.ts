@@ -10,23 +10,22 @@ import { startedOnFirstUse, type ListWatchOf } from "../../kube/list-watch";
 import { moduleListWatch } from "../pepr/watches";
 import { resourcePath } from "../../kube/api-paths";
 import { PERMISSION_GROUPS } from "./permission-crds";
-
-const key = (namespace: string, name: string): string => `${namespace}/${name}`;
+import { namespacedName } from "../../core/object-key";
 
 /** The names of the groups a watch holds; pure, fed by the watch. */
 export class GroupNames {
   readonly #names = new Set<string>();
 
   put(group: KubernetesObject): void {
-    this.#names.add(key(group.metadata?.namespace ?? "", group.metadata?.name ?? ""));
+    this.#names.add(namespacedName(group.metadata?.namespace ?? "", group.metadata?.name ?? ""));
   }
 
   remove(group: KubernetesObject): void {
-    this.#names.delete(key(group.metadata?.namespace ?? "", group.metadata?.name ?? ""));
+    this.#names.delete(namespacedName(group.metadata?.namespace ?? "", group.metadata?.name ?? ""));
   }
 
   has(namespace: string, name: string): boolean {
-    return this.#names.has(key(namespace, name));
+    return this.#names.has(namespacedName(namespace, name));
   }
 }
 

@@ -21,6 +21,7 @@ import type { PermissionSettings } from "./settings";
 import { isNotFound } from "../../kube/api-errors";
 import { PODS, resourcePath } from "../../kube/api-paths";
 import { keptAliveApi } from "../../kube/kept-alive-api";
+import { objectKey } from "../../core/object-key";
 
 const COMPONENT = "pod-permission";
 const RETRY: Backoff = { durationMs: 1000, factor: 2, jitter: 1, steps: 8, capMs: 60_000 };
@@ -63,7 +64,7 @@ export class Revoker {
    * our finalizer is remembered for the sweep and handled; anything else is forgotten.
    */
   async observe(pod: Pod, deleted: boolean): Promise<void> {
-    const key = podKey(pod);
+    const key = objectKey(pod);
     const settled = deleted || this.#plan(pod).action === "none";
     if (settled) {
       this.#terminating.delete(key);
@@ -193,7 +194,7 @@ export class Revoker {
       if (current === undefined || current.metadata?.uid !== pod.metadata?.uid) {
         // Gone, or a new pod under the name: nothing of the old one's is left to do here.
         this.#clearRetry(pod.metadata?.uid ?? "");
-        this.#terminating.delete(podKey(pod));
+        this.#terminating.delete(objectKey(pod));
       } else await this.handle(current);
     } catch (error) {
       const { namespace, name, uid } = pod.metadata ?? {};
@@ -230,10 +231,6 @@ export class Revoker {
     Log.info({ ns: namespace, name, reason: note.reason }, "finalizer removed");
     await recordEvent({ ...pod, apiVersion: "v1", kind: "Pod" }, note, COMPONENT);
   }
-}
-
-function podKey(pod: Pod): string {
-  return `${pod.metadata?.namespace ?? ""}/${pod.metadata?.name ?? ""}`;
 }
 
 function podPath(pod: Pod): string {

@@ -3,14 +3,9 @@ import type { FieldError, Result } from "../result";
 import { sortUtf8 } from "./byte-order";
 import { contentIngressIdResult, contentSecretIdResult } from "./content";
 import { checksumOfSortedIds } from "./id-set";
-import {
-  objectKey,
-  type ChecksumKind,
-  type ChecksumMode,
-  type IdOptions,
-  type ObjectOf,
-} from "./objects";
+import { type ChecksumKind, type ChecksumMode, type IdOptions, type ObjectOf } from "./objects";
 import { tengineIngressIdResult, tengineSecretIdResult } from "./tengine";
+import { objectKey } from "../object-key";
 
 /** One object's ID, or why the object is left out of the checksum. */
 export type IdFunction<K extends ChecksumKind> = (object: ObjectOf<K>) => Result<string>;

@@ -4,7 +4,6 @@
 import { withoutBookkeeping } from "../bookkeeping";
 import {
   ChecksumTracker,
-  objectKey,
   parseTrustedKeys,
   verifyAttestation,
   type ChecksumMode,
@@ -24,6 +23,7 @@ import { checksumKinds, checksumSpecSchema, type ChecksumKind } from "./crd";
 import { trustWindow, type TrustWindow } from "./window";
 import type { ChecksumObject } from "./crd";
 import type { Observation } from "./status";
+import { objectKey } from "../object-key";
 
 /** How long the checksum object before the newest still counts, by default. */
 export const DEFAULT_GRACE_MS = 60_000;

@@ -50,7 +50,6 @@ export {
 export {
   BULWARK_ANNOTATION_PREFIX,
   VERSION_ANNOTATION,
-  objectKey,
   type ChecksumKind,
   type ChecksumMode,
   type IdOptions,

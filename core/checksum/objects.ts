@@ -50,9 +50,3 @@ export const BULWARK_ANNOTATION_PREFIX = "bulwark.dev/";
 
 export const TLS_CERT_KEY = "tls.crt";
 export const TLS_KEY_KEY = "tls.key";
-
-/** `namespace/name`, or `name` for an object without a namespace: the usual caller key. */
-export function objectKey(object: { metadata?: ObjectMetaLike }): string {
-  const { namespace, name } = object.metadata ?? {};
-  return namespace ? `${namespace}/${name ?? ""}` : (name ?? "");
-}

@@ -12,6 +12,7 @@
 //   readiness probe, or still starting, and stays out. SuperEdge promoted every not-ready address.
 import type { Decision } from "./decision";
 import { nodeReady, timeMs, POD_READY, type Node, type ObjectRef, type Pod } from "./types";
+import { namespacedName } from "../object-key";
 
 export type PodLookup = (namespace: string, name: string) => Pod | undefined;
 export type ProtectionLookup = (nodeName: string) => { node: Node; decision: Decision } | undefined;
@@ -55,7 +56,7 @@ function targetPod(options: {
   if (ref?.kind !== "Pod" || ref.name === undefined) return { skip: "no Pod targetRef" };
   const namespace = ref.namespace ?? options.namespace;
   if (namespace === undefined) return { skip: "no namespace for the pod" };
-  const key = `${namespace}/${ref.name}`;
+  const key = namespacedName(namespace, ref.name);
   const pod = options.pod(namespace, ref.name);
   if (pod === undefined) return { skip: `pod ${key} not found` };
   const uid = pod.metadata?.uid;

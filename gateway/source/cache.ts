@@ -5,6 +5,7 @@
 // it is most of the memory.
 import { withoutBookkeeping } from "../../core/bookkeeping";
 import { wholeLists, type KubeObject, type ReflectorSink } from "../../kube/reflector";
+import { objectKey } from "../../core/object-key";
 
 export type ResourceKind =
   | "ingress"
@@ -38,11 +39,6 @@ export interface Change {
   object: KubeObject | undefined;
 }
 
-export function keyOf(object: KubeObject): string {
-  const { namespace, name } = object.metadata ?? {};
-  return namespace ? `${namespace}/${name ?? ""}` : (name ?? "");
-}
-
 export class ObjectCache {
   readonly #maps = new Map<ResourceKind, Map<string, KubeObject>>(
     RESOURCE_KINDS.map(kind => [kind, new Map()]),
@@ -68,7 +64,7 @@ export class ObjectCache {
         onListed();
       },
       upsert: object => this.#upsert(kind, withoutBookkeeping(object)),
-      remove: object => this.#remove(kind, keyOf(object)),
+      remove: object => this.#remove(kind, objectKey(object)),
     });
   }
 
@@ -76,7 +72,7 @@ export class ObjectCache {
     const map = this.#maps.get(kind) as Map<string, KubeObject>;
     const listed = new Set<string>();
     for (const item of items) {
-      listed.add(keyOf(item));
+      listed.add(objectKey(item));
       this.#upsert(kind, withoutBookkeeping(item));
     }
     const prefix = namespace === undefined ? "" : `${namespace}/`;
@@ -87,7 +83,7 @@ export class ObjectCache {
 
   #upsert(kind: ResourceKind, object: KubeObject): void {
     const map = this.#maps.get(kind) as Map<string, KubeObject>;
-    const key = keyOf(object);
+    const key = objectKey(object);
     const version = object.metadata?.resourceVersion;
     if (version !== undefined && map.get(key)?.metadata?.resourceVersion === version) return;
     map.set(key, object);

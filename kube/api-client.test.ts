@@ -6,7 +6,8 @@ import { after, before, describe, it } from "node:test";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { KubeConfig } from "@kubernetes/client-node";
-import { ApiClient } from "./api-client";
+import { ApiClient, jsonLines } from "./api-client";
+import { pick, seededRandom } from "../test/harness/generate";
 
 describe("ApiClient.getJson", () => {
   // A list of 200 objects of 1 KB each, or no answer at all for /silent.
@@ -66,5 +67,59 @@ describe("ApiClient.getJson", () => {
 
   it("a request with no answer fails at its deadline", async () => {
     await assert.rejects(client.getJson("/silent", 100), /no answer in 100 ms/);
+  });
+});
+
+describe("jsonLines", () => {
+  /** Watch events of random shapes and sizes (a line of JSON never holds a raw newline). */
+  function events(random: () => number, count: number): unknown[] {
+    return Array.from({ length: count }, (_, i) => ({
+      type: pick(random, ["ADDED", "MODIFIED", "DELETED"]),
+      object: {
+        metadata: { name: `o-${i}`, annotations: { note: "line\nbreak é 🙂" } },
+        data: "x".repeat(Math.floor(random() ** 3 * 40_000)),
+      },
+    }));
+  }
+
+  /** The stream cut at random places, some cuts right at or next to a newline. */
+  function chunks(random: () => number, text: string): string[] {
+    const cuts: string[] = [];
+    for (let at = 0; at < text.length; ) {
+      const size = pick(random, [1, 2, 7, 100, 4096, 16_384, 70_000]);
+      cuts.push(text.slice(at, at + size));
+      at += size;
+    }
+    return cuts;
+  }
+
+  it("yields each line once, whole, wherever the chunks are cut (200 generated streams)", () => {
+    const random = seededRandom(7);
+    for (let stream = 0; stream < 200; stream++) {
+      const sent = events(random, 1 + Math.floor(random() * 12));
+      // Blank lines between events, as a proxy may add: skipped.
+      const text = sent.map(e => JSON.stringify(e) + (random() < 0.2 ? "\n\n" : "\n")).join("");
+      const got: unknown[] = [];
+      const push = jsonLines(line => got.push(line));
+      for (const chunk of chunks(random, text)) push(chunk);
+      assert.deepEqual(got, sent, `stream ${stream}`);
+    }
+  });
+
+  it("keeps a line without its newline until the newline arrives", () => {
+    const got: unknown[] = [];
+    const push = jsonLines(line => got.push(line));
+    push('{"a":');
+    push("1}");
+    assert.deepEqual(got, []);
+    push('\n{"b":2}\n{"c"');
+    assert.deepEqual(got, [{ a: 1 }, { b: 2 }]);
+  });
+
+  it("throws on a line that is not JSON, after yielding the lines before it", () => {
+    const got: unknown[] = [];
+    const push = jsonLines(line => got.push(line));
+    assert.throws(() => push('{"a":1}\nnot json\n'), SyntaxError);
+    assert.deepEqual(got, [{ a: 1 }]);
   });
 });

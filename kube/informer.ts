@@ -1,5 +1,6 @@
 // Ordered handling of a watch's events: what the module's and the workloads' watches hand each
 // object's events to. (The loop itself is kube/reflector.ts, under kube/list-watch.ts.)
+import { objectKey } from "../core/object-key";
 
 /** What a watch keeps current: each object listed, added or changed, and each deleted. */
 export interface WatchFeed<T> {
@@ -22,7 +23,7 @@ export function orderedFeed<T extends { metadata?: { name?: string; namespace?: 
 ): WatchFeed<T> & { idle(): Promise<void> } {
   const pending = new Map<string, Promise<void>>();
   const enqueue = (object: T, deleted: boolean): void => {
-    const key = `${object.metadata?.namespace ?? ""}/${object.metadata?.name ?? ""}`;
+    const key = objectKey(object);
     const next = (pending.get(key) ?? Promise.resolve())
       .then(() => handle(object, deleted))
       .catch(error => failed(error, object));

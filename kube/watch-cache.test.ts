@@ -49,6 +49,33 @@ describe("WatchCache", () => {
     assert.equal(source.current.aborted, true);
   });
 
+  it("hands a follower only the objects it asks for, and starts once however often started", async () => {
+    const source = new ScriptedClient<Pod>([
+      { items: [pod("a", "1"), pod("b", "2")], metadata: { resourceVersion: "5" } },
+    ]);
+    const cache = new WatchCache<Pod>({ path: "/api/v1/pods", what: "pods" });
+    const all: string[] = [];
+    const onlyB: string[] = [];
+    cache.follow(object => void all.push(object.metadata?.name ?? ""));
+    cache.follow(
+      (object, deleted) => void onlyB.push(`${deleted ? "-" : "+"}${object.metadata?.name}`),
+      object => object.metadata?.name === "b",
+    );
+    cache.start(source);
+    cache.start(source);
+    await cache.synced();
+    source.current.send("DELETED", pod("b", "6"));
+    source.current.send("MODIFIED", pod("a", "7"));
+    await waitUntil("the events handled", () => all.length === 4);
+    await settle();
+    assert.deepEqual(all.sort(), ["a", "a", "b", "b"]);
+    assert.deepEqual(onlyB, ["+b", "-b"]);
+    assert.equal(source.lists.length, 1, "one list: the second start() did nothing");
+    // Both followers saw the objects the cache holds, whichever they took.
+    assert.equal(cache.get("a", "shop")?.metadata?.resourceVersion, "7");
+    await cache.stop();
+  });
+
   it("logs a follower's failure with the object's name through the log it is given, and goes on", async () => {
     const source = new ScriptedClient<Pod>([
       { items: [pod("a", "1")], metadata: { resourceVersion: "5" } },

@@ -36,7 +36,8 @@ export function loggedOrderedFeed<T extends Listed>(
 export class WatchCache<T extends Listed> implements WatchFeed<T> {
   readonly #objects = new Map<string, T>();
   #listWatch: ListWatch<T> | undefined;
-  readonly #followers: WatchFeed<T>[] = [];
+  /** Each follower's ordered feed, and which objects' events it wants (the rest skip its queue). */
+  readonly #followers: { feed: WatchFeed<T>; only: (object: T) => boolean }[] = [];
   readonly #slim: (object: T) => T;
   readonly #log: ReflectorOptions["log"];
 
@@ -59,27 +60,33 @@ export class WatchCache<T extends Listed> implements WatchFeed<T> {
   /**
    * Calls `handle` with each object listed, added, changed or deleted, after the cache took the
    * change (by then it may hold a later one: `handle` gets the event's object). One object's
-   * events run in order, as Pepr's watch queue did. Register before start() to see the first list.
+   * events run in order, as Pepr's watch queue did. Register before start() (or in the same
+   * synchronous module load: the first list arrives on a later turn) to see the first list.
+   * `only`: the objects whose events `handle` wants; the others never reach its queue.
    */
-  follow(handle: ObjectHandler<T>): void {
-    this.#followers.push(loggedOrderedFeed(this.watched.what, handle, this.#log));
+  follow(handle: ObjectHandler<T>, only: (object: T) => boolean = () => true): void {
+    const feed = loggedOrderedFeed(this.watched.what, handle, this.#log);
+    this.#followers.push({ feed, only });
   }
 
   put(object: T): void {
     const name = object.metadata?.name;
     if (!name) return;
     this.#objects.set(objectKey(object), this.#slim(object));
-    for (const follower of this.#followers) follower.put(object);
+    for (const { feed, only } of this.#followers) if (only(object)) feed.put(object);
   }
 
   remove(object: T): void {
     const name = object.metadata?.name;
     if (!name) return;
     this.#objects.delete(objectKey(object));
-    for (const follower of this.#followers) follower.remove(object);
+    for (const { feed, only } of this.#followers) if (only(object)) feed.remove(object);
   }
 
-  /** Lists, then watches, and keeps at it (failures retried with backoff) until stop(). */
+  /**
+   * Lists, then watches, and keeps at it (failures retried with backoff) until stop(). Starting
+   * again does nothing: every reader of a shared cache may start it.
+   */
   start(client?: ListWatchClient): void {
     this.#listWatch ??= new ListWatch(this.watched, this, {
       log: this.#log,

@@ -4,6 +4,7 @@ import {
   nodeReady,
   parseZoneConfig,
   protectNode,
+  slimPod,
   votingGroup,
   type Decision,
   type Node,
@@ -17,31 +18,12 @@ import { CONFIG_MAPS, NODES, PODS, resourcePath } from "../../kube/api-paths";
 import { keptAliveApi } from "../../kube/kept-alive-api";
 import type { EdgeSettings } from "./settings";
 import type { WatchCache } from "../../kube/watch-cache";
-import { moduleWatchCache } from "../pepr/watches";
-
-/** What promotion reads of a pod: every pod in the cluster is cached, so only this. */
-export function slimPod(pod: Pod): Pod {
-  return {
-    metadata: {
-      name: pod.metadata?.name,
-      namespace: pod.metadata?.namespace,
-      uid: pod.metadata?.uid,
-      deletionTimestamp: pod.metadata?.deletionTimestamp,
-    },
-    spec: { nodeName: pod.spec?.nodeName },
-    status: {
-      conditions: pod.status?.conditions?.filter(c => c.type === "Ready"),
-      containerStatuses: pod.status?.containerStatuses?.map(c => ({
-        state: { waiting: { reason: c.state?.waiting?.reason } },
-      })),
-    },
-  };
-}
+import { clusterPods, moduleWatchCache } from "../pepr/watches";
 
 export class Protection {
   #zoneConfig: ZoneConfig | undefined;
   readonly nodes = moduleWatchCache<Node>({ path: resourcePath(NODES), what: "nodes" });
-  readonly pods = moduleWatchCache<Pod>({ path: resourcePath(PODS), what: "pods" }, slimPod);
+  readonly pods = clusterPods;
   /** SuperEdge's edge-health pods, when its daemons vote (settings.votes). */
   readonly superEdgePods: WatchCache<Pod> | undefined;
 

@@ -4,6 +4,9 @@ import { Log } from "pepr";
 import type { ObjectHandler, WatchFeed } from "../../kube/informer";
 import { loggedOrderedFeed, WatchCache } from "../../kube/watch-cache";
 import { ListWatch, type Listed, type ListWatchOptions, type Watched } from "../../kube/list-watch";
+import { PODS, resourcePath } from "../../kube/api-paths";
+import { slimPod, type Pod as EdgePod } from "../../core/edge";
+import type { PermissionPod } from "../../core/permission";
 
 /** Pepr's logger in the shape the kube/ loops and helpers log with. */
 export function peprLog(
@@ -38,3 +41,16 @@ export function moduleWatchCache<T extends Listed>(
 ): WatchCache<T> {
   return new WatchCache(watched, { slim, log: peprLog });
 }
+
+/** A pod as the module's capabilities read it: edge health's promotion and pod permission's revoker. */
+export type ClusterPod = EdgePod & PermissionPod;
+
+/**
+ * Every pod in the cluster, on one list-watch per process: edge health looks pods up in it
+ * (kept as promotion reads them), and the watcher's pod permission follows its events for
+ * Bulwark's pods. Each reader starts it (once is what happens); not started at build.
+ */
+export const clusterPods = moduleWatchCache<ClusterPod>(
+  { path: resourcePath(PODS), what: "pods" },
+  slimPod,
+);

@@ -5,7 +5,8 @@ import { validateGroup, validateProvider } from "./crd-admission";
 import { PermissionGroup, PermissionProvider } from "./permission-kinds";
 import { InjectionNotices } from "./notices";
 import { PermissionStatusWriter } from "./resource-status";
-import { Revoker, watchManagedPods } from "./revoke";
+import { isPermissionPod, Revoker } from "./revoke";
+import { clusterPods } from "../pepr/watches";
 import { loadSettings } from "./settings";
 import { isWatcherProcess } from "../pepr/process";
 
@@ -42,14 +43,18 @@ When(PermissionProvider)
   .Watch(() => statuses.changed());
 
 if (isWatcherProcess()) {
-  // Bulwark's pods, on a list-watch that keeps none of them (not a Pepr Watch binding, whose
-  // fluent watch holds every one whole): a deleted pod is revoked, a new one announced. The list
-  // at start finds the pods that began terminating while the watcher was down.
-  watchManagedPods((pod, deleted) =>
-    deleted || pod.metadata?.deletionTimestamp
-      ? revoker.observe(pod, deleted)
-      : notices.notice(pod),
+  // Bulwark's pods, from the process's one watch of every pod (which edge health reads too; not a
+  // Pepr Watch binding, whose fluent watch holds every pod whole): a deleted pod is revoked, a
+  // new one announced. The list at start finds the pods that began terminating while the
+  // watcher was down.
+  clusterPods.follow(
+    (pod, deleted) =>
+      deleted || pod.metadata?.deletionTimestamp
+        ? revoker.observe(pod, deleted)
+        : notices.notice(pod),
+    isPermissionPod,
   );
+  clusterPods.start();
   revoker.start();
   statuses.start();
 }

@@ -21,7 +21,7 @@ import type { PermissionPod } from "../../core/permission";
 import { PERMISSION_MANAGED_LABEL, POD_PERMISSION_FINALIZER } from "../../core/names";
 import { KubeStandIn, type StandInObject } from "../../test/harness/kube-stand-in";
 import { waitUntil } from "../../test/harness/wait";
-import { MANAGED_PODS, Revoker } from "./revoke";
+import { isPermissionPod, Revoker } from "./revoke";
 import { loadSettings } from "./settings";
 
 const T0 = Date.parse("2031-03-01T10:00:00.000Z");
@@ -241,7 +241,18 @@ describe("Revoker against a stand-in API and permission server, on mock timers",
     assert.equal(api.seen("GET", /\/pods\//).length, after);
   });
 
-  it("reads the managed pods by the label's existence: a value an administrator changed still counts", () => {
-    assert.equal(MANAGED_PODS.labelSelector, PERMISSION_MANAGED_LABEL);
+  it("follows Bulwark's pods: the label with any value, or our finalizer whatever the labels", () => {
+    const withMeta = (metadata: Record<string, unknown>) => ({ metadata });
+    assert.ok(isPermissionPod(withMeta({ labels: { [PERMISSION_MANAGED_LABEL]: "true" } })));
+    // A value an administrator changed still counts.
+    assert.ok(isPermissionPod(withMeta({ labels: { [PERMISSION_MANAGED_LABEL]: "no" } })));
+    // The label removed while our finalizer holds the pod: still ours until released.
+    assert.ok(
+      isPermissionPod(withMeta({ finalizers: [OTHER_FINALIZER, POD_PERMISSION_FINALIZER] })),
+    );
+    assert.ok(
+      !isPermissionPod(withMeta({ labels: { app: "web" }, finalizers: [OTHER_FINALIZER] })),
+    );
+    assert.ok(!isPermissionPod({}));
   });
 });

@@ -1,7 +1,7 @@
 // Revocation (watcher side): for each of Bulwark's pods that is being deleted, ask the permission
-// server to revoke what its ledger holds for the pod's UID, then remove only our finalizer. A
-// list-watch of Bulwark's pods delivers them (watchManagedPods); its first list finds those that
-// began terminating while the watcher was down. A periodic sweep re-reads the terminating pods
+// server to revoke what its ledger holds for the pod's UID, then remove only our finalizer. The
+// process's one watch of every pod (clusterPods) delivers Bulwark's (isPermissionPod); its first
+// list finds those that began terminating while the watcher was down. A periodic sweep re-reads the terminating pods
 // the watch has shown, as client-go's resync replays its informer's store, not a list of every
 // managed pod whole each minute (about 80 MB of JSON at 10 000 pods). Failed
 // revocations retry with Kubernetes' backoff until the deadline, after which the finalizer goes
@@ -13,9 +13,6 @@ import { finalizerRemovalPatch } from "../../core/json-patch";
 import { revocationPlan, type PermissionPod, type RevocationPlan } from "../../core/permission";
 import { stepBackoff, type Backoff } from "../../core/backoff";
 import { recordEvent } from "../pepr/events";
-import { moduleListWatch, orderedHandling } from "../pepr/watches";
-import type { ObjectHandler } from "../../kube/informer";
-import type { Watched } from "../../kube/list-watch";
 import { trustingFetch } from "../../kube/trusting-fetch";
 import type { PermissionSettings } from "./settings";
 import { isNotFound } from "../../kube/api-errors";
@@ -29,18 +26,16 @@ const RETRY: Backoff = { durationMs: 1000, factor: 2, jitter: 1, steps: 8, capMs
 type Pod = PermissionPod & { apiVersion?: string; kind?: string };
 
 /**
- * Every pod admission injected carries the label. Any value is selected: one changed by an
- * administrator (the metadata policy lets no one else) still holds our finalizer and grants.
+ * Bulwark's pods: every pod admission injected carries the label (with any value: one changed by
+ * an administrator, whom the metadata policy lets, still holds our grants), and a pod that holds
+ * our finalizer is ours until it is released, whatever its labels say.
  */
-export const MANAGED_PODS: Watched = {
-  path: resourcePath(PODS),
-  what: "permission pods (watcher)",
-  labelSelector: PERMISSION_MANAGED_LABEL,
-};
-
-/** Starts the list-watch of Bulwark's pods; `handle` gets each pod's events in order. */
-export function watchManagedPods(handle: ObjectHandler<Pod>): void {
-  moduleListWatch(MANAGED_PODS, orderedHandling(MANAGED_PODS.what, handle)).start();
+export function isPermissionPod(pod: Pod): boolean {
+  const { labels, finalizers } = pod.metadata ?? {};
+  return (
+    (labels !== undefined && PERMISSION_MANAGED_LABEL in labels) ||
+    (finalizers?.includes(POD_PERMISSION_FINALIZER) ?? false)
+  );
 }
 
 export class Revoker {

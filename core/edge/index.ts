@@ -47,7 +47,7 @@ export type { ZoneConfig } from "./zone";
 export { autonomyLimit, protectNode, protectionByName } from "./decision";
 export type { Decision, DecisionRule, ProtectInput, ProtectionContext } from "./decision";
 export { stripUnreachableNoExecute, taintRemovalPatch } from "./taint";
-export { podIneligibility, promotionVerdict } from "./promotion";
+export { podIneligibility, promotionVerdict, slimPod } from "./promotion";
 export type { PodLookup, ProtectionLookup, Verdict } from "./promotion";
 export { promoteEndpoints, settleEndpoints, endpointsPatch } from "./endpoints";
 export type { MovedAddress, SkippedAddress, EndpointsPromotion } from "./endpoints";

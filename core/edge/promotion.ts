@@ -108,3 +108,22 @@ export function promotionVerdict(options: {
     reason: `node ${nodeName} ${protection.decision.reason}`,
   };
 }
+
+/** What promotion reads of a pod: every pod in the cluster is cached (capabilities/pepr/watches.ts clusterPods), so only this. */
+export function slimPod(pod: Pod): Pod {
+  return {
+    metadata: {
+      name: pod.metadata?.name,
+      namespace: pod.metadata?.namespace,
+      uid: pod.metadata?.uid,
+      deletionTimestamp: pod.metadata?.deletionTimestamp,
+    },
+    spec: { nodeName: pod.spec?.nodeName },
+    status: {
+      conditions: pod.status?.conditions?.filter(c => c.type === "Ready"),
+      containerStatuses: pod.status?.containerStatuses?.map(c => ({
+        state: { waiting: { reason: c.state?.waiting?.reason } },
+      })),
+    },
+  };
+}

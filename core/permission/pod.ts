@@ -55,6 +55,7 @@ export interface PodMetadata {
   namespace?: string;
   uid?: string;
   annotations?: Record<string, string>;
+  labels?: Record<string, string>;
   finalizers?: string[];
   /** A string in admission and watch JSON; a Date when a client library has revived it. */
   deletionTimestamp?: string | Date;

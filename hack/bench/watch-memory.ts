@@ -20,7 +20,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
-import { slimPod } from "../../capabilities/edge-health/protection";
+import { slimPod } from "../../core/edge";
 import { WatchCache } from "../../kube/watch-cache";
 import { TLS_SECRETS } from "../../capabilities/ingress-guard/tls-secrets";
 import type { Pod } from "../../core/edge";

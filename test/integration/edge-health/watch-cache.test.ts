@@ -3,7 +3,7 @@
 // and a relist that tells what was deleted and created while no watch was open, and nothing else.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { slimPod } from "../../../capabilities/edge-health/protection";
+import { slimPod } from "../../../core/edge";
 import { WatchCache } from "../../../kube/watch-cache";
 import type { Pod } from "../../../core/edge";
 import { ApiClient, type ListWatchClient } from "../../../kube/api-client";

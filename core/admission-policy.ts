@@ -69,8 +69,9 @@ export function denyingPolicy(
           {
             expression: "false",
             messageExpression: firstBrokenMessage(rules),
-            // What the API server says if the messageExpression cannot be evaluated.
-            message: `refused by ValidatingAdmissionPolicy ${name}`,
+            // What the API server says if the messageExpression cannot be evaluated (its
+            // refusal names the policy already).
+            message: "refused: a rule of this policy is broken (its message could not be evaluated)",
             reason,
           },
         ],

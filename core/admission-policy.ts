@@ -71,7 +71,8 @@ export function denyingPolicy(
             messageExpression: firstBrokenMessage(rules),
             // What the API server says if the messageExpression cannot be evaluated (its
             // refusal names the policy already).
-            message: "refused: a rule of this policy is broken (its message could not be evaluated)",
+            message:
+              "refused: a rule of this policy is broken (its message could not be evaluated)",
             reason,
           },
         ],

@@ -1,9 +1,9 @@
 // Revocation (watcher side): for each of Bulwark's pods that is being deleted, ask the permission
 // server to revoke what its ledger holds for the pod's UID, then remove only our finalizer. The
 // process's one watch of every pod (clusterPods) delivers Bulwark's (isPermissionPod); its first
-// list finds those that began terminating while the watcher was down. A periodic sweep re-reads the terminating pods
-// the watch has shown, as client-go's resync replays its informer's store, not a list of every
-// managed pod whole each minute (about 80 MB of JSON at 10 000 pods). Failed
+// list finds those that began terminating while the watcher was down. A periodic sweep re-reads
+// the terminating pods the watch has shown, as client-go's resync replays its informer's store,
+// not a list of every managed pod whole each minute (about 80 MB of JSON at 10 000 pods). Failed
 // revocations retry with Kubernetes' backoff until the deadline, after which the finalizer goes
 // with a Warning.
 import { readFileSync } from "node:fs";

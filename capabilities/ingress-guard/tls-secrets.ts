@@ -10,7 +10,7 @@ import type { Secret } from "../../core/ingress/types";
 import { startedOnFirstUse, type ListWatchOf, type Watched } from "../../kube/list-watch";
 import { moduleListWatch } from "../pepr/watches";
 import { SECRETS, resourcePath } from "../../kube/api-paths";
-import { namespacedName } from "../../core/object-key";
+import { namespacedName, objectKey } from "../../core/object-key";
 
 /** A pair as its Secret stores it, decoded: what the certificate inspection reads. */
 export interface TlsPair {
@@ -32,7 +32,7 @@ export class TlsPairIndex {
   readonly #pairs = new Map<string, TlsPair>();
 
   put(secret: Secret): void {
-    const own = namespacedName(secret.metadata?.namespace ?? "", secret.metadata?.name ?? "");
+    const own = objectKey(secret);
     // The watch selects the type; a Secret of another type is never a TLS Secret's copy.
     if (secret.type !== TLS_SECRET_TYPE) return void this.#pairs.delete(own);
     this.#pairs.set(own, pairOf(secret));
@@ -45,9 +45,7 @@ export class TlsPairIndex {
   }
 
   remove(secret: Secret): void {
-    this.#pairs.delete(
-      namespacedName(secret.metadata?.namespace ?? "", secret.metadata?.name ?? ""),
-    );
+    this.#pairs.delete(objectKey(secret));
   }
 
   get(namespace: string, name: string): TlsPair | undefined {

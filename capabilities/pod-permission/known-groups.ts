@@ -10,18 +10,18 @@ import { startedOnFirstUse, type ListWatchOf } from "../../kube/list-watch";
 import { moduleListWatch } from "../pepr/watches";
 import { resourcePath } from "../../kube/api-paths";
 import { PERMISSION_GROUPS } from "./permission-crds";
-import { namespacedName } from "../../core/object-key";
+import { namespacedName, objectKey } from "../../core/object-key";
 
 /** The names of the groups a watch holds; pure, fed by the watch. */
 export class GroupNames {
   readonly #names = new Set<string>();
 
   put(group: KubernetesObject): void {
-    this.#names.add(namespacedName(group.metadata?.namespace ?? "", group.metadata?.name ?? ""));
+    this.#names.add(objectKey(group));
   }
 
   remove(group: KubernetesObject): void {
-    this.#names.delete(namespacedName(group.metadata?.namespace ?? "", group.metadata?.name ?? ""));
+    this.#names.delete(objectKey(group));
   }
 
   has(namespace: string, name: string): boolean {

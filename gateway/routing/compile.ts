@@ -43,6 +43,7 @@ import {
   type RoutePolicy,
   type RouteTable,
 } from "./table";
+import { objectKey } from "../../core/object-key";
 
 export interface CompileOptions {
   /** Canary ingresses per host/path beyond which the newer ones are left out (Tengine's max-canary-ing-num). */
@@ -126,13 +127,13 @@ function creationMs(ingress: V1Ingress): number {
   return Number.isNaN(ms) ? Number.POSITIVE_INFINITY : ms;
 }
 
-function idOf(ingress: V1Ingress): string {
-  return `${ingress.metadata?.namespace ?? ""}/${ingress.metadata?.name ?? ""}`;
-}
-
 /** Oldest first, then namespace/name: the order that decides conflicts. */
 export function sortIngresses(ingresses: readonly V1Ingress[]): V1Ingress[] {
-  const keyed = ingresses.map(ingress => ({ ingress, ms: creationMs(ingress), id: idOf(ingress) }));
+  const keyed = ingresses.map(ingress => ({
+    ingress,
+    ms: creationMs(ingress),
+    id: objectKey(ingress),
+  }));
   keyed.sort((a, b) => a.ms - b.ms || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   return keyed.map(k => k.ingress);
 }
@@ -393,7 +394,7 @@ class Compiler {
   }
 
   private contextOf(ingress: V1Ingress): IngressContext {
-    const id = idOf(ingress);
+    const id = objectKey(ingress);
     const annotations = ingress.metadata?.annotations;
     const context: IngressContext = {
       id,

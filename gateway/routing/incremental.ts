@@ -18,6 +18,7 @@ import type { GatewayView } from "../view";
 import { compileRoutes, type CompiledRoutes } from "./compile";
 import { SERVICE_NAME_LABEL } from "./endpoints";
 import { forEachRoute, type HostRoutes, type RouteTable, type RouteTableStats } from "./table";
+import { objectKey } from "../../core/object-key";
 
 /** The any-host key: rules without host and default backends. */
 export const ANY_HOST = "";
@@ -39,10 +40,6 @@ export interface IndexedIngress {
   seen: number;
 }
 
-export function ingressId(ingress: V1Ingress): string {
-  return `${ingress.metadata?.namespace ?? ""}/${ingress.metadata?.name ?? ""}`;
-}
-
 /** Identity of an object version: uid@resourceVersion from the API server, else its content. */
 export function fingerprint(object: {
   metadata?: { uid?: string; resourceVersion?: string };
@@ -59,7 +56,7 @@ export function indexIngress(ingress: V1Ingress, seen = 0): IndexedIngress {
   for (const rule of spec?.rules ?? []) hosts.add(rule.host ?? ANY_HOST);
   for (const name of extraNamesOf(ingress, hosts)) hosts.add(name);
   return {
-    id: ingressId(ingress),
+    id: objectKey(ingress),
     object: ingress,
     fingerprint: fingerprint(ingress),
     hosts: [...hosts],
@@ -225,7 +222,7 @@ export class Index {
   }
 
   #take(ingress: V1Ingress, seen: number, hosts: Set<string>): void {
-    const id = ingressId(ingress);
+    const id = objectKey(ingress);
     const before = this.ingresses.get(id);
     if (before !== undefined && before.fingerprint === fingerprint(ingress)) {
       before.seen = seen;

@@ -5,6 +5,7 @@
 // informer kept its own copy of every pod beside this one. Pods are kept without bookkeeping.
 import type { V1Pod } from "@kubernetes/client-node";
 import { withoutBookkeeping } from "../../core/bookkeeping";
+import { namespacedName, objectKey } from "../../core/object-key";
 import { PERMISSION_MANAGED_LABEL } from "../../core/names";
 import { ApiClient } from "../../kube/api-client";
 import { isNotFound } from "../../kube/api-errors";
@@ -12,8 +13,6 @@ import { ListWatch } from "../../kube/list-watch";
 import type { Kube } from "../kube";
 import type { Logger } from "../../kube/log";
 import { PODS, resourcePath } from "../../kube/api-paths";
-
-const key = (namespace: string, name: string): string => `${namespace}/${name}`;
 
 /** etcd revisions are numbers in practice; a newer copy replaces an older one, never the reverse. */
 function newer(candidate: V1Pod, current: V1Pod | undefined): boolean {
@@ -57,7 +56,7 @@ export class PodCache {
   }
 
   get(namespace: string, name: string): V1Pod | undefined {
-    return this.#pods.get(key(namespace, name));
+    return this.#pods.get(namespacedName(namespace, name));
   }
 
   /** From the API server (and into the cache); undefined when the pod is gone. */
@@ -74,16 +73,14 @@ export class PodCache {
 
   /** Takes a copy newer than what is cached (a watch event, or the answer to our own write). */
   put(pod: V1Pod): void {
-    const namespace = pod.metadata?.namespace ?? "";
-    const name = pod.metadata?.name ?? "";
-    const k = key(namespace, name);
+    const k = objectKey(pod);
     if (!newer(pod, this.#pods.get(k))) return;
     this.#pods.set(k, withoutBookkeeping(pod));
     this.#emit(k);
   }
 
   #remove(pod: V1Pod): void {
-    const k = key(pod.metadata?.namespace ?? "", pod.metadata?.name ?? "");
+    const k = objectKey(pod);
     this.#pods.delete(k);
     this.#emit(k);
   }
@@ -94,7 +91,7 @@ export class PodCache {
 
   /** Calls `listener` whenever the pod changes; returns the unsubscribe function. */
   onChange(namespace: string, name: string, listener: () => void): () => void {
-    const k = key(namespace, name);
+    const k = namespacedName(namespace, name);
     let set = this.#listeners.get(k);
     if (!set) this.#listeners.set(k, (set = new Set()));
     set.add(listener);

@@ -5,7 +5,7 @@
 // webhook's namespaceSelector excludes, so the difference is what Bulwark's admission adds.
 //
 //   npx tsx hack/bench/admission.ts [--stored 10000] [--creates 1000] [--rate 100 --seconds 10]
-//                                   [--profile DIR] [--pepr-flags "--trace-gc"] [--log-level warn]
+//                                   [--profile DIR] [--pepr-flags=--trace-gc] [--log-level warn]
 //                                   [--apiserver-profile DIR] [--only "annotated"]
 //                                   [--client kept-alive|per-request] [--writer tenant|admin]
 //
@@ -38,8 +38,7 @@ import {
 } from "@kubernetes/client-node";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { randomUUID } from "node:crypto";
-import { Agent, createServer, request, type RequestOptions } from "node:https";
-import type { AddressInfo } from "node:net";
+import { Agent, request, type RequestOptions } from "node:https";
 import { loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -62,6 +61,7 @@ import { createPermissionGroup } from "../../test/harness/cluster";
 import { cpuMs, withChildren } from "./proc-cpu";
 import { differenceInterval, quantile } from "./stats";
 import { KeptAliveApi } from "../../kube/kept-alive-api";
+import { startListeningChild, stopChild } from "./tls-peers";
 
 const { values } = parseArgs({
   options: {
@@ -542,7 +542,7 @@ async function webhookUrl(kc: KubeConfig, mutating: boolean, part: string): Prom
  * Where a webhook call's time goes, without the API server: each review Bulwark's creates cause
  * (the Ingress's, the TLS Secret's; the annotated Pod's mutation, its only call) posted straight to Pepr's
  * admission server, against the floor, an HTTPS server of ours that only parses the review and
- * allows it (same certificate, same Node, same machine).
+ * allows it, in a process of its own (admission-floor.ts; same certificate, same Node).
  */
 async function measureDirect(
   cp: ControlPlane,
@@ -551,7 +551,6 @@ async function measureDirect(
 ): Promise<void> {
   const caPem = cp.pki.caPem;
   const issued = issueLoopbackServingCertificate(cp.pki, "bench-floor");
-  const serving = { key: readFileSync(issued.keyPath), cert: readFileSync(issued.certPath) };
   const reviews: [string, string, (name: string) => string][] = [
     [
       "Ingress, validate",
@@ -579,24 +578,12 @@ async function measureDirect(
       name => createReview({ kind: "Pod", resource: "pods" }, pod(name, true), name),
     ],
   ];
-  const floor = createServer(serving, (req, res) => {
-    let text = "";
-    req.setEncoding("utf8");
-    req.on("data", chunk => (text += chunk));
-    req.on("end", () => {
-      const { request: review } = JSON.parse(text) as { request: { uid: string } };
-      res.setHeader("content-type", "application/json");
-      res.end(
-        JSON.stringify({
-          apiVersion: "admission.k8s.io/v1",
-          kind: "AdmissionReview",
-          response: { uid: review.uid, allowed: true },
-        }),
-      );
-    });
-  });
-  await new Promise<void>(resolve => floor.listen(0, "127.0.0.1", resolve));
-  const floorUrl = `https://127.0.0.1:${(floor.address() as AddressInfo).port}/validate`;
+  const floor = await startListeningChild([
+    join(__dirname, "admission-floor.ts"),
+    issued.keyPath,
+    issued.certPath,
+  ]);
+  const floorUrl = `https://127.0.0.1:${floor.port}/validate`;
   try {
     console.log(
       `Reviews posted straight to the webhook server (no API server), ${CREATES} sequential each, one kept-alive connection`,
@@ -610,7 +597,7 @@ async function measureDirect(
       line("peer: HTTPS server, allow only", await directCalls(floorUrl, caPem, podReview)),
     );
   } finally {
-    floor.close();
+    await stopChild(floor.child);
   }
 }
 

@@ -394,6 +394,40 @@ describe("pod permission", () => {
     );
   });
 
+  it("still revokes and releases a terminating pod whose managed label an administrator removed", async () => {
+    // The revoker follows a pod by the managed label or by the finalizer: a watch selected by the
+    // label alone would see this pod as deleted and leave its finalizer (and grants) forever.
+    await cluster.core.createNamespacedPod({
+      namespace: ns,
+      body: pod("unlabelled", { "permission.bulwark.dev/group": "db-readers" }),
+    });
+    const granted = await grant(ns, "unlabelled", "10.1.2.4");
+    assert.equal(granted.metadata?.labels?.["permission.bulwark.dev/managed"], "true");
+    await fetch(`${cluster.permissionEndpointUrl}/_test/fail?count=3&namespace=${ns}`, {
+      method: "POST",
+    });
+    await cluster.core.deleteNamespacedPod({ name: "unlabelled", namespace: ns });
+    // system:masters may edit Bulwark's metadata (metadata-policy.ts); the finalizer stays.
+    const unlabelled = await cluster.core.patchNamespacedPod({
+      name: "unlabelled",
+      namespace: ns,
+      body: [{ op: "remove", path: "/metadata/labels/permission.bulwark.dev~1managed" }],
+    });
+    assert.ok(unlabelled.metadata?.deletionTimestamp, "the label went while the pod terminated");
+    assert.deepEqual(unlabelled.metadata?.finalizers, [FINALIZER]);
+    await waitUntil(
+      "the unlabelled pod to be revoked and gone",
+      () => gone(ns, "unlabelled"),
+      60_000,
+      250,
+    );
+    const calls = (await revokeCalls()).filter(c => c.uid === granted.metadata?.uid);
+    assert.deepEqual(
+      calls.map(c => c.answeredStatus),
+      [503, 503, 503, 200],
+    );
+  });
+
   it("revokes by the deleted pod's UID, never touching the new pod that now has its IP", async () => {
     await cluster.core.createNamespacedPod({
       namespace: ns,

@@ -12,6 +12,7 @@ import { KubernetesObjectApi, type KubernetesObject } from "@kubernetes/client-n
 import { applyOrThrow } from "../../../hack/control-plane/kube";
 import { waitUntil } from "../../harness/wait";
 import {
+  MAX_CHECKED_KEYS,
   METADATA_POLICY,
   metadataPolicyObjects,
   trustedWriters,
@@ -299,6 +300,55 @@ describe("Bulwark's pod metadata: only Bulwark writes it", () => {
     assert.equal(reply.status, 422, reply.body);
     assert.match(reply.body, /names PermissionGroup \\"nope\\", which does not exist/);
     assert.doesNotMatch(reply.body, new RegExp(METADATA_POLICY));
+  });
+
+  it("refuses a tenant's pod with more labels or annotations than it checks, before iterating them", async () => {
+    // The API server's CEL tracks a comprehension's cost in quadratic time: without the bound,
+    // 30 000 labels cost it 6.4 s of CPU per write (hack/bench/metadata-policy-cost.ts).
+    const labels = (n: number) =>
+      Object.fromEntries(Array.from({ length: n }, (_, i) => [`l${i}.example.com/k`, "v"]));
+    const many = await createAs("many-labels", { labels: labels(30_000) });
+    assert.equal(many.status, 403, many.body.slice(0, 300));
+    assert.match(
+      many.body,
+      new RegExp(
+        `metadata\\.labels: 30000 labels; a pod may carry at most ${MAX_CHECKED_KEYS} unless Bulwark or a cluster administrator writes it`,
+      ),
+    );
+    assert.match(many.body, new RegExp(METADATA_POLICY));
+
+    // At the bound every rule still runs: a smuggled key is named.
+    const smuggled = await createAs("bounded-smuggled", {
+      labels: { ...labels(MAX_CHECKED_KEYS - 1), "permission.bulwark.dev/managed": "false" },
+    });
+    assert.equal(smuggled.status, 403, smuggled.body.slice(0, 300));
+    assert.match(smuggled.body, /remove: permission\.bulwark\.dev\/managed/);
+    const atBound = await createAs("bounded", { labels: labels(MAX_CHECKED_KEYS) });
+    assert.equal(atBound.status, 201, atBound.body.slice(0, 300));
+    const edited = await patchAs(TENANT, ns, "bounded", { metadata: { labels: { l0: "w" } } });
+    assert.equal(edited.status, 403, "one more label is over the bound");
+    assert.match(edited.body, new RegExp(`metadata\\.labels: ${MAX_CHECKED_KEYS + 1} labels`));
+
+    // A pod the administrator gave more annotations than the bound: the tenant cannot edit it
+    // (the rules would iterate the old object's), and says why.
+    const annotations = Object.fromEntries(
+      Array.from({ length: 2 * MAX_CHECKED_KEYS }, (_, i) => [`team.example.com/a${i}`, "x"]),
+    );
+    await cluster.core.createNamespacedPod({
+      namespace: ns,
+      body: {
+        metadata: { name: "admin-annotated", annotations },
+        spec: { containers: [{ name: "app", image: "registry.example/app:1" }] },
+      },
+    });
+    const trimmed = await patchAs(TENANT, ns, "admin-annotated", {
+      metadata: { annotations: Object.fromEntries(Object.keys(annotations).map(k => [k, null])) },
+    });
+    assert.equal(trimmed.status, 403, trimmed.body.slice(0, 300));
+    assert.match(
+      trimmed.body,
+      new RegExp(`metadata\\.annotations: ${2 * MAX_CHECKED_KEYS} annotations`),
+    );
   });
 
   it("lets the module, as its own ServiceAccount, remove the finalizer when the tenant deletes the pod", async () => {

@@ -7,6 +7,10 @@ import { ListWatch, type Listed, type ListWatchOptions, type Watched } from "../
 import { PODS, resourcePath } from "../../kube/api-paths";
 import { slimPod, type Pod as EdgePod } from "../../core/edge";
 import type { PermissionPod } from "../../core/permission";
+import { isWatcherProcess } from "./process";
+
+/** Pods the scheduler has bound (the API server's field selector for pods supports `!=`). */
+export const BOUND_PODS = "spec.nodeName!=";
 
 /** Pepr's logger in the shape the kube/ loops and helpers log with. */
 export function peprLog(
@@ -46,11 +50,17 @@ export function moduleWatchCache<T extends Listed>(
 export type ClusterPod = EdgePod & PermissionPod;
 
 /**
- * Every pod in the cluster, on one list-watch per process: edge health looks pods up in it
- * (kept as promotion reads them), and the watcher's pod permission follows its events for
- * Bulwark's pods. Each reader starts it (once is what happens); not started at build.
+ * The cluster's pods, on one list-watch per process: edge health looks pods up in it (kept as
+ * promotion reads them), and the watcher's pod permission follows its events for Bulwark's pods.
+ * The admission process holds only pods bound to a node: promotion looks up the pods endpoints
+ * point at, which are bound, and a pod is sent to it only once the scheduler has bound it, not
+ * while it is being created (the moment that process is busy admitting it). The watcher holds
+ * every pod: a pod deleted before it was ever scheduled still holds our finalizer until the
+ * revoker releases it. Each reader starts it (once is what happens); not started at build.
  */
 export const clusterPods = moduleWatchCache<ClusterPod>(
-  { path: resourcePath(PODS), what: "pods" },
+  isWatcherProcess()
+    ? { path: resourcePath(PODS), what: "pods" }
+    : { path: resourcePath(PODS), what: "pods bound to a node", fieldSelector: BOUND_PODS },
   slimPod,
 );

@@ -3,9 +3,12 @@ import { PeprModule } from "pepr";
 import cfg from "./package.json";
 import { EdgeHealth, IngressGuard, PodPermission } from "./capabilities";
 import { outlastClientIdle } from "./capabilities/pepr/keep-alive";
+import { linearClones } from "./capabilities/pepr/linear-clone";
 
 // Before Pepr makes its server: the API server, not Node, must close idle webhook connections.
 outlastClientIdle(https);
+// Before the first review: Pepr's copies of each review in linear time, not quadratic.
+linearClones();
 
 const module = new PeprModule(cfg, [IngressGuard, PodPermission, EdgeHealth], { deferStart: true });
 

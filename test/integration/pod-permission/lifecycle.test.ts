@@ -243,6 +243,29 @@ describe("pod permission", () => {
     assert.match(injected.message ?? "", /bulwark-init injected for PermissionGroup db-readers/);
   });
 
+  it("injects a pod with 15 000 env vars at once, and admits the next pod without waiting on it", async () => {
+    // Pepr copies each review; with ramda's clone that took time quadratic in the objects of one
+    // shape (each env var and its managed-fields entries): this 1.3 MB review held the admission
+    // process past the webhook's 10 s timeout, and was refused, as was every pod behind it.
+    const env = Array.from({ length: 15_000 }, (_, i) => ({ name: `E${i}`, value: "v" }));
+    const big = pod("many-env", { "permission.bulwark.dev/group": "db-readers" });
+    big.spec!.containers[0]!.env = env;
+    const [bigCreated, next] = await Promise.all([
+      cluster.core.createNamespacedPod({ namespace: ns, body: big, dryRun: "All" }),
+      new Promise(r => setTimeout(r, 200)).then(() =>
+        cluster.core.createNamespacedPod({
+          namespace: ns,
+          body: pod("behind-many-env", { "permission.bulwark.dev/group": "db-readers" }),
+          dryRun: "All",
+        }),
+      ),
+    ]);
+    for (const created of [bigCreated, next]) {
+      assert.equal(created.spec?.initContainers?.[0]?.name, "bulwark-init", created.metadata?.name);
+    }
+    assert.equal(bigCreated.spec?.containers?.[0]?.env?.length, 15_000);
+  });
+
   it("rejects a group that does not exist, and a hostNetwork pod, with clear messages", async () => {
     const missing = await rejection(() =>
       cluster.core.createNamespacedPod({

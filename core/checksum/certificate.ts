@@ -17,43 +17,85 @@ export interface PemBlock {
   der: Buffer;
 }
 
-// A BEGIN line at the start of the text or of a line, as Go's encoding/pem looks for it.
-const BEGIN_LINE = /(?:^|\n)-----BEGIN ([^\r\n]*)-----[ \t]*\r?\n/g;
+const PEM_BEGIN = "-----BEGIN ";
+const PEM_END = "\n-----END ";
+const DASHES = "-----";
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 /**
- * The first well-formed PEM block in `text`, like Go's `pem.Decode`: text before it is skipped,
- * a malformed block is passed over, and the block's type is not checked here.
+ * Go's getLine: the line that starts at `from`, without its "\n", a "\r" before it, and trailing
+ * spaces and tabs; and where the next line starts.
+ */
+function lineAt(text: string, from: number): { line: string; next: number } {
+  let end = text.indexOf("\n", from);
+  let next: number;
+  if (end < 0) {
+    end = next = text.length;
+  } else {
+    next = end + 1;
+    if (end > from && text[end - 1] === "\r") end--;
+  }
+  return { line: text.slice(from, end).replace(/[ \t]+$/, ""), next };
+}
+
+/**
+ * The first well-formed PEM block in `text`, as Go's `pem.Decode` finds it (Go 1.26: the first
+ * END line, then the last BEGIN line before it, so repeated BEGINs without an END cost nothing);
+ * the block's type is not checked here. Linear in the text: each END line is looked at once, and
+ * the search goes on after it (test/oracles/pem: the differential test against Go).
  */
 export function firstPemBlock(text: string): PemBlock | undefined {
-  const begin = new RegExp(BEGIN_LINE);
-  for (let match = begin.exec(text); match; match = begin.exec(text)) {
-    const type = match[1] ?? "";
-    const block = readBlock(text, type, match.index + match[0].length);
-    if (block) return block;
-    begin.lastIndex = match.index + 1;
+  for (let rest = 0; ; ) {
+    const end = text.indexOf(PEM_END, rest);
+    if (end < 0) return undefined;
+    const tried = blockEndingAt(text, rest, end);
+    if (tried === undefined || typeof tried === "object") return tried;
+    // Go resumes after this END's "-----END ", and gives up when it read past it (headers).
+    const resume = end + PEM_END.length;
+    if (resume < tried) return undefined;
+    rest = resume;
   }
-  return undefined;
 }
 
-function readBlock(text: string, type: string, bodyStart: number): PemBlock | undefined {
-  // Searching from the newline that ends the BEGIN line also finds the END of an empty body.
-  const end = text.indexOf(`\n-----END ${type}-----`, bodyStart - 1);
-  if (end < 0) return undefined;
-  const body = end < bodyStart ? "" : text.slice(bodyStart, end);
-  const base64 = withoutHeaders(body).replace(/[ \t\r\n]/g, "");
-  // Go's StdEncoding is strict: whole quanta, padding only at the end.
+/**
+ * The block whose END line starts at `end` (its newline), from the last BEGIN between `rest` and
+ * it; when there is none, where Go's reading stopped (a number); undefined when the text ended.
+ */
+function blockEndingAt(text: string, rest: number, end: number): PemBlock | number | undefined {
+  const begin = text.slice(rest, end).lastIndexOf(PEM_BEGIN);
+  if (begin < 0 || (begin > 0 && text[rest + begin - 1] !== "\n")) return rest;
+  const typeLine = lineAt(text, rest + begin + PEM_BEGIN.length);
+  if (!typeLine.line.endsWith(DASHES)) return typeLine.next;
+  const type = typeLine.line.slice(0, -DASHES.length);
+  const body = afterHeaders(text, typeLine.next);
+  if (body === undefined) return undefined;
+  if (body.headers > 0 && end < body.start) return body.start;
+  const trailerStart = end + PEM_END.length;
+  const trailer = text.slice(trailerStart, trailerStart + type.length + DASHES.length);
+  if (trailer !== `${type}${DASHES}`) return body.start;
+  if (lineAt(text, trailerStart + trailer.length).line !== "") return body.start;
+  const der = end > body.start ? decodeBase64(text.slice(body.start, end)) : Buffer.alloc(0);
+  return der === undefined ? body.start : { type, der };
+}
+
+/** Skips RFC 1421 header lines (`Proc-Type: …`); undefined when the text ends first. */
+function afterHeaders(text: string, from: number): { start: number; headers: number } | undefined {
+  let start = from;
+  let headers = 0;
+  for (;;) {
+    if (start >= text.length) return undefined;
+    const { line, next } = lineAt(text, start);
+    if (!line.includes(":")) return { start, headers };
+    headers++;
+    start = next;
+  }
+}
+
+/** Go's StdEncoding after pem removes spaces and tabs: CR and LF skipped, padding strict. */
+function decodeBase64(body: string): Buffer | undefined {
+  const base64 = body.replace(/[ \t\r\n]/g, "");
   if (base64.length % 4 !== 0 || !BASE64.test(base64)) return undefined;
-  return { type, der: Buffer.from(base64, "base64") };
-}
-
-/** Drops RFC 1421 headers (`Proc-Type: …` lines and the blank line after them). */
-function withoutHeaders(body: string): string {
-  const lines = body.split("\n");
-  let first = 0;
-  while (first < lines.length && (lines[first] ?? "").includes(":")) first++;
-  if (first > 0 && (lines[first] ?? "").trim() === "") first++;
-  return first === 0 ? body : lines.slice(first).join("\n");
+  return Buffer.from(base64, "base64");
 }
 
 /**

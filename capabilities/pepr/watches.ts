@@ -10,7 +10,7 @@ import type { PermissionPod } from "../../core/permission";
 import { isWatcherProcess } from "./process";
 
 /** Pods the scheduler has bound (the API server's field selector for pods supports `!=`). */
-export const BOUND_PODS = "spec.nodeName!=";
+const BOUND_PODS = "spec.nodeName!=";
 
 /** Pepr's logger in the shape the kube/ loops and helpers log with. */
 export function peprLog(

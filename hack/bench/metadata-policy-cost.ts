@@ -9,9 +9,8 @@
 // About 2 min. Prints, per label count, the median create time and the API server's CPU per
 // create (from /proc): with the policy as shipped, with its key rules alone (unbounded, as it was
 // before 2026-12-07) and with no policy (the peer); and what the shipped policy answered.
-import { KubeConfig, type KubernetesObject } from "@kubernetes/client-node";
+import { KubernetesObjectApi, type KubernetesObject } from "@kubernetes/client-node";
 import { mkdtempSync, rmSync } from "node:fs";
-import { request, type RequestOptions } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -21,12 +20,12 @@ import { stopEverything } from "../control-plane/processes";
 import {
   KEY_RULES,
   MAX_CHECKED_KEYS,
-  METADATA_POLICY,
   metadataPolicyObjects,
   trustedWriters,
 } from "../../capabilities/pod-permission/metadata-policy";
 import { cpuMs, withChildren } from "./proc-cpu";
 import { quantile } from "./stats";
+import { asUser } from "../../test/harness/impersonation";
 
 const { values } = parseArgs({
   options: { labels: { type: "string" }, rounds: { type: "string" } },
@@ -38,37 +37,12 @@ const ROUNDS = Number(values.rounds ?? 3);
 const TENANT = "bench-tenant";
 const NAMESPACE = "bench";
 
-interface Reply {
-  status: number;
-  body: string;
-}
+/** The API server as the benchmark's requests reach it: the administrator's credentials. */
+type Cluster = Parameters<typeof asUser>[0];
 
-/** A request as the tenant (impersonated), or as the administrator with `asAdmin`. */
-async function call(
-  kc: KubeConfig,
-  method: string,
-  path: string,
-  body?: unknown,
-  asAdmin = false,
-): Promise<Reply> {
-  const options: RequestOptions = {
-    method,
-    headers: {
-      "content-type": "application/json",
-      ...(asAdmin ? {} : { "Impersonate-User": TENANT }),
-    },
-  };
-  await kc.applyToHTTPSOptions(options as never);
-  return new Promise((resolve, reject) => {
-    const req = request(`${kc.getCurrentCluster()!.server}${path}`, options, res => {
-      let text = "";
-      res.setEncoding("utf8");
-      res.on("data", (chunk: string) => (text += chunk));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
-    });
-    req.on("error", reject);
-    req.end(body === undefined ? undefined : JSON.stringify(body));
-  });
+/** A request as the tenant (impersonated by the administrator, as the integration tests act). */
+function asTenant(cluster: Cluster, method: string, path: string, body?: unknown) {
+  return asUser(cluster, TENANT, { method, path, body });
 }
 
 function labels(count: number): Record<string, string> {
@@ -83,7 +57,7 @@ interface Row {
 
 /** ROUNDS creates of a pod with `count` labels, one at a time. */
 async function creates(
-  kc: KubeConfig,
+  cluster: Cluster,
   apiServer: number[],
   count: number,
   tag: string,
@@ -100,7 +74,7 @@ async function creates(
     };
     const cpuBefore = cpuMs(apiServer);
     const start = performance.now();
-    const reply = await call(kc, "POST", `/api/v1/namespaces/${NAMESPACE}/pods`, pod);
+    const reply = await asTenant(cluster, "POST", `/api/v1/namespaces/${NAMESPACE}/pods`, pod);
     times.push(performance.now() - start);
     cpu.push(cpuMs(apiServer) - cpuBefore);
     answer =
@@ -116,19 +90,16 @@ async function creates(
   return { ms: median(times), cpuMs: median(cpu), answer };
 }
 
-const POLICIES = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies";
-const BINDINGS = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings";
-
 /** Creates pods with `labels` until the API server answers `status` (a policy loads a moment late). */
-async function untilAnswered(kc: KubeConfig, podLabels: Record<string, string>, status: number) {
+async function untilAnswered(cluster: Cluster, podLabels: Record<string, string>, status: number) {
   for (let tries = 0; tries < 200; tries++) {
     const name = `probe-${tries}`;
-    const reply = await call(kc, "POST", `/api/v1/namespaces/${NAMESPACE}/pods`, {
+    const reply = await asTenant(cluster, "POST", `/api/v1/namespaces/${NAMESPACE}/pods`, {
       metadata: { name, labels: podLabels },
       spec: { containers: [{ name: "app", image: "registry.example/app:1" }] },
     });
     if (reply.status === 201)
-      await call(kc, "DELETE", `/api/v1/namespaces/${NAMESPACE}/pods/${name}`);
+      await asTenant(cluster, "DELETE", `/api/v1/namespaces/${NAMESPACE}/pods/${name}`);
     if (reply.status === status) return;
     await new Promise(r => setTimeout(r, 100));
   }
@@ -141,6 +112,7 @@ async function main(): Promise<void> {
     const cp = await startControlPlane({ dir, binDir: ensureBinaries() });
     const apiServer = withChildren(cp.processes.find(p => p.name === "kube-apiserver")!.pid);
     const admin = loadKubeConfig(cp.kubeconfigPath);
+    const cluster: Cluster = { kc: admin, server: cp.server };
     const rbac = "rbac.authorization.k8s.io";
     await applyOrThrow(admin, [
       { apiVersion: "v1", kind: "Namespace", metadata: { name: NAMESPACE } },
@@ -166,7 +138,7 @@ async function main(): Promise<void> {
         "policy",
         async () => {
           await applyOrThrow(admin, metadataPolicyObjects(writers) as KubernetesObject[]);
-          await untilAnswered(admin, overBound, 403);
+          await untilAnswered(cluster, overBound, 403);
         },
       ],
       [
@@ -176,16 +148,16 @@ async function main(): Promise<void> {
             admin,
             metadataPolicyObjects(writers, KEY_RULES) as KubernetesObject[],
           );
-          await untilAnswered(admin, overBound, 201);
-          await untilAnswered(admin, smuggled, 403);
+          await untilAnswered(cluster, overBound, 201);
+          await untilAnswered(cluster, smuggled, 403);
         },
       ],
       [
         "peer",
         async () => {
-          await call(admin, "DELETE", `${BINDINGS}/${METADATA_POLICY}`, undefined, true);
-          await call(admin, "DELETE", `${POLICIES}/${METADATA_POLICY}`, undefined, true);
-          await untilAnswered(admin, smuggled, 201);
+          const objects = KubernetesObjectApi.makeApiClient(admin);
+          for (const object of metadataPolicyObjects(writers)) await objects.delete(object);
+          await untilAnswered(cluster, smuggled, 201);
         },
       ],
     ];
@@ -193,7 +165,8 @@ async function main(): Promise<void> {
     for (const [side, install] of sides) {
       await install();
       const measured = new Map<number, Row>();
-      for (const count of COUNTS) measured.set(count, await creates(admin, apiServer, count, side));
+      for (const count of COUNTS)
+        measured.set(count, await creates(cluster, apiServer, count, side));
       rows.set(side, measured);
     }
     console.log(

@@ -6,7 +6,7 @@ import type { TestCluster } from "./cluster";
 
 /** One API call as `user`, returning the status and the body (errors are answers, not throws). */
 export async function asUser(
-  cluster: TestCluster,
+  cluster: Pick<TestCluster, "kc" | "server">,
   user: string,
   call: { method: string; path: string; body?: unknown; contentType?: string },
 ): Promise<{ status: number; body: string }> {

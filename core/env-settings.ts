@@ -65,7 +65,8 @@ export function seconds(name: string, fallback: number, min: number, max = 86_40
 }
 
 const UNITS_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-const DURATION_PART = /(\d+(?:\.\d+)?)(ms|s|m|h)/g;
+// Sticky: each part starts where the last ended (WHOLE_DURATION has checked the text).
+const DURATION_PART = /(\d+(?:\.\d+)?)(ms|s|m|h)/gy;
 const WHOLE_DURATION = /^(?:\d+(?:\.\d+)?(?:ms|s|m|h))+$/;
 
 /**

@@ -3,6 +3,7 @@
 import { z } from "zod";
 import { INIT_ENV, parseCaBundle, TOKEN_PATH } from "../core/permission";
 import { formatErrors } from "../core/result";
+import { isSlash, trimEndWhere } from "../core/trim";
 import { loadEnv, required, seconds, type Loaded } from "../core/env-settings";
 
 export const initSettingsSchema = z
@@ -59,7 +60,7 @@ export const initSettingsSchema = z
       uid: env[INIT_ENV.podUid] as string,
       ip: env[INIT_ENV.podIp] as string,
     },
-    server: (env[INIT_ENV.server] as string).replace(/\/+$/, ""),
+    server: trimEndWhere(env[INIT_ENV.server] as string, isSlash),
     tokenPath: env[INIT_ENV.tokenPath] as string,
     group: env[INIT_ENV.group] as string | undefined,
     ca: caSource(env[INIT_ENV.ca], env[INIT_ENV.caPath]),

@@ -27,10 +27,19 @@ export function runWorkload(name: string, main: (argv: string[]) => Promise<numb
     code => process.exit(code),
     error => {
       const message = error instanceof Error ? error.message : String(error);
-      process.stderr.write(`${name}: ${message.replace(/\s*\n\s*/g, " ")}\n`);
+      process.stderr.write(`${name}: ${oneLine(message)}\n`);
       if (error instanceof Error && error.stack && process.env.LOG_LEVEL === "debug")
         process.stderr.write(`${error.stack}\n`);
       process.exit(1);
     },
   );
+}
+
+/** `text`'s lines, trimmed, joined by single spaces (split, as a whitespace-around-newline expression is quadratic). */
+function oneLine(text: string): string {
+  return text
+    .split("\n")
+    .map(line => line.trim())
+    .filter(line => line !== "")
+    .join(" ");
 }

@@ -142,7 +142,7 @@ export function annotation<T>(parse: (raw: string) => Parsed<T>) {
 export function parseIpRanges(raw: string): Parsed<IpRanges> {
   const parsed = parseRanges(raw);
   if (parsed.ok) return good(parsed.ranges);
-  return bad(IP_RANGES_EXPECTED, raw, `${JSON.stringify(parsed.entry)} is neither`);
+  return bad(IP_RANGES_EXPECTED, raw, `${quote(parsed.entry)} is neither`);
 }
 
 export const IP_RANGES_EXPECTED = "a comma-separated list of IP addresses or CIDRs";

@@ -86,6 +86,9 @@ describe("firstPemBlock against Go's encoding/pem", () => {
       "\n-----END CERTIFICATE-----".repeat(40_000),
       `${"-----BEGIN A-----\n\n-----END B-----\n".repeat(20_000)}${good}`,
       `${"-----BEGIN X-----\nK: V\n".repeat(20_000)}${good}`,
+      // Lines end without their trailing blanks: a run of them before a letter stalled /[ \t]+$/.
+      `-----BEGIN CERTIFICATE-----\n${" \t".repeat(100_000)}x\n-----END CERTIFICATE-----\n`,
+      `-----BEGIN CERTIFICATE-----${" \t".repeat(100_000)}x\n${good}`,
     ];
     agree(hostile);
   });

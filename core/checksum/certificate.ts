@@ -9,6 +9,7 @@
 // mismatched Secret reaches the cluster through Bulwark.
 import { X509Certificate } from "node:crypto";
 import { fail, ok, type Result } from "../result";
+import { isSpaceOrTab, trimEndWhere } from "../trim";
 import { hexDigest } from "./digest";
 import { TLS_CERT_KEY, TLS_KEY_KEY } from "./objects";
 
@@ -35,7 +36,7 @@ function lineAt(text: string, from: number): { line: string; next: number } {
     next = end + 1;
     if (end > from && text[end - 1] === "\r") end--;
   }
-  return { line: text.slice(from, end).replace(/[ \t]+$/, ""), next };
+  return { line: trimEndWhere(text, isSpaceOrTab, from, end), next };
 }
 
 /**

@@ -10,6 +10,7 @@ import {
   type Address,
   type Network,
 } from "./ip";
+import { trimGoSpace } from "../trim";
 
 export interface IpRanges {
   /** The networks in Go's spelling, sorted and without duplicates, as ingress-nginx writes them. */
@@ -19,10 +20,6 @@ export interface IpRanges {
 }
 
 export type RangesParse = { ok: true; ranges: IpRanges } | { ok: false; entry: string };
-
-// Go's unicode.IsSpace, which strings.TrimSpace trims.
-const GO_SPACE =
-  /^[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+|[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$/g;
 
 function parseEntry(entry: string): Network | undefined {
   const network = parseCidr(entry);
@@ -35,7 +32,7 @@ function parseEntry(entry: string): Network | undefined {
 export function parseRanges(text: string): RangesParse {
   const byText = new Map<string, Network>();
   for (const raw of text.split(",")) {
-    const entry = raw.replace(GO_SPACE, "");
+    const entry = trimGoSpace(raw);
     const network = parseEntry(entry);
     if (network === undefined) return { ok: false, entry };
     const bare = network.bits === network.base.length * 8 && !entry.includes("/");

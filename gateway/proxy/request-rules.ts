@@ -3,6 +3,7 @@
 // HTTP server (engine.ts). What they accept is what goes upstream, re-serialized; what they refuse
 // is answered with the status here and the connection closed.
 import { METHODS } from "node:http";
+import { isSpaceOrTab, trimWhere } from "../../core/trim";
 
 /** A refused request: the status to answer and a short reason (the metric label). */
 export interface Refusal {
@@ -143,12 +144,8 @@ export function fieldValueAt(text: string, start: number, stop: number): string 
  * `trim()` would also strip U+00A0 and friends, which latin1 text can hold).
  */
 export function trimOws(text: string, start = 0, end = text.length): string {
-  while (start < end && isOws(text.charCodeAt(start))) start++;
-  while (end > start && isOws(text.charCodeAt(end - 1))) end--;
-  return text.slice(start, end);
+  return trimWhere(text, isSpaceOrTab, start, end);
 }
-
-const isOws = (c: number) => c === 32 || c === 9;
 
 /** reg-name (DNS-like: letters, digits, "-", ".", "_") or an IPv6 literal, then an optional port. */
 const HOST =

@@ -21,6 +21,7 @@ import { securityErrors } from "../../core/ingress/review-ingress";
 import { hostProblem } from "../../core/ingress/hostname";
 import { BULWARK_INGRESS_ANNOTATION_PREFIX, NGINX_ANNOTATION_PREFIX } from "../../core/names";
 import { formatErrors } from "../../core/result";
+import { isSlash, trimEndWhere } from "../../core/trim";
 import { canaryAffinity, routeAffinity } from "../policy/affinity";
 import { pathRegex, ROBOTS_PATH } from "../policy/host-rules";
 import {
@@ -615,9 +616,7 @@ function pathKindOf(pathType: string | undefined): PathKind | undefined {
 
 /** "/foo/" and "/foo" match the same requests as a Prefix; "/" becomes "" (everything). */
 function trimTrailingSlashes(path: string): string {
-  let end = path.length;
-  while (end > 0 && path.charCodeAt(end - 1) === 47) end--;
-  return end === path.length ? path : path.slice(0, end);
+  return trimEndWhere(path, isSlash);
 }
 
 export function compileRoutes(

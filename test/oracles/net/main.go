@@ -5,6 +5,7 @@
 //	["ip", text]            -> net.ParseIP(text).String()
 //	["cidr", text]          -> the *IPNet of net.ParseCIDR(text), .String()
 //	["contains", cidr, ip]  -> IPNet.Contains(IP)
+//	["trimspace", text]     -> strings.TrimSpace(text), which ParseIPNets applies to each entry
 package main
 
 import (
@@ -12,6 +13,7 @@ import (
 	"encoding/json"
 	"net"
 	"os"
+	"strings"
 )
 
 func answer(query []string) any {
@@ -30,6 +32,8 @@ func answer(query []string) any {
 		if err == nil && ip != nil {
 			return network.Contains(ip)
 		}
+	case "trimspace":
+		return strings.TrimSpace(query[1])
 	default:
 		panic("unknown query " + query[0])
 	}

@@ -70,6 +70,11 @@ table("parsePattern", parsePattern, [
   // V8 would run these by backtracking; the linear-time engine refuses them, naming the construct.
   ["(a)\\1", "(error parsing regexp: invalid escape sequence: `\\1`)"],
   ["a(?=b)", "(error parsing regexp: invalid or unsupported Perl syntax: `(?=`)"],
+  // Valid RE2, but each request would run 6 002 instructions and every worker keep them.
+  [
+    "[a-z]{1000}".repeat(6),
+    "(compiles to 6002 RE2 instructions, more than the 5000 a pattern may have (each request runs them; spell out fewer repetitions))",
+  ],
 ]);
 
 table("parseModOperator", parseModOperator, [

@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { Ingress } from "./types";
-import { validateIngressSpec } from "./validate-spec";
+import { MAX_INGRESS_PATTERN_INSTRUCTIONS, validateIngressSpec } from "./validate-spec";
 
 const backend = { service: { name: "web", port: { number: 80 } } };
 
@@ -137,6 +137,39 @@ describe("validateIngressSpec", () => {
     assert.deepEqual(validateIngressSpec(ingress(spec)).errors, []);
     const { errors } = validateIngressSpec(ingress(spec), { useRegex: true });
     assert.match(errors[0]?.message ?? "", /not a valid regular expression/);
+  });
+
+  it("given use-regex and a path over a pattern's bound, names the path and the bound", () => {
+    const path = `/${"[a-z]{1000}".repeat(6)}`;
+    const spec = { rules: [rule("a.com", { path, pathType: "ImplementationSpecific" })] };
+    const { errors } = validateIngressSpec(ingress(spec), { useRegex: true });
+    assert.equal(errors.length, 1);
+    assert.equal(errors[0]?.field, "spec.rules[0].http.paths[0].path");
+    assert.match(
+      errors[0]?.message ?? "",
+      /^is a regular expression \(use-regex is on\) that compiles to 6004 RE2 instructions, more than the 5000 /,
+    );
+  });
+
+  it("given use-regex and paths over the Ingress's budget together, names the first path past it and compiles no more", () => {
+    // 13 paths of 4 004 instructions: the 13th passes 50 000; the 14th, broken, is not compiled.
+    const paths = Array.from({ length: 13 }, (_, k) => ({
+      path: `/${k}${"[a-z]{1000}".repeat(4)}`,
+      pathType: "ImplementationSpecific",
+    }));
+    paths.push({ path: "/(broken", pathType: "ImplementationSpecific" });
+    const spec = { rules: paths.map((p, k) => rule(`h${k}.a.com`, p)) };
+    const { errors } = validateIngressSpec(ingress(spec), { useRegex: true });
+    assert.deepEqual(errors, [
+      {
+        field: "spec.rules[12].http.paths[0].path",
+        message: `brings this Ingress's regular expressions to more than ${MAX_INGRESS_PATTERN_INSTRUCTIONS} RE2 instructions together (use-regex is on): every gateway worker keeps them; simplify the paths or split them across Ingresses`,
+      },
+    ]);
+    assert.deepEqual(
+      validateIngressSpec(ingress({ rules: spec.rules.slice(0, 12) }), { useRegex: true }).errors,
+      [],
+    );
   });
 
   it("given a TLS host without a rule, warns", () => {

@@ -3,11 +3,23 @@
 import { hostProblem } from "./hostname";
 import type { FieldError } from "../result";
 import type { HTTPIngressPath, Ingress, IngressBackend, IngressTLS, ServiceBackend } from "./types";
-import { linearPatternProblem } from "../patterns/linear-regex";
+import { checkLinearPattern } from "../patterns/linear-regex";
 
 const DNS_1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
 const PORT_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const PATH_TYPES = new Set(["Exact", "Prefix", "ImplementationSpecific"]);
+
+/**
+ * What all regex paths of one Ingress may compile to together, in RE2 instructions: each path is
+ * bounded (core/patterns/linear-regex.ts), but thousands fit in one object, and every gateway
+ * worker keeps them all (about 100 bytes an instruction).
+ */
+export const MAX_INGRESS_PATTERN_INSTRUCTIONS = 50_000;
+
+/** The instructions an Ingress's regex paths may still compile to. */
+interface PatternBudget {
+  left: number;
+}
 
 export interface SpecOptions {
   /** `use-regex`: ImplementationSpecific paths are regular expressions that must compile. */
@@ -52,7 +64,32 @@ function backendProblems(backend: IngressBackend, field: string): FieldError[] {
   return errors;
 }
 
-function pathProblems(path: HTTPIngressPath, field: string, options: SpecOptions): FieldError[] {
+function regexPathProblems(value: string, field: string, budget: PatternBudget): FieldError[] {
+  // Once over the budget, compiling the rest would spend the time the budget is there to save.
+  if (budget.left < 0) return [];
+  const check = checkLinearPattern(`^${value}`, { ignoreCase: true });
+  if (!check.ok) {
+    const message = check.tooLarge
+      ? `is a regular expression (use-regex is on) that ${check.problem}`
+      : `is not a valid regular expression in RE2 syntax (use-regex is on): ${check.problem}`;
+    return [{ field, message }];
+  }
+  budget.left -= check.instructions;
+  if (budget.left >= 0) return [];
+  return [
+    {
+      field,
+      message: `brings this Ingress's regular expressions to more than ${MAX_INGRESS_PATTERN_INSTRUCTIONS} RE2 instructions together (use-regex is on): every gateway worker keeps them; simplify the paths or split them across Ingresses`,
+    },
+  ];
+}
+
+function pathProblems(
+  path: HTTPIngressPath,
+  field: string,
+  options: SpecOptions,
+  budget: PatternBudget,
+): FieldError[] {
   const errors: FieldError[] = [];
   const type = path.pathType;
   if (!type || !PATH_TYPES.has(type)) {
@@ -63,13 +100,7 @@ function pathProblems(path: HTTPIngressPath, field: string, options: SpecOptions
   }
   const value = path.path ?? "/";
   if (type === "ImplementationSpecific" && options.useRegex) {
-    const problem = linearPatternProblem(`^${value}`, { ignoreCase: true });
-    if (problem !== undefined) {
-      errors.push({
-        field: `${field}.path`,
-        message: `is not a valid regular expression in RE2 syntax (use-regex is on): ${problem}`,
-      });
-    }
+    errors.push(...regexPathProblems(value, `${field}.path`, budget));
   } else if (!value.startsWith("/")) {
     errors.push({
       field: `${field}.path`,
@@ -107,6 +138,7 @@ function tlsProblems(tls: IngressTLS, field: string): FieldError[] {
 function rulesReport(ingress: Ingress, options: SpecOptions): FieldError[] {
   const errors: FieldError[] = [];
   const seen = new Map<string, string>();
+  const budget: PatternBudget = { left: MAX_INGRESS_PATTERN_INSTRUCTIONS };
   for (const [i, rule] of (ingress.spec?.rules ?? []).entries()) {
     const field = `spec.rules[${i}]`;
     const hostError = rule.host === undefined ? undefined : hostProblem(rule.host);
@@ -117,7 +149,7 @@ function rulesReport(ingress: Ingress, options: SpecOptions): FieldError[] {
       });
     for (const [j, path] of (rule.http?.paths ?? []).entries()) {
       const pathField = `${field}.http.paths[${j}]`;
-      errors.push(...pathProblems(path, pathField, options));
+      errors.push(...pathProblems(path, pathField, options, budget));
       const key = `${rule.host ?? ""} ${path.pathType} ${path.path ?? "/"}`;
       const first = seen.get(key);
       if (first)

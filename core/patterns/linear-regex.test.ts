@@ -1,6 +1,12 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { compileLinear, linearPatternProblem } from "./linear-regex";
+import {
+  checkLinearPattern,
+  compileLinear,
+  linearPatternProblem,
+  MAX_PATTERN_INSTRUCTIONS,
+  MAX_PATTERN_LENGTH,
+} from "./linear-regex";
 
 describe("compileLinear", () => {
   it("answers the catastrophic-backtracking attack on ^(a+)+$ in milliseconds", () => {
@@ -66,5 +72,44 @@ describe("linearPatternProblem", () => {
     assert.match(linearPatternProblem("foo(?=bar)") ?? "", /Perl syntax: `\(\?=`/);
     assert.match(linearPatternProblem("(unclosed") ?? "", /missing closing \)/);
     assert.equal(linearPatternProblem("^(a+)+$"), undefined);
+  });
+});
+
+describe("the bounds on a pattern", () => {
+  it("refuses a pattern longer than MAX_PATTERN_LENGTH unread, naming its length", () => {
+    const source = "a".repeat(MAX_PATTERN_LENGTH + 1);
+    assert.deepEqual(checkLinearPattern(source), {
+      ok: false,
+      problem: `is ${MAX_PATTERN_LENGTH + 1} characters long, more than the ${MAX_PATTERN_LENGTH} a pattern may have`,
+      tooLarge: true,
+    });
+    assert.equal(checkLinearPattern("a".repeat(MAX_PATTERN_LENGTH)).ok, true);
+  });
+
+  it("refuses a short pattern whose program is larger than MAX_PATTERN_INSTRUCTIONS", () => {
+    // 66 characters, 6 002 instructions: RE2 spells each counted repeat out.
+    const check = checkLinearPattern("[a-z]{1000}".repeat(6));
+    assert.equal(check.ok, false);
+    assert.ok(!check.ok && check.tooLarge);
+    assert.match(
+      check.problem,
+      new RegExp(`^compiles to 6002 RE2 instructions, more than the ${MAX_PATTERN_INSTRUCTIONS}`),
+    );
+    assert.throws(() => compileLinear("[a-z]{1000}".repeat(6)), /6002 RE2 instructions/);
+  });
+
+  it("tells a pattern's size, and real patterns are far below the bound", () => {
+    const check = checkLinearPattern("[a-z]{1000}".repeat(4));
+    assert.deepEqual(check, { ok: true, instructions: 4002 });
+    const real = compileLinear("^/api/v[0-9]+/users/([^/]+)/orders/(.*)$", { ignoreCase: true });
+    assert.ok(real.instructions < 50, `${real.instructions} instructions`);
+  });
+
+  it("reports a syntax error as not too large", () => {
+    assert.deepEqual(checkLinearPattern("(a"), {
+      ok: false,
+      problem: "error parsing regexp: missing closing ): `(a`",
+      tooLarge: false,
+    });
   });
 });

@@ -69,6 +69,8 @@ function regexPathProblems(value: string, field: string, budget: PatternBudget):
   if (budget.left < 0) return [];
   const check = checkLinearPattern(`^${value}`, { ignoreCase: true });
   if (!check.ok) {
+    // A pattern over its bound may have cost 150 ms to find out: it spends the whole budget.
+    if (check.tooLarge) budget.left = -1;
     const message = check.tooLarge
       ? `is a regular expression (use-regex is on) that ${check.problem}`
       : `is not a valid regular expression in RE2 syntax (use-regex is on): ${check.problem}`;

@@ -2,7 +2,13 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { X509Certificate, createHash } from "node:crypto";
 import { makeCertificate } from "../../test/fixtures/certificates";
-import { certificateBlocks, certificateCoversHost, inspectTlsPair } from "./certificate";
+import { OVERSIZED_RSA } from "../../test/fixtures/oversized-rsa";
+import {
+  certificateBlocks,
+  certificateCoversHost,
+  inspectTlsPair,
+  MAX_RSA_BITS,
+} from "./certificate";
 import { pick, seededRandom } from "../../test/harness/generate";
 
 const ecc = makeCertificate({ key: "ecdsa", dnsNames: ["*.example.com", "example.com"] });
@@ -56,6 +62,12 @@ describe("inspectTlsPair", () => {
       assert.match(errors[0]!, expected);
     });
   }
+
+  it("given an RSA key over MAX_RSA_BITS, refuses it naming the size (each handshake signs with it)", () => {
+    assert.deepEqual(errorsOf(inspectTlsPair(OVERSIZED_RSA.certPem, OVERSIZED_RSA.keyPem, NOW)), [
+      `data["tls.crt"]: has an RSA key of 8320 bits; at most ${MAX_RSA_BITS} are served (every TLS handshake signs with it, and Go's clients refuse larger keys)`,
+    ]);
+  });
 
   it("given a certificate past its notAfter, returns expired with the date", () => {
     const later = new Date(NOW.getTime() + 40 * 86_400_000);

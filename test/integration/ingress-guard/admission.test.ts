@@ -8,6 +8,7 @@ import {
 } from "@kubernetes/client-node";
 import { WEBHOOK_SKIPPED_NAMESPACES } from "../../../core/ingress/selection";
 import { makeCertificate, tlsSecret } from "../../fixtures/certificates";
+import { OVERSIZED_RSA } from "../../fixtures/oversized-rsa";
 import { rejection, testCluster, testNamespace } from "../../harness/cluster";
 
 const cluster = testCluster();
@@ -232,6 +233,20 @@ describe("ingress-guard admission", () => {
       }),
     );
     assert.match(message, /data\["tls\.key"\]: does not match/);
+  });
+
+  it("rejects a used TLS Secret whose RSA key is over 8 192 bits, naming the size", async () => {
+    const message = await rejection(() =>
+      cluster.core.replaceNamespacedSecret({
+        name: "shop-rsa",
+        namespace: ns,
+        body: tlsSecret(ns, "shop-rsa", OVERSIZED_RSA),
+      }),
+    );
+    assert.match(
+      message,
+      /data\["tls\.crt"\]: has an RSA key of 8320 bits; at most 8192 are served/,
+    );
   });
 
   it("leaves Ingresses of other classes and unused Secrets alone", async () => {

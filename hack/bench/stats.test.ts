@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { differenceInterval, quantile, seededRandom } from "./stats";
+import { seededRandom } from "../../test/harness/generate";
+import { differenceInterval, quantile } from "./stats";
 
 /** `count` draws of a heavy-tailed latency: mostly 5–10 ms, one in 50 far slower. */
 function latencies(count: number, random: () => number, shift = 0): number[] {

@@ -1,4 +1,5 @@
 // Figures of a benchmark's runs: quantiles, medians, spreads, the machine's load.
+import { seededRandom } from "../../test/harness/generate";
 import { loadavg } from "node:os";
 
 /** The q-quantile (0..1) of ascending `sorted`, nearest rank. */
@@ -25,18 +26,6 @@ export function medianBy<T>(items: readonly T[], key: (item: T) => number): T {
 export function spread<T>(items: readonly T[], key: (item: T) => number, digits = 0): string {
   const values = items.map(key);
   return `${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)}`;
-}
-
-/** A small seeded generator (mulberry32): the same intervals for the same samples, run to run. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
 }
 
 function resampled(sample: readonly number[], random: () => number): number[] {

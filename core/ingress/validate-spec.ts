@@ -12,7 +12,7 @@ const PATH_TYPES = new Set(["Exact", "Prefix", "ImplementationSpecific"]);
 /**
  * What all regex paths of one Ingress may compile to together, in RE2 instructions: each path is
  * bounded (core/patterns/linear-regex.ts), but thousands fit in one object, and every gateway
- * worker keeps them all (about 100 bytes an instruction).
+ * worker keeps them all (about 70 bytes an instruction).
  */
 export const MAX_INGRESS_PATTERN_INSTRUCTIONS = 50_000;
 

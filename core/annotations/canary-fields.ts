@@ -48,7 +48,7 @@ export const canaryFields = {
     annotation: "canary-by-header-pattern",
     type: "RE2 regex",
     default: "",
-    doc: "Regular expression (RE2 syntax, unanchored) on the header value; ignored when -value is set.",
+    doc: "Regular expression (RE2 syntax, unanchored; at most 512 characters and 5 000 RE2 instructions) on the header value, which matches only up to 8 KiB; ignored when -value is set.",
   },
   cookie: {
     annotation: "canary-by-cookie",

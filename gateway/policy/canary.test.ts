@@ -6,6 +6,7 @@ import {
   compileCanary,
   decideCanary,
   effectiveTotal,
+  MAX_PATTERN_VALUE,
   type RequestValues,
 } from "./canary";
 
@@ -91,6 +92,19 @@ describe("decideCanary: ingress-nginx semantics", () => {
       "header-pattern no match",
       [canary("c", { "canary-by-header": "X-User", "canary-by-header-pattern": "^beta-[0-9]+$" })],
       request({ header: { "X-User": "alpha-42" } }),
+      "main",
+    ],
+    [
+      "header-pattern on a value of MAX_PATTERN_VALUE characters",
+      [canary("c", { "canary-by-header": "X-User", "canary-by-header-pattern": "^b+$" })],
+      request({ header: { "X-User": "b".repeat(MAX_PATTERN_VALUE) } }),
+      "c",
+    ],
+    [
+      // ingress-nginx refuses a header line this long (400); here it is not run on the pattern.
+      "header-pattern on a longer value does not match",
+      [canary("c", { "canary-by-header": "X-User", "canary-by-header-pattern": "^b+$" })],
+      request({ header: { "X-User": "b".repeat(MAX_PATTERN_VALUE + 1) } }),
       "main",
     ],
     [

@@ -12,6 +12,15 @@ import type { CanaryActions, CanaryConfig, CanaryMatch } from "../../core/annota
 import { DEFAULT_CANARY_WEIGHT_TOTAL } from "../../core/annotations/canary";
 import { compileLinear } from "../../core/patterns/linear-regex";
 
+/**
+ * The longest value a pattern is run on; a longer one does not match (main). In ingress-nginx a
+ * header line over 8 KiB never reaches the canary's match (nginx's default
+ * large_client_header_buffers answers 400 first), but here a head may be 64 KiB, and a match costs
+ * up to (program × value): a pattern at its bound took 1.5 s on a 64 KiB value, 235 ms on 8 KiB
+ * (hack/bench/pattern-cost.ts).
+ */
+export const MAX_PATTERN_VALUE = 8 * 1024;
+
 /** How value lists and "always"/"never" compare: ingress-nginx exactly, Tengine ignoring case. */
 export type ValueCompare = "exact" | "case-insensitive";
 
@@ -70,7 +79,10 @@ function matcher(match: CanaryMatch, compare: ValueCompare): CompiledSource["tes
     case "pattern": {
       // Compiled once per configuration, on the linear-time engine; admission proved it compiles.
       const pattern = compileLinear(match.pattern);
-      return value => (value !== undefined && pattern.test(value) ? "match" : undefined);
+      return value =>
+        value !== undefined && value.length <= MAX_PATTERN_VALUE && pattern.test(value)
+          ? "match"
+          : undefined;
     }
     case "mod": {
       const relation = MOD_TESTS[match.operator];

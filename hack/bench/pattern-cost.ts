@@ -1,0 +1,120 @@
+// What a user-supplied pattern (canary-by-header-pattern, a use-regex path) costs the gateway on
+// RE2's engine (core/patterns/linear-regex.ts): compiling it, keeping it in every worker, and one
+// request's match against a header of 8 and 64 KiB; V8's backtracking RegExp on the same pattern
+// and input is the peer where it finishes (on the hostile shapes it would not).
+//
+//   npx tsx hack/bench/pattern-cost.ts [--rounds 3]
+//
+// About 30 s. Run with `node --expose-gc --import tsx` for the retained sizes (otherwise "—").
+import { parseArgs } from "node:util";
+import { RE2JS } from "re2js";
+import { compileLinear, MAX_PATTERN_INSTRUCTIONS } from "../../core/patterns/linear-regex";
+import { seededRandom } from "../../test/harness/generate";
+
+const { values } = parseArgs({ options: { rounds: { type: "string" } } });
+const ROUNDS = Number(values.rounds ?? 3);
+
+const random = seededRandom(25);
+const ab = (n: number) => Array.from({ length: n }, () => (random() < 0.5 ? "a" : "b")).join("");
+
+interface Shape {
+  name: string;
+  source: string;
+  /** A header value of `n` characters that the pattern does not match, at the most cost. */
+  input(n: number): string;
+  /** Whether V8's engine is run on it (false: it backtracks quadratically, seconds to minutes). */
+  v8: boolean;
+}
+
+const SHAPES: Shape[] = [
+  {
+    name: "real: ^beta-[0-9]+$",
+    source: "^beta-[0-9]+$",
+    input: n => `beta-${"1".repeat(n - 6)}x`,
+    v8: true,
+  },
+  {
+    name: "real: (canary|beta|internal)-user",
+    source: "(canary|beta|internal)-user",
+    input: n => "canary-".repeat(Math.ceil(n / 7)).slice(0, n),
+    v8: true,
+  },
+  {
+    name: "hostile: (a|b)*a[ab]{50}c",
+    source: "(a|b)*a[ab]{50}c",
+    input: n => `c${ab(n - 1)}`,
+    v8: false,
+  },
+  {
+    name: "hostile: (a|b)*a[ab]{1000}c",
+    source: "(a|b)*a[ab]{1000}c",
+    input: n => `c${ab(n - 1)}`,
+    v8: false,
+  },
+  {
+    name: "hostile at the bound: [a-z]{1000} x4",
+    source: "[a-z]{1000}".repeat(4),
+    input: n => `${"a".repeat(3999)}-`.repeat(Math.ceil(n / 4000)).slice(0, n),
+    v8: true,
+  },
+];
+
+function best(run: () => unknown): number {
+  let fastest = Infinity;
+  for (let round = 0; round < ROUNDS; round++) {
+    const start = performance.now();
+    run();
+    fastest = Math.min(fastest, performance.now() - start);
+  }
+  return fastest;
+}
+
+const gc = (globalThis as { gc?: () => void }).gc;
+
+/**
+ * KiB of heap one of `make`'s results keeps, after a collection, from `copies` of them (one
+ * small program is lost in the heap's noise); undefined without --expose-gc.
+ */
+function retainedKiB(make: () => unknown, copies: number): number | undefined {
+  if (gc === undefined) return undefined;
+  gc();
+  const before = process.memoryUsage().heapUsed;
+  const kept = Array.from({ length: copies }, make);
+  gc();
+  const after = process.memoryUsage().heapUsed;
+  return kept.length === copies ? (after - before) / 1024 / copies : undefined;
+}
+
+function main(): void {
+  console.log(`Pattern costs, best of ${ROUNDS}, Node ${process.version}`);
+  console.log(
+    "| pattern | instructions | compile ms | retained KiB | 8 KiB match ms | V8 ms | 64 KiB match ms | V8 ms |",
+  );
+  console.log("| --- | --- | --- | --- | --- | --- | --- | --- |");
+  for (const shape of SHAPES) {
+    const pattern = compileLinear(shape.source);
+    const compile = best(() => compileLinear(shape.source));
+    const kept = retainedKiB(() => compileLinear(shape.source), 200);
+    const v8 = new RegExp(shape.source);
+    const cells = [8 * 1024, 64 * 1024].flatMap(n => {
+      const input = shape.input(n);
+      pattern.test(input); // the DFA's first states, as a worker's steady state has them
+      const ours = best(() => pattern.test(input)).toFixed(2);
+      return [ours, shape.v8 ? best(() => v8.test(input)).toFixed(3) : "not run"];
+    });
+    const retained = kept === undefined ? "—" : kept.toFixed(0);
+    console.log(
+      `| ${shape.name} | ${pattern.instructions} | ${compile.toFixed(2)} | ${retained} | ${cells.join(" | ")} |`,
+    );
+  }
+  // What the bound refuses: a million instructions in 11 000 characters.
+  const source = "[a-z]{1000}".repeat(1000);
+  let program: RE2JS | undefined;
+  const compile = best(() => (program = RE2JS.compile(source)));
+  const kept = retainedKiB(() => RE2JS.compile(source), 1);
+  console.log(
+    `\nRefused (over ${MAX_PATTERN_INSTRUCTIONS} instructions): ${source.length} characters, ${program?.programSize()} instructions, compile ${compile.toFixed(0)} ms, retained ${kept === undefined ? "—" : (kept / 1024).toFixed(0)} MiB per worker.`,
+  );
+}
+
+main();

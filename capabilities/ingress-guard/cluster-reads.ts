@@ -12,8 +12,17 @@ import type { V1IngressClass } from "@kubernetes/client-node";
 import { isDefaultClass, namesNoClass } from "../../core/ingress/class";
 import { INGRESS_CLASS } from "../../core/names";
 import { secretsNamedBy, tlsUsers } from "./tls-users";
+import { Log } from "pepr";
 import { pairOf, watchedTlsPairs, type TlsPair } from "./tls-secrets";
 import type { Secret } from "../../core/ingress/types";
+
+/**
+ * The most Secrets one review reads from the API server (those no watch here holds), so an
+ * Ingress naming thousands cannot make its review thousands of requests. Steady state, the watch
+ * holds every Secret there is, so the rest are absent: judged as not existing yet (a warning), and
+ * the gateway checks every pair it serves.
+ */
+export const MAX_SECRET_READS = 64;
 
 /** The same Secret is read for every Ingress naming it: parse its pair once while it is unchanged. */
 const inspections = new InspectionCache();
@@ -57,20 +66,10 @@ export function admissionPairs(freshness: Freshness): PairSource {
     : { read: "latest" };
 }
 
-async function readPair(
-  namespace: string,
-  name: string,
-  source: PairSource,
-): Promise<TlsPair | undefined> {
-  const held = source.held?.(namespace, name);
-  if (held !== undefined) return held;
-  const secret = await readSecret(namespace, name, source.read);
-  return secret && pairOf(secret);
-}
-
 /**
- * Facts about each named Secret; undefined for a Secret that does not exist. `now` undefined: the
- * validity period is not checked (serving, not admission).
+ * Facts about each named Secret; undefined for a Secret that does not exist, or that no watch
+ * here holds once MAX_SECRET_READS have been read. `now` undefined: the validity period is not
+ * checked (serving, not admission).
  */
 export async function tlsSecretLookup(
   namespace: string,
@@ -79,9 +78,22 @@ export async function tlsSecretLookup(
   source: PairSource,
 ): Promise<SecretLookup> {
   const facts = new Map<string, Result<CertificateFacts> | undefined>();
+  const unheld: string[] = [];
+  for (const name of new Set(names)) {
+    const held = source.held?.(namespace, name);
+    if (held === undefined) unheld.push(name);
+    else facts.set(name, inspections.inspect(held.certPem, held.keyPem, now));
+  }
+  if (unheld.length > MAX_SECRET_READS) {
+    Log.warn(
+      { ns: namespace, secrets: unheld.length, read: MAX_SECRET_READS },
+      "an Ingress review names more TLS Secrets than it reads; the rest are judged absent",
+    );
+  }
   await Promise.all(
-    [...new Set(names)].map(async name => {
-      const pair = await readPair(namespace, name, source);
+    unheld.slice(0, MAX_SECRET_READS).map(async name => {
+      const secret = await readSecret(namespace, name, source.read);
+      const pair = secret && pairOf(secret);
       facts.set(name, pair && inspections.inspect(pair.certPem, pair.keyPem, now));
     }),
   );

@@ -57,7 +57,7 @@ import { startPeprModule } from "../control-plane/pepr-module";
 import { stopEverything } from "../control-plane/processes";
 import { installCrds } from "../install-crds";
 import { makeCertificate, tlsSecret, type TestCertificate } from "../../test/fixtures/certificates";
-import { createPermissionGroup } from "../../test/harness/cluster";
+import { apiServerMetrics, createPermissionGroup } from "../../test/harness/cluster";
 import { cpuMs, withChildren } from "./proc-cpu";
 import { differenceInterval, quantile } from "./stats";
 import { KeptAliveApi } from "../../kube/kept-alive-api";
@@ -330,13 +330,6 @@ function httpsText(url: string, options: RequestOptions, body?: string): Promise
     req.on("error", reject);
     req.end(body);
   });
-}
-
-/** The API server's /metrics text (admin credentials). */
-async function apiServerMetrics(kc: KubeConfig): Promise<string> {
-  const options: RequestOptions = { method: "GET", headers: {} };
-  await kc.applyToHTTPSOptions(options as never);
-  return httpsText(`${kc.getCurrentCluster()!.server}/metrics`, options);
 }
 
 const PROFILE_SECONDS = 20;

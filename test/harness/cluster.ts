@@ -8,6 +8,7 @@ import {
 } from "@kubernetes/client-node";
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { request, type RequestOptions } from "node:https";
 import { loadKubeConfig } from "../../hack/control-plane/kube";
 import { waitUntil } from "./wait";
 import { apiMessage } from "../../kube/api-errors";
@@ -146,4 +147,34 @@ export async function nextCreationSecond(sinceMs: number): Promise<void> {
     () => Date.now() >= next,
     5_000,
   );
+}
+
+/** The API server's /metrics text, read with `kc`'s (admin) credentials. */
+export async function apiServerMetrics(kc: KubeConfig): Promise<string> {
+  const options: RequestOptions = { method: "GET", headers: {} };
+  await kc.applyToHTTPSOptions(options as never);
+  const url = new URL("/metrics", kc.getCurrentCluster()!.server);
+  return new Promise((resolve, reject) => {
+    const req = request(url, options, res => {
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", chunk => (text += chunk));
+      res.on("end", () =>
+        res.statusCode === 200 ? resolve(text) : reject(new Error(`/metrics: ${res.statusCode}`)),
+      );
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+/** Requests the API server counted (apiserver_request_total) for `resource` and `verb`, any code. */
+export function apiRequestCount(metrics: string, resource: string, verb: string): number {
+  let total = 0;
+  for (const line of metrics.split("\n")) {
+    if (!line.startsWith("apiserver_request_total{")) continue;
+    if (!line.includes(`resource="${resource}"`) || !line.includes(`verb="${verb}"`)) continue;
+    total += Number(line.slice(line.lastIndexOf(" ") + 1));
+  }
+  return total;
 }

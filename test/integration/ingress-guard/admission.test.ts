@@ -9,7 +9,14 @@ import {
 import { WEBHOOK_SKIPPED_NAMESPACES } from "../../../core/ingress/selection";
 import { makeCertificate, tlsSecret } from "../../fixtures/certificates";
 import { OVERSIZED_RSA } from "../../fixtures/oversized-rsa";
-import { rejection, testCluster, testNamespace } from "../../harness/cluster";
+import { MAX_SECRET_READS } from "../../../capabilities/ingress-guard/cluster-reads";
+import {
+  apiRequestCount,
+  apiServerMetrics,
+  rejection,
+  testCluster,
+  testNamespace,
+} from "../../harness/cluster";
 
 const cluster = testCluster();
 const networking = cluster.kc.makeApiClient(NetworkingV1Api);
@@ -247,6 +254,20 @@ describe("ingress-guard admission", () => {
       message,
       /data\["tls\.crt"\]: has an RSA key of 8320 bits; at most 8192 are served/,
     );
+  });
+
+  it("reads a bounded number of Secrets for an Ingress naming 500 that do not exist", async () => {
+    // Each Secret no watch holds was read from the API server, twice when the cached read missed:
+    // one create of this 30 KB Ingress cost the API server 1 000 requests before the bound.
+    const body = ingress("many-secrets");
+    body.spec!.tls = Array.from({ length: 500 }, (_, k) => ({
+      hosts: [`h${k}.shop.example.com`],
+      secretName: `absent-${k}`,
+    }));
+    const before = apiRequestCount(await apiServerMetrics(cluster.kc), "secrets", "GET");
+    await networking.createNamespacedIngress({ namespace: ns, body, dryRun: "All" });
+    const reads = apiRequestCount(await apiServerMetrics(cluster.kc), "secrets", "GET") - before;
+    assert.ok(reads > 0 && reads <= 2 * MAX_SECRET_READS + 20, `${reads} Secret reads`);
   });
 
   it("leaves Ingresses of other classes and unused Secrets alone", async () => {

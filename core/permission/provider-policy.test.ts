@@ -7,6 +7,7 @@ import {
   type LabelSelector,
 } from "./provider-policy";
 import { parsePermissionGroupSpec, parsePermissionProviderSpec, providerInfo } from "./spec";
+import { shortStrings } from "../../test/harness/generate";
 
 describe("selectorMatches (metav1.LabelSelector semantics)", () => {
   const labels = { team: "payments", env: "prod" };
@@ -73,7 +74,31 @@ describe("globMatches", () => {
     assert.ok(!globMatches("orders.v1", "ordersXv1"), "a dot is a dot");
     assert.ok(globMatches("kafka:topic/*", "kafka:topic/payments"));
   });
+
+  it("agrees with the glob as a regular expression on every short glob and value", () => {
+    const asRegex = (glob: string) =>
+      new RegExp(`^${glob.split("*").map(escapeRegex).join(".*")}$`);
+    const globs = [...shortStrings(["a", "b", "*", "."], 5)];
+    const values = [...shortStrings(["a", "b", "."], 6)];
+    for (const glob of globs) {
+      const regex = asRegex(glob);
+      for (const value of values) {
+        assert.equal(globMatches(glob, value), regex.test(value), `${glob} on ${value}`);
+      }
+    }
+  });
+
+  it("fails a hostile value against a glob of many stars at once", () => {
+    // As a regular expression this took six minutes (backtracking once per star).
+    assert.equal(globMatches("*a*a*a*a*a*a*b", "a".repeat(120)), false);
+    assert.equal(globMatches("*-*-*-*-*-*-*-*-x", `${"-".repeat(252)}y`), false);
+    assert.equal(globMatches("*a*a*a*a*a*a*b", `${"a".repeat(120)}b`), true);
+  });
 });
+
+function escapeRegex(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+}
 
 describe("a provider's policy, where a group is resolved", () => {
   const provider = parsePermissionProviderSpec({

@@ -66,9 +66,34 @@ export const allowedParamsSchema = z.strictObject({
 });
 export type AllowedParams = z.infer<typeof allowedParamsSchema>;
 
+/**
+ * Whether `value` matches `glob` (`*` any run of characters, the rest literally): greedy, going
+ * back only to the last `*`, so at most glob × value steps. A glob turned into a regular
+ * expression (`^a.*a.*…$`) backtracks once per `*` on a value that fails late: seven stars
+ * against a tenant's 120-character resource took six minutes.
+ */
 export function globMatches(glob: string, value: string): boolean {
-  const parts = glob.split("*").map(part => part.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&"));
-  return new RegExp(`^${parts.join(".*")}$`).test(value);
+  let g = 0;
+  let v = 0;
+  // The last star seen, and where in `value` the run it covers ends now.
+  let star = -1;
+  let covered = 0;
+  while (v < value.length) {
+    if (glob[g] === "*") {
+      star = g++;
+      covered = v;
+    } else if (g < glob.length && glob[g] === value[v]) {
+      g++;
+      v++;
+    } else if (star >= 0) {
+      g = star + 1;
+      v = ++covered;
+    } else {
+      return false;
+    }
+  }
+  while (glob[g] === "*") g++;
+  return g === glob.length;
 }
 
 /** The provider's policy as a group's resolution needs it. */

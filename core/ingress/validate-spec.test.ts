@@ -1,7 +1,8 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { Ingress } from "./types";
-import { MAX_INGRESS_PATTERN_INSTRUCTIONS, validateIngressSpec } from "./validate-spec";
+import { MAX_INGRESS_PATTERN_INSTRUCTIONS } from "../patterns/linear-regex";
+import { validateIngressSpec } from "./validate-spec";
 
 const backend = { service: { name: "web", port: { number: 80 } } };
 

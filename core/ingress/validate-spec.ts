@@ -3,23 +3,11 @@
 import { hostProblem } from "./hostname";
 import type { FieldError } from "../result";
 import type { HTTPIngressPath, Ingress, IngressBackend, IngressTLS, ServiceBackend } from "./types";
-import { checkLinearPattern } from "../patterns/linear-regex";
+import { MAX_INGRESS_PATTERN_INSTRUCTIONS, PathPatternBudget } from "../patterns/linear-regex";
 
 const DNS_1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
 const PORT_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const PATH_TYPES = new Set(["Exact", "Prefix", "ImplementationSpecific"]);
-
-/**
- * What all regex paths of one Ingress may compile to together, in RE2 instructions: each path is
- * bounded (core/patterns/linear-regex.ts), but thousands fit in one object, and every gateway
- * worker keeps them all (about 70 bytes an instruction).
- */
-export const MAX_INGRESS_PATTERN_INSTRUCTIONS = 50_000;
-
-/** The instructions an Ingress's regex paths may still compile to. */
-interface PatternBudget {
-  left: number;
-}
 
 export interface SpecOptions {
   /** `use-regex`: ImplementationSpecific paths are regular expressions that must compile. */
@@ -64,20 +52,16 @@ function backendProblems(backend: IngressBackend, field: string): FieldError[] {
   return errors;
 }
 
-function regexPathProblems(value: string, field: string, budget: PatternBudget): FieldError[] {
-  // Once over the budget, compiling the rest would spend the time the budget is there to save.
-  if (budget.left < 0) return [];
-  const check = checkLinearPattern(`^${value}`, { ignoreCase: true });
+function regexPathProblems(value: string, field: string, budget: PathPatternBudget): FieldError[] {
+  if (budget.spent) return [];
+  const check = budget.check(value);
   if (!check.ok) {
-    // A pattern over its bound may have cost 150 ms to find out: it spends the whole budget.
-    if (check.tooLarge) budget.left = -1;
     const message = check.tooLarge
       ? `is a regular expression (use-regex is on) that ${check.problem}`
       : `is not a valid regular expression in RE2 syntax (use-regex is on): ${check.problem}`;
     return [{ field, message }];
   }
-  budget.left -= check.instructions;
-  if (budget.left >= 0) return [];
+  if (!budget.spent) return [];
   return [
     {
       field,
@@ -90,7 +74,7 @@ function pathProblems(
   path: HTTPIngressPath,
   field: string,
   options: SpecOptions,
-  budget: PatternBudget,
+  budget: PathPatternBudget,
 ): FieldError[] {
   const errors: FieldError[] = [];
   const type = path.pathType;
@@ -140,7 +124,7 @@ function tlsProblems(tls: IngressTLS, field: string): FieldError[] {
 function rulesReport(ingress: Ingress, options: SpecOptions): FieldError[] {
   const errors: FieldError[] = [];
   const seen = new Map<string, string>();
-  const budget: PatternBudget = { left: MAX_INGRESS_PATTERN_INSTRUCTIONS };
+  const budget = new PathPatternBudget();
   for (const [i, rule] of (ingress.spec?.rules ?? []).entries()) {
     const field = `spec.rules[${i}]`;
     const hostError = rule.host === undefined ? undefined : hostProblem(rule.host);

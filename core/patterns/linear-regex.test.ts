@@ -4,7 +4,9 @@ import {
   checkLinearPattern,
   compileLinear,
   linearPatternProblem,
+  MAX_INGRESS_PATTERN_INSTRUCTIONS,
   MAX_PATTERN_INSTRUCTIONS,
+  PathPatternBudget,
   MAX_PATTERN_LENGTH,
 } from "./linear-regex";
 
@@ -100,7 +102,9 @@ describe("the bounds on a pattern", () => {
 
   it("tells a pattern's size, and real patterns are far below the bound", () => {
     const check = checkLinearPattern("[a-z]{1000}".repeat(4));
-    assert.deepEqual(check, { ok: true, instructions: 4002 });
+    assert.ok(check.ok);
+    assert.equal(check.instructions, 4002);
+    assert.equal(check.pattern.test("a".repeat(4000)), true);
     const real = compileLinear("^/api/v[0-9]+/users/([^/]+)/orders/(.*)$", { ignoreCase: true });
     assert.ok(real.instructions < 50, `${real.instructions} instructions`);
   });
@@ -111,5 +115,33 @@ describe("the bounds on a pattern", () => {
       problem: "error parsing regexp: missing closing ): `(a`",
       tooLarge: false,
     });
+  });
+});
+
+describe("PathPatternBudget", () => {
+  it("charges each path's instructions and is spent past MAX_INGRESS_PATTERN_INSTRUCTIONS", () => {
+    const budget = new PathPatternBudget();
+    const path = `/${"[a-z]{1000}".repeat(4)}`;
+    let checked = 0;
+    while (!budget.spent) {
+      assert.ok(budget.check(path).ok);
+      checked++;
+    }
+    assert.equal(checked, Math.floor(MAX_INGRESS_PATTERN_INSTRUCTIONS / 4004) + 1);
+  });
+
+  it("is spent by one path over its own bound, and not by a syntax error", () => {
+    const budget = new PathPatternBudget();
+    assert.equal(budget.check("/(a").ok, false);
+    assert.equal(budget.spent, false);
+    assert.equal(budget.check(`/${"[a-z]{1000}".repeat(6)}`).ok, false);
+    assert.equal(budget.spent, true);
+  });
+
+  it("checks a path as nginx's case-insensitive, start-anchored location", () => {
+    const check = new PathPatternBudget().check("/API/v[0-9]+");
+    assert.ok(check.ok);
+    assert.equal(check.pattern.test("/api/v2/users"), true);
+    assert.equal(check.pattern.test("/x/api/v2"), false);
   });
 });

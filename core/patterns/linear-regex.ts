@@ -75,18 +75,58 @@ export function compileLinear(source: string, options: LinearOptions = {}): Line
 }
 
 export type PatternCheck =
-  | { ok: true; instructions: number }
+  | { ok: true; instructions: number; pattern: LinearPattern }
   /** `tooLarge`: valid RE2 over a bound; otherwise not RE2 syntax. */
   | { ok: false; problem: string; tooLarge: boolean };
 
 /** Whether the gateway can run `source`: its program's size, or why not. */
 export function checkLinearPattern(source: string, options: LinearOptions = {}): PatternCheck {
   try {
-    return { ok: true, instructions: compileLinear(source, options).instructions };
+    const pattern = compileLinear(source, options);
+    return { ok: true, instructions: pattern.instructions, pattern };
   } catch (error) {
     // Expected failure of user input: it becomes the denial's detail, never a throw.
     const problem = error instanceof Error ? error.message : String(error);
     return { ok: false, problem, tooLarge: error instanceof PatternTooLarge };
+  }
+}
+
+/** A use-regex path as the gateway runs it: nginx's `location ~* "^<path>"`. */
+export function compilePathPattern(path: string): LinearPattern {
+  return compileLinear(`^${path}`, PATH_OPTIONS);
+}
+
+/** checkLinearPattern of a use-regex path, as compilePathPattern compiles it. */
+export function checkPathPattern(path: string): PatternCheck {
+  return checkLinearPattern(`^${path}`, PATH_OPTIONS);
+}
+
+const PATH_OPTIONS: LinearOptions = { ignoreCase: true };
+
+/**
+ * What all regex paths of one Ingress may compile to together, in RE2 instructions: each path is
+ * bounded, but thousands fit in one object, and every gateway worker keeps them all.
+ */
+export const MAX_INGRESS_PATTERN_INSTRUCTIONS = 50_000;
+
+/**
+ * One Ingress's regex paths, checked in order and charged to its budget. Once the budget is spent
+ * (or a path is over its own bound, which may have cost 90 ms to find out), no more are compiled:
+ * that is the time the budget is there to save.
+ */
+export class PathPatternBudget {
+  #left = MAX_INGRESS_PATTERN_INSTRUCTIONS;
+
+  get spent(): boolean {
+    return this.#left < 0;
+  }
+
+  /** `path` checked as compilePathPattern runs it, its instructions charged; call while not spent. */
+  check(path: string): PatternCheck {
+    const check = checkPathPattern(path);
+    if (check.ok) this.#left -= check.instructions;
+    else if (check.tooLarge) this.#left = -1;
+    return check;
   }
 }
 

@@ -3,7 +3,7 @@
 import type { RedirectConfig } from "../../core/annotations/redirect";
 import type { RewriteConfig } from "../../core/annotations/rewrite";
 import type { RobotsConfig } from "../../core/annotations/robots";
-import { compileLinear, type LinearPattern } from "../../core/patterns/linear-regex";
+import { compilePathPattern, type LinearPattern } from "../../core/patterns/linear-regex";
 
 export const ROBOTS_PATH = "/robots.txt";
 export const DENY_ALL_ROBOTS = "User-agent: *\nDisallow: /\n";
@@ -58,7 +58,7 @@ export function wwwLocation(
  * engine, so no path pattern can stall a worker.
  */
 export function pathRegex(path: string): LinearPattern {
-  return compileLinear(`^${path}`, { ignoreCase: true });
+  return compilePathPattern(path);
 }
 
 /**

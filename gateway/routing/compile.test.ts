@@ -456,6 +456,44 @@ describe("compileRoutes: traffic policy", () => {
     );
   });
 
+  it("given another Ingress's prefix path that is no valid regex on a regex host, leaves out that route only, naming it", () => {
+    // ingress-nginx would fail the whole configuration; it threw here, for every host.
+    const compiled = compileRoutes(
+      view(1, [
+        ingress({
+          name: "regex",
+          annotations: { [`${P}use-regex`]: "true" },
+          rules: [{ host: "r.test", paths: [{ path: "/api/.*", service: "api" }] }],
+        }),
+        ingress({
+          name: "plain",
+          rules: [
+            {
+              host: "r.test",
+              paths: [
+                { path: "/a(b", service: "web" },
+                { path: `/${"x".repeat(600)}`, service: "web" },
+                { path: "/ok", service: "web" },
+              ],
+            },
+          ],
+        }),
+        ingress({
+          name: "other",
+          rules: [{ host: "o.test", paths: [{ path: "/", service: "o" }] }],
+        }),
+      ]),
+    );
+    assert.deepEqual(compiled.problems, [
+      `default/plain: path "/${"x".repeat(99)}…" is not served on host "r.test": another Ingress makes the host's paths regular expressions (use-regex), and as one it is 602 characters long, more than the 512 a pattern may have`,
+      'default/plain: path "/a(b" is not served on host "r.test": another Ingress makes the host\'s paths regular expressions (use-regex), and as one it is not valid RE2 (error parsing regexp: missing closing ): `(?i)^/a(b`)',
+    ]);
+    assert.equal(findRoute(compiled.table, "r.test", "/api/x")?.ingress, "default/regex");
+    assert.equal(findRoute(compiled.table, "r.test", "/ok/1")?.ingress, "default/plain");
+    assert.equal(findRoute(compiled.table, "r.test", "/a(b"), undefined);
+    assert.equal(findRoute(compiled.table, "o.test", "/x")?.ingress, "default/other");
+  });
+
   it("given disable-robots, serves /robots.txt of the host from an Exact route of the ingress", () => {
     const compiled = compileRoutes(
       view(1, [

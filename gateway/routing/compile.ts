@@ -21,9 +21,15 @@ import { securityErrors } from "../../core/ingress/review-ingress";
 import { hostProblem } from "../../core/ingress/hostname";
 import { BULWARK_INGRESS_ANNOTATION_PREFIX, NGINX_ANNOTATION_PREFIX } from "../../core/names";
 import { formatErrors } from "../../core/result";
+import { quote } from "../../core/annotations/validators";
 import { isSlash, trimEndWhere } from "../../core/trim";
+import {
+  checkPathPattern,
+  PathPatternBudget,
+  type LinearPattern,
+} from "../../core/patterns/linear-regex";
 import { canaryAffinity, routeAffinity } from "../policy/affinity";
-import { pathRegex, ROBOTS_PATH } from "../policy/host-rules";
+import { ROBOTS_PATH } from "../policy/host-rules";
 import {
   compileTraffic,
   DEFAULT_TRAFFIC_OPTIONS,
@@ -147,13 +153,27 @@ class HostBuilder {
   readonly regex = new Map<string, Route>();
   fallback: Route | undefined;
 
-  build(): HostRoutes {
+  /**
+   * `patternOf`: a path as a regex, or why it is none; `unplaced`: a route left out because its
+   * path is none.
+   */
+  build(
+    patternOf: (path: string) => LinearPattern | string,
+    unplaced: (route: Route, why: string) => void,
+  ): HostRoutes {
     const exact = this.exact.size > 0 ? this.exact : undefined;
     if (this.regex.size > 0) {
-      // ingress-nginx: one regex path on a host makes all its paths regexes, longest first.
+      // ingress-nginx: one regex path on a host makes all its paths regexes, longest first. A
+      // prefix path of another Ingress that is no valid regex (as nginx would refuse the whole
+      // configuration) is left out, reported, not allowed to stop every host's routes.
       const all = [...this.regex.values(), ...this.prefix.values()];
       all.sort((a, b) => b.path.length - a.path.length);
-      const regex: RegexRoute[] = all.map(route => ({ pattern: pathRegex(route.path), route }));
+      const regex: RegexRoute[] = [];
+      for (const route of all) {
+        const pattern = patternOf(route.path);
+        if (typeof pattern === "string") unplaced(route, pattern);
+        else regex.push({ pattern, route });
+      }
       return { exact, regex, prefixes: [], fallback: this.fallback };
     }
     const prefixes = [...this.prefix.values()].sort((a, b) => b.match.length - a.match.length);
@@ -172,6 +192,8 @@ interface IngressContext {
   tlsHosts: ReadonlySet<string>;
   /** The ingress's spec.defaultBackend route, for its hosts' unmatched paths. */
   fallback?: Route | undefined;
+  /** What its regex paths may still compile to (a refused Ingress's too: they keep their place). */
+  patterns: PathPatternBudget;
 }
 
 class Compiler {
@@ -193,6 +215,8 @@ class Compiler {
   readonly names = new ExtraNames();
   /** The view's auth-secret Secrets by namespace/name. */
   authSecrets: ReadonlyMap<string, AuthSecret> = new Map();
+  /** Each path compiled as a regex once per compile: the pattern, or why it is none. */
+  private readonly patterns = new Map<string, LinearPattern | string>();
 
   constructor(
     private readonly endpoints: EndpointIndex,
@@ -356,6 +380,27 @@ class Compiler {
     (main.canaries as Route[]).push({ ...canary, policy });
   }
 
+  private buildHost(host: string, builder: HostBuilder): HostRoutes {
+    return builder.build(
+      path => this.patternOf(path),
+      (route, why) =>
+        this.problems.push(
+          `${route.ingress}: path ${quote(route.path)} is not served on host "${host}": another Ingress makes the host's paths regular expressions (use-regex), and as one it ${why}`,
+        ),
+    );
+  }
+
+  private patternOf(path: string): LinearPattern | string {
+    let found = this.patterns.get(path);
+    if (found === undefined) {
+      const check = checkPathPattern(path);
+      if (check.ok) found = check.pattern;
+      else found = check.tooLarge ? check.problem : `is not valid RE2 (${check.problem})`;
+      this.patterns.set(path, found);
+    }
+    return found;
+  }
+
   /** The route a main ingress made for this host, path and type, if any. */
   private mainRoute(host: string, path: string, kind: PathKind): Route | undefined {
     let builder: HostBuilder | undefined = this.anyHost;
@@ -368,11 +413,11 @@ class Compiler {
   build(version: number): RouteTable {
     const finish = (builders: Map<string, HostBuilder>) => {
       const built = new Map<string, HostRoutes>();
-      for (const [host, builder] of builders) built.set(host, builder.build());
+      for (const [host, builder] of builders) built.set(host, this.buildHost(host, builder));
       return built;
     };
     if (this.anyHost.fallback === undefined) this.anyHost.fallback = this.defaultRoute;
-    const any = this.anyHost.build();
+    const any = this.buildHost("", this.anyHost);
     const hasAny = any.exact !== undefined || any.prefixes.length > 0 || any.fallback !== undefined;
     const exactHosts = finish(this.exactHosts);
     const wildcardHosts = finish(this.wildcardHosts);
@@ -406,6 +451,7 @@ class Compiler {
       policy: DEFAULT_POLICY,
       annotations: undefined,
       tlsHosts: tlsHostsOf(ingress),
+      patterns: new PathPatternBudget(),
     };
     if (annotations === undefined || !hasOurAnnotation(annotations)) return context;
     const parsed = parseIngressAnnotations(annotations);
@@ -507,7 +553,19 @@ class Compiler {
   ): [Map<string, Route>, string] | undefined {
     if (route.kind === "Exact") return [builder.exact, route.match];
     if (context.annotations?.rewrite?.regexPaths !== true) return [builder.prefix, route.match];
-    return compilesAsRegex(route.path) ? [builder.regex, route.path] : undefined;
+    return this.compilesAsRegex(context, route.path) ? [builder.regex, route.path] : undefined;
+  }
+
+  /**
+   * Whether a regex path of `context` compiles, within its Ingress's budget (an invalid one is the
+   * Ingress's problem, which its review reports).
+   */
+  private compilesAsRegex(context: IngressContext, path: string): boolean {
+    if (context.patterns.spent) return false;
+    const check = context.patterns.check(path);
+    if (!check.ok || context.patterns.spent) return false;
+    this.patterns.set(path, check.pattern);
+    return true;
   }
 
   private claimDefault(context: IngressContext, route: Route): void {
@@ -588,16 +646,6 @@ function tlsHostsOf(ingress: V1Ingress): ReadonlySet<string> {
 
 function hasTls(context: IngressContext, host: string): boolean {
   return context.tlsHosts.has("*") || (host !== "" && context.tlsHosts.has(host));
-}
-
-function compilesAsRegex(path: string): boolean {
-  try {
-    pathRegex(path);
-    return true;
-  } catch {
-    // An invalid pattern is the ingress's problem, reported by the caller.
-    return false;
-  }
 }
 
 function hasOurAnnotation(annotations: Record<string, string>): boolean {

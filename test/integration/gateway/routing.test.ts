@@ -147,4 +147,37 @@ describe("gateway routing", () => {
       new RegExp(`^bulwark_gateway_view_version ${health.view?.version ?? -1}$`, "m"),
     );
   });
+
+  it("keeps applying changes when another tenant's prefix path is no valid regex on a regex host", async () => {
+    // One Ingress makes mixed.example.com's paths regular expressions; another's plain prefix
+    // "/a(b" is then none. Compiling threw: an incremental compile dropped the change unsaid, and
+    // a full one (every start) failed on every retry, so a restarted gateway applied no view.
+    await applyOrThrow(cluster.kc, [
+      ingress(ns, "mixed-regex", {
+        host: "mixed.example.com",
+        service: "blue",
+        path: "/api",
+        annotations: { "nginx.ingress.kubernetes.io/use-regex": "true" },
+      }),
+      ingress(ns, "mixed-plain", { host: "mixed.example.com", service: "green", path: "/a(b" }),
+    ]);
+    const api = await waitServed(gateway.httpPort, "mixed.example.com", "blue", { path: "/API/x" });
+    assert.equal(api.body, "blue /API/x");
+    await applyOrThrow(cluster.kc, [
+      ingress(ns, "after-mixed", { host: "after.example.com", service: "green" }),
+    ]);
+    assert.equal(
+      (await waitServed(gateway.httpPort, "after.example.com", "green")).body,
+      "green /",
+    );
+    assert.equal((await get(gateway.httpPort, "mixed.example.com", "/a(b")).status, 404);
+    await gateway.stop();
+    gateway = await startGateway({ kubeconfigPath: cluster.kubeconfigPath, namespace: ns });
+    assert.equal(
+      (await waitServed(gateway.httpPort, "after.example.com", "green")).body,
+      "green /",
+    );
+    const problems = JSON.stringify((await gateway.health()).view);
+    assert.match(problems, /mixed-plain: path \\"\/a\(b\\" is not served on host/);
+  });
 });

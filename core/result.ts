@@ -22,3 +22,12 @@ export function fail<T = never>(errors: FieldError[], warnings: string[] = []): 
 export function formatErrors(errors: FieldError[]): string {
   return errors.map(e => `${e.field}: ${e.message}`).join("; ");
 }
+
+// Denials, Events and logs carry these; a pasted certificate or a 256 KiB annotation must not
+// flood them.
+const MAX_QUOTED = 100;
+
+/** `raw` as a JSON string, cut to its first 100 characters and "…". */
+export function quote(raw: string): string {
+  return JSON.stringify(raw.length > MAX_QUOTED ? `${raw.slice(0, MAX_QUOTED)}…` : raw);
+}

@@ -5,6 +5,10 @@ import { z } from "zod";
 import { parseGoBool, parseGoInt } from "../go-strconv";
 import { NGINX_ANNOTATION_PREFIX } from "../names";
 import { parseRanges, type IpRanges } from "../net/ranges";
+import { quote } from "../result";
+
+// Annotation parsers quote what they refuse with it; it lives with Result, for every message.
+export { quote };
 
 /** A parsed value, or the full message of a denial. */
 export type Parsed<T> = { ok: true; value: T } | { ok: false; message: string };
@@ -17,13 +21,6 @@ export function good<T>(value: T): Parsed<T> {
 export function bad(expected: string, raw: string, detail?: string): Parsed<never> {
   const suffix = detail === undefined ? "" : ` (${detail})`;
   return { ok: false, message: `expected ${expected}, got ${quote(raw)}${suffix}` };
-}
-
-// Denials travel back through the API server; a pasted certificate must not flood them.
-const MAX_QUOTED = 100;
-
-export function quote(raw: string): string {
-  return JSON.stringify(raw.length > MAX_QUOTED ? `${raw.slice(0, MAX_QUOTED)}…` : raw);
 }
 
 /** The full annotation key for a name under our prefix; a name with its own prefix is whole. */

@@ -36,6 +36,7 @@
 // After the limit nothing needs undoing: kube-controller-manager re-taints an Unknown node that
 // lacks the taint every node-monitor-period, and Bulwark stops stripping it.
 import { EDGE_AUTONOMY_ANNOTATION, EDGE_MAX_UNKNOWN_ANNOTATION } from "../names";
+import { quote } from "../result";
 import { autonomySchema } from "./autonomy";
 import { nodeReady, timeMs, type Node } from "./types";
 import {
@@ -112,7 +113,7 @@ export function autonomyLimit(input: Omit<ProtectInput, "now" | "groupSize" | "v
     } else {
       const message = parsed.error.issues.map(i => i.message).join("; ");
       warnings.push(
-        `metadata.annotations["${EDGE_AUTONOMY_ANNOTATION}"]: ${message}; got ${JSON.stringify(autonomy)}, ignored`,
+        `metadata.annotations["${EDGE_AUTONOMY_ANNOTATION}"]: ${message}; got ${quote(autonomy)}, ignored`,
       );
     }
   }
@@ -128,7 +129,7 @@ export function autonomyLimit(input: Omit<ProtectInput, "now" | "groupSize" | "v
     }
     const message = parsed.error.issues.map(i => i.message).join("; ");
     warnings.push(
-      `metadata.annotations["${EDGE_MAX_UNKNOWN_ANNOTATION}"]: ${message}; got ${JSON.stringify(raw)}, ignored`,
+      `metadata.annotations["${EDGE_MAX_UNKNOWN_ANNOTATION}"]: ${message}; got ${quote(raw)}, ignored`,
     );
   }
   const zoneSeconds = input.zoneConfig?.maxUnknownSeconds;

@@ -66,6 +66,16 @@ describe("nodeVote and readVote", () => {
     assert.equal(reading.vote, "stale");
     assert.match(reading.staleReason ?? "", /expired at 2026-12-04T15:00:20.000Z/);
   });
+  it("given a 100 KiB term a peer wrote, reads it as stale quoting at most 100 characters", () => {
+    const annotations = {
+      ...voteAnnotations("true", FRESH),
+      "edge.bulwark.dev/vote-valid-until": "9".repeat(100 * 1024),
+    };
+    const reading = readVote({ metadata: { annotations } }, new Date(NOW));
+    assert.equal(reading.vote, "stale");
+    assert.ok((reading.staleReason ?? "").length < 400, reading.staleReason?.slice(0, 400));
+    assert.match(reading.staleReason ?? "", /got "9{100}…"$/);
+  });
 });
 
 describe("readSuperEdgeVote: SuperEdge's daemons, fresh while their peers are live", () => {

@@ -25,6 +25,7 @@ import {
   EDGE_VOTE_VALID_UNTIL_ANNOTATION,
 } from "../names";
 import type { Node } from "./types";
+import { quote } from "../result";
 
 export type Vote = "healthy" | "unhealthy" | "stale" | "none";
 
@@ -88,7 +89,7 @@ export function readTerm(node: Node): { term: VoteTerm } | { problem: string } {
     const parsed = rfc3339Utc.safeParse(raw);
     if (!parsed.success) {
       const message = parsed.error.issues.map(i => i.message).join("; ");
-      return { problem: `metadata.annotations["${key}"] ${message}; got ${JSON.stringify(raw)}` };
+      return { problem: `metadata.annotations["${key}"] ${message}; got ${quote(raw)}` };
     }
     times.push(parsed.data);
   }
@@ -118,7 +119,7 @@ function nodeUnhealthWarnings(annotations: Readonly<Record<string, string>>): st
   const unhealthy = annotations[EDGE_UNHEALTHY_ANNOTATION];
   if (unhealthy !== "yes") {
     warnings.push(
-      `metadata.annotations["${EDGE_UNHEALTHY_ANNOTATION}"]: expected "yes", got ${JSON.stringify(unhealthy)}; read as unhealthy`,
+      `metadata.annotations["${EDGE_UNHEALTHY_ANNOTATION}"]: expected "yes", got ${quote(unhealthy ?? "")}; read as unhealthy`,
     );
   }
   if (annotations[EDGE_HEALTH_ANNOTATION] === "true") {
@@ -162,7 +163,7 @@ export function readVote(
   if (health !== undefined) {
     // A typo ("True", "yes") must not protect a node: read it as no vote, and say so.
     warnings.push(
-      `metadata.annotations["${EDGE_HEALTH_ANNOTATION}"]: expected "true" or "false", got ${JSON.stringify(health)}; read as no vote`,
+      `metadata.annotations["${EDGE_HEALTH_ANNOTATION}"]: expected "true" or "false", got ${quote(health)}; read as no vote`,
     );
   }
   return { vote: "none", warnings };

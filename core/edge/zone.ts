@@ -19,7 +19,7 @@
 // of it is reported and ignored; the zones still apply.
 import { z } from "zod";
 import { EDGE_MAX_UNKNOWN_KEY, EDGE_TAINT_ZONE_ADMISSION_KEY, EDGE_ZONE_LABEL } from "../names";
-import { ok, type Result } from "../result";
+import { ok, quote, type Result } from "../result";
 import type { Node } from "./types";
 
 /**
@@ -70,9 +70,7 @@ export function parseZoneConfig(
     if (parsed.success) config.maxUnknownSeconds = parsed.data;
     else {
       const message = parsed.error.issues.map(i => i.message).join("; ");
-      config.warnings = [
-        `data.${EDGE_MAX_UNKNOWN_KEY} ${message}; got ${JSON.stringify(raw)}, ignored`,
-      ];
+      config.warnings = [`data.${EDGE_MAX_UNKNOWN_KEY} ${message}; got ${quote(raw)}, ignored`];
     }
   }
   return ok(config);

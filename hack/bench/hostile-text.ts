@@ -17,6 +17,7 @@ import { certificateBlocks } from "../../core/tls/certificate";
 import { firstPemBlock } from "../../core/checksum/certificate";
 import { parseRanges } from "../../core/net/ranges";
 import { isSpaceOrTab, trimEndWhere } from "../../core/trim";
+import { bestOf } from "./stats";
 
 const { values } = parseArgs({
   options: { sizes: { type: "string" }, rounds: { type: "string" } },
@@ -28,17 +29,6 @@ const LAZY_BLOCKS = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE----
 const TRAILING_BLANKS = /[ \t]+$/;
 const GO_SPACE =
   /^[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+|[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$/g;
-
-/** The best of ROUNDS timings of `run` (ms). */
-function best(run: () => unknown): number {
-  let fastest = Infinity;
-  for (let round = 0; round < ROUNDS; round++) {
-    const start = performance.now();
-    run();
-    fastest = Math.min(fastest, performance.now() - start);
-  }
-  return fastest;
-}
 
 interface Case {
   name: string;
@@ -81,8 +71,8 @@ function main(): void {
   for (const { name, text, ours, peer } of CASES) {
     for (const size of SIZES) {
       const input = text(size);
-      const mine = best(() => ours(input));
-      const theirs = peer === undefined ? undefined : best(() => peer(input));
+      const mine = bestOf(ROUNDS, () => ours(input));
+      const theirs = peer === undefined ? undefined : bestOf(ROUNDS, () => peer(input));
       const ratio = theirs === undefined ? "—" : (theirs / mine).toFixed(0);
       const kib = (input.length / 1024).toFixed(0);
       const peerText = theirs === undefined ? "—" : theirs.toFixed(1);

@@ -10,6 +10,7 @@ import { parseArgs } from "node:util";
 import { RE2JS } from "re2js";
 import { compileLinear, MAX_PATTERN_INSTRUCTIONS } from "../../core/patterns/linear-regex";
 import { seededRandom } from "../../test/harness/generate";
+import { bestOf } from "./stats";
 
 const { values } = parseArgs({ options: { rounds: { type: "string" } } });
 const ROUNDS = Number(values.rounds ?? 3);
@@ -59,16 +60,6 @@ const SHAPES: Shape[] = [
   },
 ];
 
-function best(run: () => unknown): number {
-  let fastest = Infinity;
-  for (let round = 0; round < ROUNDS; round++) {
-    const start = performance.now();
-    run();
-    fastest = Math.min(fastest, performance.now() - start);
-  }
-  return fastest;
-}
-
 const gc = (globalThis as { gc?: () => void }).gc;
 
 /**
@@ -93,14 +84,14 @@ function main(): void {
   console.log("| --- | --- | --- | --- | --- | --- | --- | --- |");
   for (const shape of SHAPES) {
     const pattern = compileLinear(shape.source);
-    const compile = best(() => compileLinear(shape.source));
+    const compile = bestOf(ROUNDS, () => compileLinear(shape.source));
     const kept = retainedKiB(() => compileLinear(shape.source), 200);
     const v8 = new RegExp(shape.source);
     const cells = [8 * 1024, 64 * 1024].flatMap(n => {
       const input = shape.input(n);
       pattern.test(input); // the DFA's first states, as a worker's steady state has them
-      const ours = best(() => pattern.test(input)).toFixed(2);
-      return [ours, shape.v8 ? best(() => v8.test(input)).toFixed(3) : "not run"];
+      const ours = bestOf(ROUNDS, () => pattern.test(input)).toFixed(2);
+      return [ours, shape.v8 ? bestOf(ROUNDS, () => v8.test(input)).toFixed(3) : "not run"];
     });
     const retained = kept === undefined ? "—" : kept.toFixed(0);
     console.log(
@@ -110,7 +101,7 @@ function main(): void {
   // What the bound refuses: a million instructions in 11 000 characters.
   const source = "[a-z]{1000}".repeat(1000);
   let program: RE2JS | undefined;
-  const compile = best(() => (program = RE2JS.compile(source)));
+  const compile = bestOf(ROUNDS, () => (program = RE2JS.compile(source)));
   const kept = retainedKiB(() => RE2JS.compile(source), 1);
   console.log(
     `\nRefused (over ${MAX_PATTERN_INSTRUCTIONS} instructions): ${source.length} characters, ${program?.programSize()} instructions, compile ${compile.toFixed(0)} ms, retained ${kept === undefined ? "—" : (kept / 1024).toFixed(0)} MiB per worker.`,

@@ -9,25 +9,13 @@
 import { parseArgs } from "node:util";
 import { linearClones, peprRamda } from "../../capabilities/pepr/linear-clone";
 import { podReview } from "../../test/fixtures/pod-review";
+import { bestOf } from "./stats";
 
 const { values } = parseArgs({
   options: { env: { type: "string" }, rounds: { type: "string" } },
 });
 const SIZES = (values.env ?? "10,100,1000,5000,10000").split(",").map(Number);
 const ROUNDS = Number(values.rounds ?? 5);
-
-type Clone = <T>(value: T) => T;
-
-/** The best of ROUNDS timings of one copy of `object` (ms). */
-function best(clone: Clone, object: unknown): number {
-  let fastest = Infinity;
-  for (let round = 0; round < ROUNDS; round++) {
-    const start = performance.now();
-    clone(object);
-    fastest = Math.min(fastest, performance.now() - start);
-  }
-  return fastest;
-}
 
 function main(): void {
   const ramda = { clone: peprRamda().clone };
@@ -43,8 +31,8 @@ function main(): void {
   for (const env of SIZES) {
     const object = podReview(env).object;
     const kib = JSON.stringify(object).length / 1024;
-    const slow = best(peer, object);
-    const fast = best(linear, object);
+    const slow = bestOf(ROUNDS, () => peer(object));
+    const fast = bestOf(ROUNDS, () => linear(object));
     console.log(
       `${String(env).padStart(9)} ${kib.toFixed(0).padStart(9)} ${slow.toFixed(3).padStart(10)} ${fast.toFixed(3).padStart(10)} ${(slow / fast).toFixed(1).padStart(8)}`,
     );

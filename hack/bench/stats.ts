@@ -52,3 +52,14 @@ export function differenceInterval(
   const tail = (1 - level) / 2;
   return [quantile(differences, tail), quantile(differences, 1 - tail)];
 }
+
+/** The fastest of `rounds` timings of `run`, in ms: the figure least moved by the machine's load. */
+export function bestOf(rounds: number, run: () => unknown): number {
+  let fastest = Infinity;
+  for (let round = 0; round < rounds; round++) {
+    const start = performance.now();
+    run();
+    fastest = Math.min(fastest, performance.now() - start);
+  }
+  return fastest;
+}

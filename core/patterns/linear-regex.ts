@@ -125,7 +125,8 @@ export class PathPatternBudget {
   check(path: string): PatternCheck {
     const check = checkPathPattern(path);
     if (check.ok) this.#left -= check.instructions;
-    else if (check.tooLarge) this.#left = -1;
+    // Over the length bound is known before compiling, at no cost: only a compile spends it all.
+    else if (check.tooLarge && path.length < MAX_PATTERN_LENGTH) this.#left = -1;
     return check;
   }
 }

@@ -494,6 +494,50 @@ describe("compileRoutes: traffic policy", () => {
     assert.equal(findRoute(compiled.table, "o.test", "/x")?.ingress, "default/other");
   });
 
+  it("given an Ingress's prefix paths on another's regex host, charges their compiles to its own budget", () => {
+    // Each path compiles to 72 000 instructions, some 90 ms: without the budget every one was
+    // compiled, in every worker, on every compile of the host.
+    const hostile = (k: number) => `/${k}${"a{1000}".repeat(72)}`;
+    const compiled = compileRoutes(
+      view(1, [
+        ingress({
+          name: "regex",
+          annotations: { [`${P}use-regex`]: "true" },
+          rules: [{ host: "r.test", paths: [{ path: "/api/.*", service: "api" }] }],
+        }),
+        ingress({
+          name: "plain",
+          rules: [
+            {
+              host: "r.test",
+              paths: [1, 2, 3, 4].map(k => ({ path: hostile(k), service: "web" })),
+            },
+          ],
+        }),
+        ingress({
+          name: "neighbour",
+          rules: [{ host: "r.test", paths: [{ path: "/shop", service: "shop" }] }],
+        }),
+      ]),
+    );
+    const left = (k: number, why: string) =>
+      `default/plain: path "${hostile(k).slice(0, 100)}…" is not served on host "r.test": another Ingress makes the host's paths regular expressions (use-regex), and as one it ${why}`;
+    assert.deepEqual(compiled.problems, [
+      left(
+        1,
+        "compiles to 72005 RE2 instructions, more than the 5000 a pattern may have (each request runs them; spell out fewer repetitions)",
+      ),
+      ...[2, 3, 4].map(k =>
+        left(
+          k,
+          "would bring its Ingress's regular expressions past 50000 RE2 instructions together",
+        ),
+      ),
+    ]);
+    assert.equal(findRoute(compiled.table, "r.test", "/shop/x")?.ingress, "default/neighbour");
+    assert.equal(findRoute(compiled.table, "r.test", "/api/x")?.ingress, "default/regex");
+  });
+
   it("given disable-robots, serves /robots.txt of the host from an Exact route of the ingress", () => {
     const compiled = compileRoutes(
       view(1, [

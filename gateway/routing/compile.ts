@@ -25,6 +25,7 @@ import { quote } from "../../core/annotations/validators";
 import { isSlash, trimEndWhere } from "../../core/trim";
 import {
   checkPathPattern,
+  MAX_INGRESS_PATTERN_INSTRUCTIONS,
   PathPatternBudget,
   type LinearPattern,
 } from "../../core/patterns/linear-regex";
@@ -75,6 +76,9 @@ export interface CompiledRoutes {
 }
 
 const SECOND = 1000;
+/** Whether `budget` is spent now (a call: TypeScript keeps `budget.spent` narrowed across a check). */
+const spentBy = (budget: PathPatternBudget): boolean => budget.spent;
+const OVER_INGRESS_BUDGET = `would bring its Ingress's regular expressions past ${MAX_INGRESS_PATTERN_INSTRUCTIONS} RE2 instructions together`;
 
 export const DEFAULT_POLICY: RoutePolicy = Object.freeze({
   connectTimeoutMs: INGRESS_NGINX_PROXY_DEFAULTS.connectTimeoutSeconds * SECOND,
@@ -158,7 +162,7 @@ class HostBuilder {
    * path is none.
    */
   build(
-    patternOf: (path: string) => LinearPattern | string,
+    patternOf: (route: Route) => LinearPattern | string,
     unplaced: (route: Route, why: string) => void,
   ): HostRoutes {
     const exact = this.exact.size > 0 ? this.exact : undefined;
@@ -170,7 +174,7 @@ class HostBuilder {
       all.sort((a, b) => b.path.length - a.path.length);
       const regex: RegexRoute[] = [];
       for (const route of all) {
-        const pattern = patternOf(route.path);
+        const pattern = patternOf(route);
         if (typeof pattern === "string") unplaced(route, pattern);
         else regex.push({ pattern, route });
       }
@@ -217,6 +221,8 @@ class Compiler {
   authSecrets: ReadonlyMap<string, AuthSecret> = new Map();
   /** Each path compiled as a regex once per compile: the pattern, or why it is none. */
   private readonly patterns = new Map<string, LinearPattern | string>();
+  /** Each Ingress's regex budget, by its id (a route's `ingress`). */
+  private readonly budgets = new Map<string, PathPatternBudget>();
 
   constructor(
     private readonly endpoints: EndpointIndex,
@@ -382,7 +388,7 @@ class Compiler {
 
   private buildHost(host: string, builder: HostBuilder): HostRoutes {
     return builder.build(
-      path => this.patternOf(path),
+      route => this.patternOf(route),
       (route, why) =>
         this.problems.push(
           `${route.ingress}: path ${quote(route.path)} is not served on host "${host}": another Ingress makes the host's paths regular expressions (use-regex), and as one it ${why}`,
@@ -390,15 +396,25 @@ class Compiler {
     );
   }
 
-  private patternOf(path: string): LinearPattern | string {
-    let found = this.patterns.get(path);
-    if (found === undefined) {
-      const check = checkPathPattern(path);
-      if (check.ok) found = check.pattern;
-      else found = check.tooLarge ? check.problem : `is not valid RE2 (${check.problem})`;
-      this.patterns.set(path, found);
-    }
-    return found;
+  /**
+   * A path as a regex, compiled once per compile and charged to its own Ingress's budget: a
+   * tenant's plain prefix paths on another's regex host cost no more than regex paths would.
+   */
+  private patternOf(route: Route): LinearPattern | string {
+    const found = this.patterns.get(route.path);
+    if (found !== undefined) return found;
+    const budget = this.budgets.get(route.ingress);
+    if (budget?.spent === true) return OVER_INGRESS_BUDGET;
+    const check = budget === undefined ? checkPathPattern(route.path) : budget.check(route.path);
+    const verdict = check.ok
+      ? check.pattern
+      : check.tooLarge
+        ? check.problem
+        : `is not valid RE2 (${check.problem})`;
+    // What the path is, for every Ingress; the budget only this one's.
+    this.patterns.set(route.path, verdict);
+    const crossed = check.ok && budget !== undefined && spentBy(budget);
+    return crossed ? OVER_INGRESS_BUDGET : verdict;
   }
 
   /** The route a main ingress made for this host, path and type, if any. */
@@ -453,6 +469,7 @@ class Compiler {
       tlsHosts: tlsHostsOf(ingress),
       patterns: new PathPatternBudget(),
     };
+    this.budgets.set(id, context.patterns);
     if (annotations === undefined || !hasOurAnnotation(annotations)) return context;
     const parsed = parseIngressAnnotations(annotations);
     if (parsed.ok) {

@@ -140,6 +140,22 @@ describe("validateIngressSpec", () => {
     assert.match(errors[0]?.message ?? "", /not a valid regular expression/);
   });
 
+  it("given use-regex, checks Prefix paths as regular expressions too (the gateway serves them as such), Exact ones not", () => {
+    const spec = {
+      rules: [
+        rule("a.com", { path: "/(a", pathType: "Prefix" }),
+        rule("b.com", { path: "/(b", pathType: "Exact" }),
+        rule("c.com", { path: "/c(/|$)(.*)", pathType: "Prefix" }),
+      ],
+    };
+    const { errors } = validateIngressSpec(ingress(spec), { useRegex: true });
+    assert.deepEqual(
+      errors.map(e => e.field),
+      ["spec.rules[0].http.paths[0].path"],
+    );
+    assert.match(errors[0]?.message ?? "", /not a valid regular expression in RE2 syntax/);
+  });
+
   it("given use-regex and a path over a pattern's bound, names the path and the bound", () => {
     // The second is over the bound too, but is not compiled: the first spent the budget.
     const path = `/${"[a-z]{1000}".repeat(6)}`;

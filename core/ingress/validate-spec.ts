@@ -10,7 +10,7 @@ const PORT_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const PATH_TYPES = new Set(["Exact", "Prefix", "ImplementationSpecific"]);
 
 export interface SpecOptions {
-  /** `use-regex`: ImplementationSpecific paths are regular expressions that must compile. */
+  /** `use-regex` (or a rewrite-target): every path but an Exact one is a regular expression that must compile. */
   useRegex?: boolean;
 }
 
@@ -85,7 +85,8 @@ function pathProblems(
     });
   }
   const value = path.path ?? "/";
-  if (type === "ImplementationSpecific" && options.useRegex) {
+  // As the gateway serves them: with use-regex, every path but an Exact one is a regex.
+  if (type !== "Exact" && options.useRegex) {
     errors.push(...regexPathProblems(value, `${field}.path`, budget));
   } else if (!value.startsWith("/")) {
     errors.push({

@@ -96,7 +96,10 @@ export function reviewIngress(
 ): IngressReview {
   const annotations = parseIngressAnnotations(ingress.metadata?.annotations);
   const parsed = annotations.ok ? annotations.value : undefined;
-  const spec = validateIngressSpec(ingress, { useRegex: parsed?.rewrite?.regexPaths === true });
+  const spec = validateIngressSpec(ingress, {
+    useRegex: parsed?.rewrite?.regexPaths === true,
+    rewrites: parsed?.rewrite?.target !== undefined,
+  });
   const tls = validateIngressTls(ingress, secrets);
   const security = securityFindings(ingress, mode);
   return {

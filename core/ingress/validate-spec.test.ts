@@ -156,6 +156,15 @@ describe("validateIngressSpec", () => {
     assert.match(errors[0]?.message ?? "", /not a valid regular expression in RE2 syntax/);
   });
 
+  it("given a rewrite-target, checks Exact paths as regular expressions too: the rewrite takes their capture groups", () => {
+    const spec = { rules: [rule("b.com", { path: "/(b", pathType: "Exact" })] };
+    const { errors } = validateIngressSpec(ingress(spec), { useRegex: true, rewrites: true });
+    assert.deepEqual(
+      errors.map(e => e.field),
+      ["spec.rules[0].http.paths[0].path"],
+    );
+  });
+
   it("given use-regex and a path over a pattern's bound, names the path and the bound", () => {
     // The second is over the bound too, but is not compiled: the first spent the budget.
     const path = `/${"[a-z]{1000}".repeat(6)}`;

@@ -12,6 +12,8 @@ const PATH_TYPES = new Set(["Exact", "Prefix", "ImplementationSpecific"]);
 export interface SpecOptions {
   /** `use-regex` (or a rewrite-target): every path but an Exact one is a regular expression that must compile. */
   useRegex?: boolean;
+  /** A rewrite-target: its capture groups come from the path, so an Exact path must compile too. */
+  rewrites?: boolean;
 }
 
 export interface SpecReport {
@@ -85,8 +87,9 @@ function pathProblems(
     });
   }
   const value = path.path ?? "/";
-  // As the gateway serves them: with use-regex, every path but an Exact one is a regex.
-  if (type !== "Exact" && options.useRegex) {
+  // As the gateway serves them: with use-regex, every path but an Exact one is a regex; with a
+  // rewrite-target, an Exact one too (for its capture groups).
+  if (options.useRegex && (type !== "Exact" || options.rewrites)) {
     errors.push(...regexPathProblems(value, `${field}.path`, budget));
   } else if (!value.startsWith("/")) {
     errors.push({

@@ -494,6 +494,30 @@ describe("compileRoutes: traffic policy", () => {
     assert.equal(findRoute(compiled.table, "o.test", "/x")?.ingress, "default/other");
   });
 
+  it("given a rewrite-target Ingress with an Exact path that is no regex, leaves out that route (the compile threw)", () => {
+    const compiled = compileRoutes(
+      view(1, [
+        ingress({
+          name: "rewrite",
+          annotations: { [`${P}rewrite-target`]: "/" },
+          rules: [
+            {
+              host: "w.test",
+              paths: [
+                { path: "/a(b", type: "Exact", service: "web" },
+                { path: "/ok", type: "Exact", service: "web" },
+              ],
+            },
+          ],
+        }),
+      ]),
+    );
+    assert.deepEqual(compiled.problems, [
+      'default/rewrite: spec.rules[0].http.paths[0]: path "/a(b" is not a valid regular expression (use-regex, rewrite-target)',
+    ]);
+    assert.equal(findRoute(compiled.table, "w.test", "/ok")?.ingress, "default/rewrite");
+  });
+
   it("given an Ingress's prefix paths on another's regex host, charges their compiles to its own budget", () => {
     // Each path compiles to 72 000 instructions, some 90 ms: without the budget every one was
     // compiled, in every worker, on every compile of the host.

@@ -543,7 +543,11 @@ class Compiler {
     if (route === undefined) return;
     const slot = this.slotOf(context, builder, route);
     if (slot === undefined) {
-      this.problem(context, field, `path "${value}" is not a valid regular expression (use-regex)`);
+      this.problem(
+        context,
+        field,
+        `path ${quote(value)} is not a valid regular expression (use-regex, rewrite-target)`,
+      );
       return;
     }
     const [map, key] = slot;
@@ -568,8 +572,13 @@ class Compiler {
     builder: HostBuilder,
     route: Route,
   ): [Map<string, Route>, string] | undefined {
-    if (route.kind === "Exact") return [builder.exact, route.match];
-    if (context.annotations?.rewrite?.regexPaths !== true) return [builder.prefix, route.match];
+    const rewrite = context.annotations?.rewrite;
+    if (route.kind === "Exact") {
+      // A rewrite takes its capture groups from the path, an Exact one's too.
+      const compiles = rewrite?.target === undefined || this.compilesAsRegex(context, route.path);
+      return compiles ? [builder.exact, route.match] : undefined;
+    }
+    if (rewrite?.regexPaths !== true) return [builder.prefix, route.match];
     return this.compilesAsRegex(context, route.path) ? [builder.regex, route.path] : undefined;
   }
 

@@ -195,7 +195,8 @@ function sticks(route: Route): boolean {
 
 const NO_CANARY_CONTEXT: CanaryContext = { available: () => false, random: Math.random };
 
-function refusedPolicy(refusal: string, options: TrafficOptions): TrafficPolicy {
+/** A policy that answers 503 with `refusal` (the route holds its place). */
+export function refusedPolicy(refusal: string, options: TrafficOptions): TrafficPolicy {
   return {
     refusal,
     group: undefined,

@@ -518,6 +518,31 @@ describe("compileRoutes: traffic policy", () => {
     assert.equal(findRoute(compiled.table, "w.test", "/ok")?.ingress, "default/rewrite");
   });
 
+  it("given a route whose traffic policy throws, refuses that route (503) and reports it, and compiles the rest", () => {
+    // A stand-in for a check missed upstream (as the rewrite of an Exact path that is no regex
+    // was): reading the rate-limit options throws.
+    const traffic = {
+      ...DEFAULT_COMPILE_OPTIONS.traffic,
+      get limits(): undefined {
+        throw new Error("missed check");
+      },
+    };
+    const compiled = compileRoutes(
+      view(1, [
+        ingress({
+          name: "throws",
+          rules: [{ host: "t.test", paths: [{ path: "/", service: "web" }] }],
+        }),
+      ]),
+      { ...DEFAULT_COMPILE_OPTIONS, traffic },
+    );
+    assert.deepEqual(compiled.problems, [
+      'default/throws: host "t.test" path "/" answers 503: its traffic policy did not compile: missed check',
+    ]);
+    const route = findRoute(compiled.table, "t.test", "/");
+    assert.equal(route?.traffic?.refusal, "its traffic policy did not compile: missed check");
+  });
+
   it("given an Ingress's prefix paths on another's regex host, charges their compiles to its own budget", () => {
     // Each path compiles to 72 000 instructions, some 90 ms: without the budget every one was
     // compiled, in every worker, on every compile of the host.

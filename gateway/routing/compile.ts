@@ -33,6 +33,7 @@ import { canaryAffinity, routeAffinity } from "../policy/affinity";
 import { ROBOTS_PATH } from "../policy/host-rules";
 import {
   compileTraffic,
+  refusedPolicy,
   DEFAULT_TRAFFIC_OPTIONS,
   type TrafficOptions,
 } from "../policy/route-traffic";
@@ -301,12 +302,24 @@ class Compiler {
     this.mains.push(route);
   }
 
-  /** Compiles every main route's traffic policy, once its canaries are attached. */
+  /**
+   * Compiles every main route's traffic policy, once its canaries are attached. A policy that
+   * throws (a check missed upstream) refuses its route, 503, not every host's: the route's
+   * policy may be what guards it, so it is never served without one.
+   */
   compileTraffic(): void {
     for (const route of this.mains) {
       const certified = this.certified.has(route.host);
-      const fallback = this.defaultBackendOf(route);
-      route.traffic = compileTraffic(route, certified, this.options.traffic, fallback);
+      try {
+        const fallback = this.defaultBackendOf(route);
+        route.traffic = compileTraffic(route, certified, this.options.traffic, fallback);
+      } catch (error) {
+        const why = `its traffic policy did not compile: ${error instanceof Error ? error.message : String(error)}`;
+        route.traffic = refusedPolicy(why, this.options.traffic);
+        this.problems.push(
+          `${route.ingress}: host ${quote(route.host)} path ${quote(route.path)} answers 503: ${why}`,
+        );
+      }
     }
   }
 

@@ -8,6 +8,15 @@ import {
   type ServingScope,
 } from "../../core/ingress/selection";
 import { reviewIngress } from "../../core/ingress/review-ingress";
+import {
+  hostsOf,
+  PathVerdicts,
+  reviewRegexHosts,
+  type RegexHostReview,
+} from "../../core/ingress/regex-hosts";
+import { isCanaryIngress } from "../../core/annotations";
+import { namespacedName } from "../../core/object-key";
+import { watchedIngresses } from "./watched-ingresses";
 import { reviewTlsSecret } from "../../core/ingress/review-secret";
 import type { Ingress, Secret } from "../../core/ingress/types";
 import { NGINX_ANNOTATION_PREFIX } from "../../core/names";
@@ -85,7 +94,48 @@ export async function validateIngress(
       securityAnnotationMode(),
     ),
   );
-  return answer(req, "Ingress", review.errors, review.warnings);
+  // The API server sends oldObject null on a CREATE.
+  const previous = (req.OldResource ?? undefined) as Ingress | undefined;
+  const hosts = await regexHostReview(ingress, namespace, previous, scope);
+  return answer(
+    req,
+    "Ingress",
+    [...review.errors, ...hosts.errors],
+    [...review.warnings, ...hosts.warnings],
+  );
+}
+
+/** Remembered across reviews: a host's paths are compiled once, not at every write to it. */
+const pathVerdicts = new PathVerdicts();
+
+/**
+ * What this write breaks on its hosts that some Ingress makes regex (core/ingress/regex-hosts.ts),
+ * against the other Ingresses Bulwark serves there; nothing until the watch has listed them.
+ */
+async function regexHostReview(
+  ingress: Ingress,
+  namespace: string,
+  previous: Ingress | undefined,
+  scope: ServingScope,
+): Promise<RegexHostReview> {
+  const own = namespacedName(namespace, ingress.metadata?.name ?? "");
+  const candidates = new Map<string, Ingress[]>();
+  for (const host of hostsOf(ingress)) {
+    const on = watchedIngresses.onHost(host, own);
+    if (on === undefined) return { errors: [], warnings: [] };
+    candidates.set(
+      host,
+      on.filter(other => !isCanaryIngress(other.metadata?.annotations)),
+    );
+  }
+  const classless = [...candidates.values()].some(list => list.some(namesNoClass));
+  const serving =
+    classless && !scope.classIsDefault
+      ? { ...scope, classIsDefault: await classIsDefaultNow() }
+      : scope;
+  const neighbours = (host: string) =>
+    (candidates.get(host) ?? []).filter(other => selectsIngress(other, serving));
+  return reviewRegexHosts(ingress, previous, neighbours, pathVerdicts);
 }
 
 /** TLS Secrets are Bulwark's business only while one of its Ingresses names them. */

@@ -11,7 +11,8 @@ import { keptAliveApi } from "../../kube/kept-alive-api";
 import type { V1IngressClass } from "@kubernetes/client-node";
 import { isDefaultClass, namesNoClass } from "../../core/ingress/class";
 import { INGRESS_CLASS } from "../../core/names";
-import { secretsNamedBy, tlsUsers } from "./tls-users";
+import { secretsNamedBy } from "./tls-users";
+import { watchedIngresses } from "./watched-ingresses";
 import { Log } from "pepr";
 import { pairOf, watchedTlsPairs, type TlsPair } from "./tls-secrets";
 import type { Secret } from "../../core/ingress/types";
@@ -119,7 +120,7 @@ export async function ingressesUsingSecret(
   secretName: string,
   scope: (classless: boolean) => Promise<ServingScope>,
 ): Promise<Ingress[]> {
-  const watched = tlsUsers.users(namespace, secretName);
+  const watched = watchedIngresses.usersOf(namespace, secretName);
   const candidates =
     watched ??
     (await keptAliveApi().get<{ items: Ingress[] }>(resourcePath(INGRESSES, { namespace }))).items;

@@ -1,10 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { Ingress } from "../../core/ingress/types";
-import type { ListWatch } from "../../kube/list-watch";
-import { ScriptedClient } from "../../test/harness/scripted-client";
-import { waitUntil } from "../../test/harness/wait";
-import { ingressListWatch, TlsUsersIndex, WatchedTlsUsers } from "./tls-users";
+import { TlsUsersIndex } from "./tls-users";
 
 function ingress(namespace: string, name: string, secrets: string[]): Ingress {
   return {
@@ -53,27 +50,5 @@ describe("TlsUsersIndex", () => {
       metadata: { name: "web", namespace: "shop", uid: "u-1", annotations: { a: "1" } },
       spec: full.spec,
     });
-  });
-});
-
-describe("WatchedTlsUsers", () => {
-  it("answers nothing until a list is in: a refused first list does not count as one", async () => {
-    const client = new ScriptedClient<Ingress>([
-      new Error("connection refused"),
-      { items: [ingress("shop", "web", ["shop-tls"])], metadata: { resourceVersion: "7" } },
-    ]);
-    const backoff = { durationMs: 100, factor: 1, jitter: 0, steps: 10, capMs: 100 };
-    let listWatch: ListWatch<Ingress> | undefined;
-    const users = new WatchedTlsUsers(
-      (feed, who) => (listWatch = ingressListWatch(feed, who, { client, reflector: { backoff } })),
-    );
-    assert.equal(users.users("shop", "shop-tls"), undefined, "before the list");
-    await waitUntil("the refused list", () => client.lists.length === 1);
-    await new Promise(resolve => setImmediate(resolve));
-    assert.equal(users.users("shop", "shop-tls"), undefined, "after a refused list");
-    const listed = await waitUntil("the list again", () => users.users("shop", "shop-tls"));
-    assert.deepEqual(names(listed), ["web"]);
-    assert.equal(client.lists.length, 2);
-    await listWatch?.stop();
   });
 });

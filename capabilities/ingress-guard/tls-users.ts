@@ -1,13 +1,8 @@
-// Which Ingresses name a TLS Secret, kept from a watch in the admission process. A TLS Secret's
-// admission used to list every Ingress of its namespace on each write: with 10k Ingresses in
-// one namespace that was megabytes of JSON per cert-manager renewal. The Secret webhook fails
-// open and the gateway re-validates every pair it serves, so an answer from a watch a moment
-// behind the API server is good enough here; until the first list has arrived, callers read the
-// API server instead.
+// Which Ingresses name a TLS Secret, kept from a watch (watched-ingresses.ts in the admission
+// process, the serving notices in the watcher). A TLS Secret's admission used to list every
+// Ingress of its namespace on each write: with 10k Ingresses in one namespace that was megabytes
+// of JSON per cert-manager renewal.
 import type { Ingress } from "../../core/ingress/types";
-import { startedOnFirstUse, type ListWatch, type ListWatchOf } from "../../kube/list-watch";
-import { moduleListWatch } from "../pepr/watches";
-import { INGRESSES, resourcePath } from "../../kube/api-paths";
 import { namespacedName, objectKey } from "../../core/object-key";
 
 /** The Secret names an Ingress's tls entries give. */
@@ -58,26 +53,3 @@ export class TlsUsersIndex {
     return [...keys].flatMap(k => this.#ingresses.get(k) ?? []);
   }
 }
-
-/** The index and the watch that feeds it, started on first use. */
-export class WatchedTlsUsers {
-  readonly index = new TlsUsersIndex();
-  readonly #watch: () => ListWatch<Ingress>;
-
-  /** `listWatch`: the Ingresses' (all namespaces, the default kubeconfig's cluster). */
-  constructor(listWatch: ListWatchOf<Ingress> = ingressListWatch) {
-    this.#watch = startedOnFirstUse(() => listWatch(this.index, "(TLS Secret users)"));
-  }
-
-  /** The users from the watch, or undefined until a list has arrived (start it then). */
-  users(namespace: string, secretName: string): Ingress[] | undefined {
-    // Not start()'s promise: it resolves after a list that failed too (an "error" event).
-    return this.#watch().listed ? this.index.users(namespace, secretName) : undefined;
-  }
-}
-
-/** Every Ingress into `feed`, which keeps what it reads (TlsUsersIndex: the names it uses). */
-export const ingressListWatch: ListWatchOf<Ingress> = (feed, who, options) =>
-  moduleListWatch({ path: resourcePath(INGRESSES), what: `ingresses ${who}` }, feed, options);
-
-export const tlsUsers = new WatchedTlsUsers();

@@ -10,14 +10,14 @@ import type { Ingress, Secret } from "../../core/ingress/types";
 import type { ObjectHandler } from "../../kube/informer";
 import { orderedHandling } from "../pepr/watches";
 import { tlsSecretListWatch } from "./tls-secrets";
-import { ingressListWatch } from "./tls-users";
+import { ingressListWatch } from "./watched-ingresses";
 
 /** Starts both watches; handlers get each object with whether it was deleted. */
 export function watchIngressesAndTlsSecrets(
   onIngress: ObjectHandler<Ingress>,
   onSecret: ObjectHandler<Secret>,
 ): void {
-  // The same list-watches as admission's (tls-users.ts, tls-secrets.ts), fed to other handlers.
+  // The same list-watches as admission's (watched-ingresses.ts, tls-secrets.ts), fed to other handlers.
   ingressListWatch(orderedHandling("ingresses (watcher)", onIngress), "(watcher)").start();
   const secrets = orderedHandling<Secret>(
     "secrets of type kubernetes.io/tls (watcher)",

@@ -9,6 +9,8 @@ import {
 import { WEBHOOK_SKIPPED_NAMESPACES } from "../../../core/ingress/selection";
 import { makeCertificate, tlsSecret } from "../../fixtures/certificates";
 import { OVERSIZED_RSA } from "../../fixtures/oversized-rsa";
+import { waitUntil } from "../../harness/wait";
+import { apiMessage } from "../../../kube/api-errors";
 import { MAX_SECRET_READS } from "../../../capabilities/ingress-guard/cluster-reads";
 import {
   apiRequestCount,
@@ -143,6 +145,52 @@ describe("ingress-guard admission", () => {
     assert.match(
       message,
       /spec\.rules\[0\]\.http\.paths\[0\]\.path: is a regular expression \(use-regex is on\) that compiles to 6004 RE2 instructions, more than the 5000 a pattern may have/,
+    );
+  });
+
+  it("refuses a write that would break a path on a regex host: a plain path there that is no regex, and the regex Ingress that would make one", async () => {
+    // As ingress-nginx, whose nginx -t fails the whole configuration: one use-regex Ingress on a
+    // host makes every path of that host a regex, other tenants' too. Admission knows the
+    // other Ingresses from a watch, a moment behind: an admitted probe is removed and retried.
+    const path = (value: string, pathType = "Prefix") => ({
+      path: value,
+      pathType,
+      backend: { service: { name: "web", port: { number: 80 } } },
+    });
+    const regex = { "nginx.ingress.kubernetes.io/use-regex": "true" };
+    const maker = ingress("regex-maker", { host: "regex.example.com", annotations: regex });
+    maker.spec!.rules![0]!.http!.paths = [path("/api/.*", "ImplementationSpecific")];
+    await networking.createNamespacedIngress({ namespace: ns, body: maker });
+    const plain = ingress("plain-on-regex", { host: "regex.example.com" });
+    plain.spec!.rules![0]!.http!.paths = [path("/shop"), path("/a(b")];
+    const refusedOnceWatched = async (body: V1Ingress) =>
+      waitUntil(`${body.metadata?.name} refused`, async () => {
+        try {
+          await networking.createNamespacedIngress({ namespace: ns, body });
+        } catch (error) {
+          return apiMessage(error);
+        }
+        await networking.deleteNamespacedIngress({ namespace: ns, name: body.metadata!.name! });
+        return undefined;
+      });
+    const own = await refusedOnceWatched(plain);
+    assert.match(
+      own,
+      new RegExp(
+        `spec\\.rules\\[0\\]\\.http\\.paths\\[1\\]\\.path: is served as a regular expression on host "regex\\.example\\.com", where Ingress ${ns}/regex-maker has use-regex or rewrite-target .* and as one it is not valid RE2 syntax: error parsing regexp: missing closing \\)`,
+      ),
+    );
+    // The same path on a host no Ingress makes regex is a plain prefix, admitted.
+    plain.spec!.rules![0]!.host = "plain.example.com";
+    await networking.createNamespacedIngress({ namespace: ns, body: plain });
+    const second = ingress("second-maker", { host: "plain.example.com", annotations: regex });
+    second.spec!.rules![0]!.http!.paths = [path("/v[0-9]+", "ImplementationSpecific")];
+    const neighbour = await refusedOnceWatched(second);
+    assert.match(
+      neighbour,
+      new RegExp(
+        `metadata\\.annotations\\["nginx\\.ingress\\.kubernetes\\.io/use-regex"\\]: makes every path of host "plain\\.example\\.com" but Exact ones a regular expression \\(as in ingress-nginx\\), and Ingress ${ns}/plain-on-regex's path "/a\\(b" is none`,
+      ),
     );
   });
 

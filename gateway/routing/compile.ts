@@ -402,10 +402,12 @@ class Compiler {
   private buildHost(host: string, builder: HostBuilder): HostRoutes {
     return builder.build(
       route => this.patternOf(route),
-      (route, why) =>
+      (route, why) => {
+        this.routeCount--; // counted when placed; not served
         this.problems.push(
           `${route.ingress}: path ${quote(route.path)} is not served on host "${host}": another Ingress makes the host's paths regular expressions (use-regex), and as one it ${why}`,
-        ),
+        );
+      },
     );
   }
 

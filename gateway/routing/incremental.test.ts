@@ -32,6 +32,7 @@ function shape(table: RouteTable): unknown {
     h && {
       exact: [...(h.exact?.values() ?? [])].map(route),
       prefixes: h.prefixes.map(route),
+      regex: h.regex?.map(r => [r.pattern.source, route(r.route)]),
       fallback: route(h.fallback),
       rest: Object.keys(h).sort(),
     };
@@ -48,7 +49,17 @@ function shape(table: RouteTable): unknown {
 
 const HOSTS = ["a.test", "b.test", "c.test", "d.test", "*.test", "x.a.test", ""];
 const SERVICES = ["web", "api", "shop"];
-const PATHS = ["/", "/api", "/api/v1", "/shop"];
+// Some no valid regex, for hosts a use-regex Ingress makes regex.
+const PATHS = ["/", "/api", "/api/v1", "/shop", "/v[0-9]+", "/a(b"];
+
+function randomAnnotations(next: () => number): Record<string, string> | undefined {
+  const roll = next();
+  if (roll < 0.15) return { "nginx.ingress.kubernetes.io/canary": "true" };
+  if (roll < 0.25) return { "nginx.ingress.kubernetes.io/use-regex": "true" };
+  if (roll < 0.35)
+    return { "nginx.ingress.kubernetes.io/proxy-read-timeout": String(1 + Math.floor(next() * 9)) };
+  return undefined;
+}
 
 function randomIngress(next: () => number, name: string, rv: number): V1Ingress {
   const pick = <T>(list: readonly T[]): T => list[Math.floor(next() * list.length)]!;
@@ -67,12 +78,7 @@ function randomIngress(next: () => number, name: string, rv: number): V1Ingress 
     created: new Date(Date.UTC(2025, 0, 1) + Math.floor(next() * 5) * 1000).toISOString(),
     rules,
     defaultBackend: next() < 0.1 ? { service: pick(SERVICES) } : undefined,
-    annotations:
-      next() < 0.15
-        ? { "nginx.ingress.kubernetes.io/canary": "true" }
-        : next() < 0.1
-          ? { "nginx.ingress.kubernetes.io/proxy-read-timeout": String(1 + Math.floor(next() * 9)) }
-          : undefined,
+    annotations: randomAnnotations(next),
   };
   const made = ingress(spec);
   made.metadata = { ...made.metadata, uid: name, resourceVersion: String(rv) };

@@ -17,7 +17,7 @@ const fields = {
     annotation: "use-regex",
     type: "boolean",
     default: "false",
-    doc: "Treat the ingress's paths as case-insensitive regular expressions in RE2 syntax (implied by rewrite-target); each at most 512 characters and 5 000 RE2 instructions, 50 000 for all of the Ingress's paths.",
+    doc: "Treat the ingress's paths as case-insensitive regular expressions in RE2 syntax (implied by rewrite-target); each at most 512 characters and 5 000 RE2 instructions, 50 000 for all of the Ingress's paths; a request path too long for its host's patterns (500 000 steps, path length × instructions) is answered 414.",
   },
 } as const;
 

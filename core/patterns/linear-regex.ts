@@ -35,6 +35,23 @@ export interface LinearPattern {
   exec(input: string): (string | undefined)[] | null;
 }
 
+/**
+ * What one request may spend running patterns: the route's path patterns, in order, and its
+ * canaries' header patterns, each budget on its own. A match costs at most (program size ×
+ * (input length + 1)) steps of the engine, and a hostile pattern makes re2js abandon its DFA and
+ * pay them, 26 to 65 ns a step (measured: `(a|b)*a[ab]{1000}c`, 1 008 instructions, 218 ms on
+ * 8 KiB; 33 to 59 ms on 900 characters). The bounds alone let one Ingress's regex paths hold a
+ * worker 2.5 s a request (ten such paths against an 8 KiB path, every worker, every host's
+ * requests behind it); this caps it near 30 ms. Real path patterns compile to 10 to 40
+ * instructions: a host with twenty of 20 leaves a path 1 250 characters.
+ */
+export const MAX_MATCH_STEPS = 500_000;
+
+/** The most matching `input` against `pattern` can cost, in engine steps (see MAX_MATCH_STEPS). */
+export function matchSteps(pattern: LinearPattern, input: string): number {
+  return pattern.instructions * (input.length + 1);
+}
+
 /** A pattern over a bound: valid RE2, but more than the gateway runs. */
 export class PatternTooLarge extends Error {}
 

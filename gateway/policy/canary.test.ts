@@ -52,6 +52,27 @@ function decide(
   return decision.target === "canary" ? decision.id : "main";
 }
 
+describe("decideCanary: the request's pattern budget", () => {
+  it("skips a pattern the request can no longer afford (no match: main), and still runs cheaper ones", () => {
+    // 1 008 instructions × 401 characters: 404 208 of the 500 000 steps, and no match; the second
+    // (399 × 401) would match but no longer fits; the last (a few hundred steps) does.
+    const header = (id: string, pattern: string) =>
+      canary(id, { "canary-by-header": "X-User", "canary-by-header-pattern": pattern });
+    const canaries = [
+      header("costly", "(a|b)*a[ab]{1000}c"),
+      header("unaffordable", "[ab]{399}"),
+      header("cheap", "^ab"),
+    ];
+    const value = "ab".repeat(200);
+    assert.equal(decide(canaries, request({ header: { "X-User": value } })), "cheap");
+    // Alone, the second is affordable and matches.
+    assert.equal(
+      decide(canaries.slice(1), request({ header: { "X-User": value } })),
+      "unaffordable",
+    );
+  });
+});
+
 describe("decideCanary: ingress-nginx semantics", () => {
   const byHeader = canary("c", { "canary-by-header": "X-Canary" });
   const cases: [string, ReturnType<typeof canary>[], RequestValues, string][] = [

@@ -10,7 +10,12 @@
 // ready endpoint falls back to main, as Tengine's proxy does.
 import type { CanaryActions, CanaryConfig, CanaryMatch } from "../../core/annotations/canary";
 import { DEFAULT_CANARY_WEIGHT_TOTAL } from "../../core/annotations/canary";
-import { compileLinear } from "../../core/patterns/linear-regex";
+import {
+  compileLinear,
+  matchSteps,
+  MAX_MATCH_STEPS,
+  type LinearPattern,
+} from "../../core/patterns/linear-regex";
 
 /**
  * The longest value a pattern is run on; a longer one does not match (main). In ingress-nginx a
@@ -29,6 +34,8 @@ export type SourceKind = "header" | "cookie" | "query";
 interface CompiledSource {
   kind: SourceKind;
   name: string;
+  /** A pattern rule's pattern: its matches are charged to the request's MAX_MATCH_STEPS. */
+  pattern?: LinearPattern | undefined;
   /** "match", "never" (main, stop) or undefined (fall through), for the request's value. */
   test: (value: string | undefined) => "match" | "never" | undefined;
 }
@@ -63,7 +70,26 @@ const MOD_TESTS = {
 
 const DIGITS = /^[0-9]+$/;
 
-function matcher(match: CanaryMatch, compare: ValueCompare): CompiledSource["test"] {
+function matcher(
+  match: CanaryMatch,
+  compare: ValueCompare,
+): Pick<CompiledSource, "test" | "pattern"> {
+  if (match.kind === "pattern") {
+    // Compiled once per configuration, on the linear-time engine; admission proved it compiles.
+    const pattern = compileLinear(match.pattern);
+    const test = (value: string | undefined) =>
+      value !== undefined && value.length <= MAX_PATTERN_VALUE && pattern.test(value)
+        ? ("match" as const)
+        : undefined;
+    return { test, pattern };
+  }
+  return { test: valueMatcher(match, compare) };
+}
+
+function valueMatcher(
+  match: Exclude<CanaryMatch, { kind: "pattern" }>,
+  compare: ValueCompare,
+): CompiledSource["test"] {
   const fold = compare === "exact" ? (s: string) => s : (s: string) => s.toLowerCase();
   switch (match.kind) {
     case "always":
@@ -75,14 +101,6 @@ function matcher(match: CanaryMatch, compare: ValueCompare): CompiledSource["tes
     case "values": {
       const values = new Set(match.values.map(fold));
       return value => (value !== undefined && values.has(fold(value)) ? "match" : undefined);
-    }
-    case "pattern": {
-      // Compiled once per configuration, on the linear-time engine; admission proved it compiles.
-      const pattern = compileLinear(match.pattern);
-      return value =>
-        value !== undefined && value.length <= MAX_PATTERN_VALUE && pattern.test(value)
-          ? "match"
-          : undefined;
     }
     case "mod": {
       const relation = MOD_TESTS[match.operator];
@@ -111,7 +129,7 @@ export function compileCanary(
     // header as ngx.var["http_" .. name with "-" as "_"], which nginx matches against the
     // header's name with "-" as "_": so "X_Canary" names the header X-Canary.
     const name = kind === "header" ? source.name.toLowerCase().replaceAll("_", "-") : source.name;
-    sources.push({ kind, name, test: matcher(source.match, compare) });
+    sources.push({ kind, name, ...matcher(source.match, compare) });
   }
   return {
     id,
@@ -148,8 +166,15 @@ function byRule(
   rules: readonly Rule[],
   request: RequestValues,
 ): { canary?: CompiledCanary; never?: boolean; reason: string } | undefined {
+  let steps = 0;
   for (const { canary, source } of rules) {
     const value = valueOf(request, source.kind, source.name);
+    if (source.pattern !== undefined && value !== undefined && value.length <= MAX_PATTERN_VALUE) {
+      // A pattern the request cannot afford does not match (main), as a value over 8 KiB.
+      const cost = matchSteps(source.pattern, value);
+      if (steps + cost > MAX_MATCH_STEPS) continue;
+      steps += cost;
+    }
     const outcome = source.test(value);
     if (outcome === undefined) continue;
     // Built only for the rule that decides: the others cost no string.

@@ -10,6 +10,7 @@ import {
   type IngressAnnotations,
   type RobotsConfig,
 } from "../../core/annotations";
+import { MAX_MATCH_STEPS } from "../../core/patterns/linear-regex";
 import type { CanaryTarget, Route, TrafficPolicy } from "../routing/table";
 import {
   canaryGroup,
@@ -218,6 +219,15 @@ export function refusedPolicy(refusal: string, options: TrafficOptions): Traffic
   };
 }
 
+/**
+ * A regex host's answer to a path its patterns would cost too much to match (MAX_MATCH_STEPS): a
+ * 414, as for a request target over its bound, and the reason in the access log.
+ */
+export function tooCostlyPolicy(host: string, options: TrafficOptions): TrafficPolicy {
+  const reason = `the path is too long for the regular-expression routes of host ${JSON.stringify(host)} (each request may spend ${MAX_MATCH_STEPS} RE2 steps: path length × their instructions)`;
+  return { ...refusedPolicy(reason, options), refusalAnswer: PATH_TOO_COSTLY_ANSWER };
+}
+
 /** The policy of from-to-www-redirect's counterpart host: every request goes to `toHost`. */
 export function wwwRedirectPolicy(toHost: string, options: TrafficOptions): TrafficPolicy {
   return { ...refusedPolicy("", options), refusal: undefined, wwwRedirect: toHost };
@@ -228,6 +238,13 @@ export const REFUSED_ANSWER: OwnAnswer = Object.freeze({
   status: 503,
   headers: [["Content-Type", "text/plain; charset=utf-8"] as const],
   body: "503 Service Unavailable: this route's Ingress is not served (see its Events)\n",
+});
+
+/** A path too long for its host's regex routes (tooCostlyPolicy). */
+export const PATH_TOO_COSTLY_ANSWER: OwnAnswer = Object.freeze({
+  status: 414,
+  headers: [["Content-Type", "text/plain; charset=utf-8"] as const],
+  body: "414 URI Too Long: this host's routes are regular expressions; send a shorter path\n",
 });
 
 /** A client outside the route's source ranges (nginx's `deny`: 403, its body plain text here). */
@@ -334,7 +351,8 @@ function refusal(
   admitted: { release: (() => void) | undefined },
 ): Plan | undefined {
   if (policy.refusal !== undefined) {
-    return { kind: "answer", answer: REFUSED_ANSWER, decision: `refused: ${policy.refusal}` };
+    const answer = policy.refusalAnswer ?? REFUSED_ANSWER;
+    return { kind: "answer", answer, decision: `refused: ${policy.refusal}` };
   }
   if (policy.sourceRange !== undefined && !sourceAllowed(policy.sourceRange, facts.client)) {
     return { kind: "answer", answer: FORBIDDEN_ANSWER, decision: "source-range-denied" };

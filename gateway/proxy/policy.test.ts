@@ -101,6 +101,26 @@ describe("data plane: traffic policy", () => {
             rules: [{ host: "secure.test", paths: [{ path: "/", service: "main" }] }],
             tls: [{ hosts: ["secure.test"], secretName: "secure" }],
           }),
+          ingress({
+            name: "hostile-regex",
+            annotations: { [`${P}use-regex`]: "true" },
+            rules: [
+              {
+                host: "regex.test",
+                paths: [
+                  ...Array.from({ length: 10 }, (_, k) => ({
+                    path: `/${k}?(a|b)*a[ab]{1000}c`,
+                    service: "beta",
+                  })),
+                  { path: "/api/[a-z]+", service: "main" },
+                ],
+              },
+            ],
+          }),
+          ingress({
+            name: "open",
+            rules: [{ host: "regex.test", paths: [{ path: "/", service: "main" }] }],
+          }),
         ],
         [loopbackSlice("main", main.port), loopbackSlice("beta", beta.port), errorsSlice],
       ),
@@ -117,6 +137,14 @@ describe("data plane: traffic policy", () => {
       ask(plane.httpPort, host, path, { ...options, headers: { ...via, ...options.headers } });
 
     describe(label, () => {
+      it("given a path too costly for its host's regex routes, answers 414 at once, never the route below them", async () => {
+        // Ten paths of 1 010 RE2 instructions: a 4 KiB path against them held the worker seconds.
+        const long = await send("regex.test", `/${"ab".repeat(2048)}`);
+        assert.equal(long.status, 414);
+        assert.match(long.body, /^414 URI Too Long: this host's routes are regular expressions/);
+        assert.equal(backendOf(await send("regex.test", "/api/users")), "main");
+      });
+
       it("given the canary header, the canary answers with the dyed request and response", async () => {
         const answer = await send("shop.test", "/p?a=1", { headers: { "x-beta": "always" } });
         const seen = echoed(answer.body);

@@ -34,6 +34,7 @@ import { ROBOTS_PATH } from "../policy/host-rules";
 import {
   compileTraffic,
   refusedPolicy,
+  tooCostlyPolicy,
   DEFAULT_TRAFFIC_OPTIONS,
   type TrafficOptions,
 } from "../policy/route-traffic";
@@ -400,6 +401,28 @@ class Compiler {
   }
 
   private buildHost(host: string, builder: HostBuilder): HostRoutes {
+    const routes = this.placeHost(host, builder);
+    return routes.regex === undefined ? routes : { ...routes, tooCostly: this.tooCostly(host) };
+  }
+
+  /** What answers a path too costly for the host's regex routes: a 414, no backend. */
+  private tooCostly(host: string): Route {
+    return {
+      ingress: "",
+      host,
+      path: "",
+      kind: "Prefix",
+      match: "",
+      backend: new Backend(`${host} (path too costly)`, []),
+      policy: DEFAULT_POLICY,
+      annotations: undefined,
+      canaries: [],
+      refusal: undefined,
+      traffic: tooCostlyPolicy(host, this.options.traffic),
+    };
+  }
+
+  private placeHost(host: string, builder: HostBuilder): HostRoutes {
     return builder.build(
       route => this.patternOf(route),
       (route, why) => {

@@ -15,8 +15,8 @@ import type { RouteAffinity } from "../policy/affinity";
 import type { CanaryContext, CanaryGroup } from "../policy/canary";
 import type { ErrorPages } from "../policy/error-pages";
 import type { Limits } from "../policy/limits";
-import type { HeaderEdits, HeaderPair } from "../policy/head-edits";
-import type { LinearPattern } from "../../core/patterns/linear-regex";
+import type { HeaderEdits, HeaderPair, OwnAnswer } from "../policy/head-edits";
+import { MAX_MATCH_STEPS, matchSteps, type LinearPattern } from "../../core/patterns/linear-regex";
 import type { UpstreamPolicy } from "./upstream";
 import { EWMA_STATS, HashChooser, type Balance } from "./balance";
 
@@ -120,6 +120,8 @@ export interface CanaryTarget {
 export interface TrafficPolicy {
   /** Why the route's Ingress is not served: every request gets a 503 and nothing else applies. */
   readonly refusal: string | undefined;
+  /** The refusal's answer when it is not that 503 (a path too costly to route: 414). */
+  readonly refusalAnswer?: OwnAnswer | undefined;
   readonly group: CanaryGroup | undefined;
   readonly targets: ReadonlyMap<string, CanaryTarget>;
   /** Which canaries have a ready endpoint in this table, and the random source. */
@@ -227,6 +229,11 @@ export interface HostRoutes {
   readonly prefixes: readonly Route[];
   /** The owning ingress's spec.defaultBackend, for paths no rule matches. */
   readonly fallback: Route | undefined;
+  /**
+   * On a regex host, what answers a path whose matching would cost more than MAX_MATCH_STEPS (a
+   * 414): never a route further down the list, which may guard less.
+   */
+  readonly tooCostly?: Route | undefined;
 }
 
 export interface RouteTableStats {
@@ -296,7 +303,10 @@ function prefixMatches(match: string, path: string): boolean {
 export function findPath(routes: HostRoutes, path: string): Route | undefined {
   const exact = routes.exact?.get(path);
   if (exact !== undefined) return exact;
-  if (routes.regex !== undefined) return findRegex(routes.regex, path) ?? routes.fallback;
+  if (routes.regex !== undefined) {
+    const found = findRegex(routes.regex, path);
+    return found === TOO_COSTLY ? routes.tooCostly : (found ?? routes.fallback);
+  }
   const prefixes = routes.prefixes;
   for (let i = 0; i < prefixes.length; i++) {
     const route = prefixes[i]!;
@@ -305,9 +315,17 @@ export function findPath(routes: HostRoutes, path: string): Route | undefined {
   return routes.fallback;
 }
 
-function findRegex(regex: readonly RegexRoute[], path: string): Route | undefined {
+const TOO_COSTLY = Symbol("too costly");
+
+function findRegex(
+  regex: readonly RegexRoute[],
+  path: string,
+): Route | undefined | typeof TOO_COSTLY {
+  let steps = 0;
   for (let i = 0; i < regex.length; i++) {
     const candidate = regex[i]!;
+    steps += matchSteps(candidate.pattern, path);
+    if (steps > MAX_MATCH_STEPS) return TOO_COSTLY;
     if (candidate.pattern.test(path)) return candidate.route;
   }
   return undefined;

@@ -1,7 +1,8 @@
 // What a user-supplied pattern (canary-by-header-pattern, a use-regex path) costs the gateway on
 // RE2's engine (core/patterns/linear-regex.ts): compiling it, keeping it in every worker, and one
 // request's match against a header of 8 and 64 KiB; V8's backtracking RegExp on the same pattern
-// and input is the peer where it finishes (on the hostile shapes it would not).
+// and input is the peer where it finishes (on the hostile shapes it would not). Then one request
+// on a host of hostile regex paths, with the per-request step budget and without it.
 //
 //   npx tsx hack/bench/pattern-cost.ts [--rounds 3]
 //
@@ -11,6 +12,9 @@ import { RE2JS } from "re2js";
 import { compileLinear, MAX_PATTERN_INSTRUCTIONS } from "../../core/patterns/linear-regex";
 import { seededRandom } from "../../test/harness/generate";
 import { bestOf } from "./stats";
+import { compileRoutes } from "../../gateway/routing/compile";
+import { findRoute } from "../../gateway/routing/table";
+import { ingress, view } from "../../gateway/routing/testkit";
 
 const { values } = parseArgs({ options: { rounds: { type: "string" } } });
 const ROUNDS = Number(values.rounds ?? 3);
@@ -108,4 +112,43 @@ function main(): void {
   );
 }
 
+/**
+ * One request on a host whose regex paths are one Ingress's ten hostile patterns (within every
+ * bound): Bulwark's lookup, on MAX_MATCH_STEPS, against the peer that runs the host's patterns in
+ * order until one matches, as the lookup did before the budget.
+ */
+function regexHost(): void {
+  const P = "nginx.ingress.kubernetes.io/";
+  const hostile = Array.from({ length: 10 }, (_, k) => ({
+    path: `/${k}?(a|b)*a[ab]{1000}c`,
+    service: "web",
+  }));
+  const table = compileRoutes(
+    view(1, [
+      ingress({
+        name: "hostile",
+        annotations: { [`${P}use-regex`]: "true" },
+        rules: [{ host: "r.test", paths: hostile }],
+      }),
+      ingress({ name: "open", rules: [{ host: "r.test", paths: [{ path: "/", service: "o" }] }] }),
+    ]),
+  ).table;
+  const regex = table.exactHosts.get("r.test")?.regex ?? [];
+  console.log(
+    `\nOne request on a regex host (ten paths of ${regex[0]?.pattern.instructions} instructions, one Ingress), best of ${ROUNDS}:`,
+  );
+  console.log("| path length | Bulwark ms | answer | peer: every pattern in order, ms | answer |");
+  console.log("| --- | --- | --- | --- | --- |");
+  for (const n of [200, 900, 4096, 8192]) {
+    const path = `/${ab(n - 1)}`;
+    const ours = bestOf(ROUNDS, () => findRoute(table, "r.test", path));
+    const found = findRoute(table, "r.test", path);
+    const answer = found?.traffic?.refusalAnswer?.status ?? found?.ingress;
+    const peer = bestOf(ROUNDS, () => regex.find(r => r.pattern.test(path)));
+    const peerAnswer = regex.find(r => r.pattern.test(path))?.route.ingress ?? "default/open";
+    console.log(`| ${n} | ${ours.toFixed(2)} | ${answer} | ${peer.toFixed(1)} | ${peerAnswer} |`);
+  }
+}
+
 main();
+regexHost();

@@ -128,14 +128,18 @@ async function regexHostReview(
       on.filter(other => !isCanaryIngress(other.metadata?.annotations)),
     );
   }
-  const classless = [...candidates.values()].some(list => list.some(namesNoClass));
+  const classless =
+    (previous !== undefined && namesNoClass(previous)) ||
+    [...candidates.values()].some(list => list.some(namesNoClass));
   const serving =
     classless && !scope.classIsDefault
       ? { ...scope, classIsDefault: await classIsDefaultNow() }
       : scope;
   const neighbours = (host: string) =>
     (candidates.get(host) ?? []).filter(other => selectsIngress(other, serving));
-  return reviewRegexHosts(ingress, previous, neighbours, pathVerdicts);
+  // A previous version Bulwark did not serve (another class) put no path on its hosts.
+  const served = previous !== undefined && selectsIngress(previous, serving) ? previous : undefined;
+  return reviewRegexHosts(ingress, served, neighbours, pathVerdicts);
 }
 
 /** TLS Secrets are Bulwark's business only while one of its Ingresses names them. */

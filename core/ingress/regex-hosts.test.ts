@@ -128,6 +128,12 @@ describe("reviewRegexHosts", () => {
     assert.deepEqual(review(canary, [regexIngress]).errors, []);
   });
 
+  it("counts a canary turned main as the write that makes the host regex: as a canary it made nothing regex", () => {
+    const plain = ingress("plain", [{ path: "/a(b" }]);
+    const wasCanary = ingress("regex", [{ path: "/api/.*" }], { ...REGEX, [`${P}canary`]: "true" });
+    assert.equal(review(regexIngress, [plain], wasCanary).errors.length, 1);
+  });
+
   it("names at most five neighbour paths, and counts the rest", () => {
     const plains = Array.from({ length: 8 }, (_, k) =>
       ingress(`plain-${k}`, [{ path: `/a${k}(b` }]),

@@ -39,8 +39,12 @@ function pathsOn(ingress: Ingress | undefined, host: string): { path: string; fi
   return found;
 }
 
-/** Whether `ingress` makes `host` a regex host: regex paths, and one of them on the host. */
+/**
+ * Whether `ingress` makes `host` a regex host: a main Ingress (a canary's paths attach to its
+ * main's routes) with regex paths, one of them on the host.
+ */
 function makesHostRegex(ingress: Ingress, host: string): boolean {
+  if (isCanaryIngress(ingress.metadata?.annotations)) return false;
   return makesRegexPaths(ingress) && pathsOn(ingress, host).length > 0;
 }
 
@@ -117,8 +121,9 @@ class HostChecks {
 }
 
 /**
- * What writing `ingress` (over `previous`, on an update) breaks on its hosts. `neighbours(host)`:
- * the other Ingresses served on `host`, canaries left out (their paths are never regexes).
+ * What writing `ingress` (over `previous`, on an update of an Ingress Bulwark served) breaks on
+ * its hosts. `neighbours(host)`: the other Ingresses served on `host`, canaries left out (their
+ * paths are never regexes).
  */
 export function reviewRegexHosts(
   ingress: Ingress,

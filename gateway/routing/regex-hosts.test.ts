@@ -19,6 +19,8 @@ const ANNOTATIONS: Record<string, string>[] = [
   {},
   { [`${P}use-regex`]: "true" },
   { [`${P}rewrite-target`]: "/" },
+  // A canary's paths are never regexes; turned main, it makes its hosts regex.
+  { [`${P}canary`]: "true", [`${P}use-regex`]: "true" },
 ];
 
 function randomIngress(random: () => number, name: string): V1Ingress {

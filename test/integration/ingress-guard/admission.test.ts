@@ -180,6 +180,19 @@ describe("ingress-guard admission", () => {
         `spec\\.rules\\[0\\]\\.http\\.paths\\[1\\]\\.path: is served as a regular expression on host "regex\\.example\\.com", where Ingress ${ns}/regex-maker has use-regex or rewrite-target .* and as one it is not valid RE2 syntax: error parsing regexp: missing closing \\)`,
       ),
     );
+    // Another class's Ingress there is not Bulwark's business, until it names Bulwark's class:
+    // that update brings its paths onto the regex host.
+    const other = ingress("other-class", { host: "regex.example.com", className: "other" });
+    other.spec!.rules![0]!.http!.paths = [path("/a(b")];
+    await networking.createNamespacedIngress({ namespace: ns, body: other });
+    other.spec!.ingressClassName = "bulwark";
+    const switched = await rejection(() =>
+      networking.replaceNamespacedIngress({ namespace: ns, name: "other-class", body: other }),
+    );
+    assert.match(
+      switched,
+      /spec\.rules\[0\]\.http\.paths\[0\]\.path: is served as a regular expression/,
+    );
     // The same path on a host no Ingress makes regex is a plain prefix, admitted.
     plain.spec!.rules![0]!.host = "plain.example.com";
     await networking.createNamespacedIngress({ namespace: ns, body: plain });

@@ -86,6 +86,21 @@ describe("inspectTlsPair", () => {
   });
 });
 
+describe("certificate names", () => {
+  it("given a DNS name that spells out more names (x, DNS:victim), covers none of them", () => {
+    // CVE-2021-44532's shape: split naively, the one name reads as three.
+    const hostile = makeCertificate({
+      key: "ecdsa",
+      dnsNames: ["x, DNS:victim.example, DNS:y", "attacker.example"],
+    });
+    const result = inspectTlsPair(hostile.certPem, hostile.keyPem, NOW);
+    assert.ok(result.ok, errorsOf(result).join());
+    assert.deepEqual(result.value.dnsNames, ["attacker.example"]);
+    for (const host of ["victim.example", "x", "y"])
+      assert.equal(certificateCoversHost(result.value, host), false, host);
+  });
+});
+
 describe("certificateCoversHost", () => {
   const cases: [string, boolean][] = [
     ["example.com", true],

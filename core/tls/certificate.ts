@@ -99,10 +99,15 @@ function parseKey(keyPem: string): Result<KeyObject> {
   }
 }
 
+/**
+ * The leaf's DNS names. Node quotes a name holding ", " or other separators (since the fix of
+ * CVE-2021-44532, which let "x, DNS:victim" read as two names); a quoted one is no host name, so
+ * it is left out rather than unquoted.
+ */
 function dnsNamesOf(certificate: X509Certificate): string[] {
   return (certificate.subjectAltName ?? "")
     .split(", ")
-    .filter(entry => entry.startsWith("DNS:"))
+    .filter(entry => entry.startsWith("DNS:") && !entry.startsWith('DNS:"'))
     .map(entry => entry.slice(4).toLowerCase());
 }
 

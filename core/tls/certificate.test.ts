@@ -1,8 +1,9 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { X509Certificate, createHash } from "node:crypto";
+import { X509Certificate, createHash, generateKeyPairSync } from "node:crypto";
 import { makeCertificate } from "../../test/fixtures/certificates";
 import { OVERSIZED_RSA } from "../../test/fixtures/oversized-rsa";
+import { MANGLED_CERTIFICATE } from "../../test/fixtures/mangled-certificate";
 import {
   certificateBlocks,
   certificateCoversHost,
@@ -98,6 +99,55 @@ describe("certificate names", () => {
     assert.deepEqual(result.value.dnsNames, ["attacker.example"]);
     for (const host of ["victim.example", "x", "y"])
       assert.equal(certificateCoversHost(result.value, host), false, host);
+  });
+});
+
+describe("inspectTlsPair: a certificate Node constructs but cannot read", () => {
+  it("refuses it on tls.crt (its public key getter threw out of the review, the gateway's TLS compile too)", () => {
+    const result = inspectTlsPair(MANGLED_CERTIFICATE.certPem, MANGLED_CERTIFICATE.keyPem, NOW);
+    assert.deepEqual(errorsOf(result), [
+      'data["tls.crt"]: is not a certificate Bulwark can read (error:03000072:digital envelope routines::decode error)',
+    ]);
+  });
+});
+
+describe("inspectTlsPair: generated pairs", () => {
+  it("answers 3 000 mismatched, mutated and foreign pairs with a result, never a throw", () => {
+    const random = seededRandom(443);
+    const key = (type: "ed25519" | "ec" | "rsa", passphrase?: string) =>
+      generateKeyPairSync(
+        type as "ec",
+        {
+          namedCurve: "P-384",
+          modulusLength: 1024,
+          publicKeyEncoding: { type: "spki", format: "pem" },
+          privateKeyEncoding: {
+            type: "pkcs8",
+            format: "pem",
+            ...(passphrase ? { cipher: "aes-128-cbc", passphrase } : {}),
+          },
+        } as never,
+      ) as unknown as { publicKey: string; privateKey: string };
+    const foreign = [key("ed25519"), key("ec"), key("rsa"), key("ec", "secret")];
+    const certs = [ecc.certPem, rsa.certPem, `${ecc.certPem}${rsa.certPem}`, OVERSIZED_RSA.certPem];
+    const keys = [ecc.keyPem, rsa.keyPem, ...foreign.flatMap(k => [k.privateKey, k.publicKey])];
+    const mutate = (pem: string) => {
+      const at = Math.floor(random() * pem.length);
+      const roll = random();
+      if (roll < 0.3) return pem.slice(0, at);
+      if (roll < 0.6)
+        return `${pem.slice(0, at)}${pick(random, ["A", "/", "=", "\n", "-", "\u0000"])}${pem.slice(at + 1)}`;
+      if (roll < 0.8)
+        return pem.replace("CERTIFICATE", pick(random, ["PRIVATE KEY", "CERT", "X509 CRL"]));
+      return pem + pem;
+    };
+    for (let n = 0; n < 3_000; n++) {
+      const cert = random() < 0.5 ? mutate(pick(random, certs)) : pick(random, certs);
+      const keyPem = random() < 0.3 ? mutate(pick(random, keys)) : pick(random, keys);
+      const result = inspectTlsPair(cert, keyPem, random() < 0.5 ? NOW : undefined);
+      if (!result.ok)
+        for (const e of result.errors) assert.ok(e.field && e.message, JSON.stringify(e));
+    }
   });
 });
 

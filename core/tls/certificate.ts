@@ -129,6 +129,23 @@ export function inspectTlsPair(
   keyPem: string,
   now: Date | undefined,
 ): Result<CertificateFacts> {
+  try {
+    return inspectParsed(certPem, keyPem, now);
+  } catch (error) {
+    // Node reads a certificate lazily: a mangled one constructs, then a getter (its public key)
+    // throws. That is the tenant's bad certificate, not a failure of the review.
+    const detail = error instanceof Error ? error.message : String(error);
+    return fail([
+      { field: CERT_FIELD, message: `is not a certificate Bulwark can read (${detail})` },
+    ]);
+  }
+}
+
+function inspectParsed(
+  certPem: string,
+  keyPem: string,
+  now: Date | undefined,
+): Result<CertificateFacts> {
   const chain = parseChain(certPem);
   const key = parseKey(keyPem);
   const errors: FieldError[] = [...(chain.ok ? [] : chain.errors), ...(key.ok ? [] : key.errors)];

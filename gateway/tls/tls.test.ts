@@ -7,6 +7,7 @@ import { endpointSlice, ingress, view } from "../routing/testkit";
 import { namedBackend, type Backend } from "../proxy/testkit";
 import type { TlsPair } from "../view";
 import { makeCertificate, type TestCertificate } from "../../test/fixtures/certificates";
+import { MANGLED_CERTIFICATE } from "../../test/fixtures/mangled-certificate";
 import { compileTls, findCertificates } from "./compile";
 
 const pair = (name: string, cert: TestCertificate): TlsPair => ({
@@ -220,6 +221,29 @@ describe("compileTls", () => {
     assert.equal(findCertificates(compiled.table, "a.test")?.pairs[0]?.pair.name, "ecc");
     assert.deepEqual(compiled.problems, [
       'default/new: spec.tls[0].hosts[0]: "a.test" already has an ECC certificate from default/ecc; one per key type',
+    ]);
+  });
+
+  it("leaves out a certificate Node constructs but cannot read, reporting it, and serves the other hosts (the compile threw)", () => {
+    const compiled = compileTls(
+      view(
+        1,
+        [
+          ingress({
+            name: "mangled",
+            tls: [{ hosts: ["mangled.example"], secretName: "mangled" }],
+          }),
+          ingress({ name: "fine", tls: [{ hosts: ["a.test"], secretName: "ecc" }] }),
+        ],
+        [],
+        [pair("mangled", MANGLED_CERTIFICATE), pair("ecc", ecc)],
+      ),
+      new Date(),
+    );
+    assert.equal(findCertificates(compiled.table, "mangled.example"), undefined);
+    assert.equal(findCertificates(compiled.table, "a.test")?.pairs[0]?.pair.name, "ecc");
+    assert.deepEqual(compiled.problems, [
+      'default/mangled: spec.tls[0].secretName: Secret default/mangled: data["tls.crt"]: is not a certificate Bulwark can read (error:03000072:digital envelope routines::decode error)',
     ]);
   });
 

@@ -9,6 +9,7 @@ import {
 import { WEBHOOK_SKIPPED_NAMESPACES } from "../../../core/ingress/selection";
 import { makeCertificate, tlsSecret } from "../../fixtures/certificates";
 import { OVERSIZED_RSA } from "../../fixtures/oversized-rsa";
+import { MANGLED_CERTIFICATE } from "../../fixtures/mangled-certificate";
 import { waitUntil } from "../../harness/wait";
 import { apiMessage } from "../../../kube/api-errors";
 import { MAX_SECRET_READS } from "../../../capabilities/ingress-guard/cluster-reads";
@@ -250,6 +251,32 @@ describe("ingress-guard admission", () => {
       const created = await networking.createNamespacedIngress({ namespace: ns, body });
       assert.equal(created.metadata?.name, `swapped-${round}`);
     }
+  });
+
+  it("refuses a TLS Secret whose certificate Node constructs but cannot read, naming tls.crt", async () => {
+    // Its public key getter threw out of the review: the Secret webhook, which fails open, then
+    // approved it unreviewed, and the gateway's TLS compile threw on it for every host.
+    await cluster.core.createNamespacedSecret({
+      namespace: ns,
+      body: tlsSecret(ns, "mangled-tls", shopEcc),
+    });
+    await networking.createNamespacedIngress({
+      namespace: ns,
+      body: ingress("mangled", {
+        tls: [{ hosts: ["shop.example.com"], secretName: "mangled-tls" }],
+      }),
+    });
+    const message = await rejection(() =>
+      cluster.core.replaceNamespacedSecret({
+        name: "mangled-tls",
+        namespace: ns,
+        body: tlsSecret(ns, "mangled-tls", MANGLED_CERTIFICATE),
+      }),
+    );
+    assert.match(
+      message,
+      /data\["tls\.crt"\]: is not a certificate Bulwark can read \(.*decode error\)/,
+    );
   });
 
   it("rejects two ECC certificates for one host", async () => {

@@ -3,6 +3,7 @@
 // echo backends on this machine, one EndpointSlice each, as a Service with several slices has).
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
 import { KubernetesObjectApi } from "@kubernetes/client-node";
 import { ingress } from "../gateway/harness";
 import { rejection, testCluster } from "../../harness/cluster";
@@ -65,8 +66,10 @@ describe("load balancing end to end", () => {
 
   it("sends each user to one endpoint, and the users to more than one", async () => {
     const owners = new Set<string>();
+    // Random values: CRC32 (the ring's hash) of values as alike as user-0…user-11 can put them all
+    // on one endpoint for some backend ports.
     for (let user = 0; user < 12; user++) {
-      const headers = { "x-user": `user-${user}` };
+      const headers = { "x-user": `user-${randomUUID()}` };
       const first = await backend("by-user.test", "/", headers);
       for (let again = 0; again < 3; again++) {
         assert.equal(await backend("by-user.test", `/page/${again}`, headers), first);

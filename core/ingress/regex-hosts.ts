@@ -73,8 +73,9 @@ export class PathVerdicts {
   /** Why `path` is no pattern the gateway runs (undefined: it is one), or UNCHECKED. */
   verdict(path: string, budget: PathPatternBudget): string | undefined | typeof UNCHECKED {
     if (this.#verdicts.has(path)) return this.#verdicts.get(path);
-    if (budget.spent) return UNCHECKED;
-    const check = budget.check(path);
+    const admitted = budget.admit(path);
+    if (admitted.spent) return UNCHECKED;
+    const check = admitted.check;
     const verdict = check.ok
       ? undefined
       : check.tooLarge

@@ -55,15 +55,16 @@ function backendProblems(backend: IngressBackend, field: string): FieldError[] {
 }
 
 function regexPathProblems(value: string, field: string, budget: PathPatternBudget): FieldError[] {
-  if (budget.spent) return [];
-  const check = budget.check(value);
+  const admitted = budget.admit(value);
+  if (admitted.spent) return [];
+  const check = admitted.check;
   if (!check.ok) {
     const message = check.tooLarge
       ? `is a regular expression (use-regex is on) that ${check.problem}`
       : `is not a valid regular expression in RE2 syntax (use-regex is on): ${check.problem}`;
     return [{ field, message }];
   }
-  if (!budget.spent) return [];
+  if (!admitted.crossed) return [];
   return [
     {
       field,

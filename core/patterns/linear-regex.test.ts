@@ -130,6 +130,20 @@ describe("PathPatternBudget", () => {
     assert.equal(checked, Math.floor(MAX_INGRESS_PATTERN_INSTRUCTIONS / 4004) + 1);
   });
 
+  it("admits paths until spent: the one that crosses is marked, the next is not compiled", () => {
+    const budget = new PathPatternBudget();
+    const path = `/${"[a-z]{1000}".repeat(4)}`;
+    const crossings: boolean[] = [];
+    for (let k = 0; k < Math.floor(MAX_INGRESS_PATTERN_INSTRUCTIONS / 4004) + 1; k++) {
+      const admitted = budget.admit(path);
+      assert.ok(!admitted.spent && admitted.check.ok);
+      crossings.push(admitted.crossed);
+    }
+    assert.deepEqual(crossings.lastIndexOf(true), crossings.length - 1);
+    assert.equal(crossings.indexOf(true), crossings.length - 1);
+    assert.deepEqual(budget.admit("/a"), { spent: true });
+  });
+
   it("is spent by one path over its own bound, and not by a syntax error", () => {
     const budget = new PathPatternBudget();
     assert.equal(budget.check("/(a").ok, false);

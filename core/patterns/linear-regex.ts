@@ -126,6 +126,13 @@ const PATH_OPTIONS: LinearOptions = { ignoreCase: true };
  */
 export const MAX_INGRESS_PATTERN_INSTRUCTIONS = 50_000;
 
+/** A path checked on a PathPatternBudget (`admit`). */
+export type BudgetedCheck =
+  /** Not compiled: the budget was spent before it. */
+  { spent: true } | { spent: false; check: PatternCheck; crossed: boolean };
+
+const SPENT: BudgetedCheck = Object.freeze({ spent: true });
+
 /**
  * One Ingress's regex paths, checked in order and charged to its budget. Once the budget is spent
  * (or a path is over its own bound, which may have cost 90 ms to find out), no more are compiled:
@@ -136,6 +143,16 @@ export class PathPatternBudget {
 
   get spent(): boolean {
     return this.#left < 0;
+  }
+
+  /**
+   * `path` checked on the budget: not compiled once it is spent; otherwise checked and charged,
+   * `crossed` when it is the valid path that brought the budget past its end.
+   */
+  admit(path: string): BudgetedCheck {
+    if (this.spent) return SPENT;
+    const check = this.check(path);
+    return { spent: false, check, crossed: check.ok && this.spent };
   }
 
   /** `path` checked as compilePathPattern runs it, its instructions charged; call while not spent. */

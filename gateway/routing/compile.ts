@@ -20,11 +20,9 @@ import {
 import { securityErrors } from "../../core/ingress/review-ingress";
 import { hostProblem } from "../../core/ingress/hostname";
 import { BULWARK_INGRESS_ANNOTATION_PREFIX, NGINX_ANNOTATION_PREFIX } from "../../core/names";
-import { formatErrors } from "../../core/result";
-import { quote } from "../../core/annotations/validators";
+import { formatErrors, quote } from "../../core/result";
 import { isSlash, trimEndWhere } from "../../core/trim";
 import {
-  checkPathPattern,
   MAX_INGRESS_PATTERN_INSTRUCTIONS,
   PathPatternBudget,
   type LinearPattern,
@@ -78,8 +76,6 @@ export interface CompiledRoutes {
 }
 
 const SECOND = 1000;
-/** Whether `budget` is spent now (a call: TypeScript keeps `budget.spent` narrowed across a check). */
-const spentBy = (budget: PathPatternBudget): boolean => budget.spent;
 const OVER_INGRESS_BUDGET = `would bring its Ingress's regular expressions past ${MAX_INGRESS_PATTERN_INSTRUCTIONS} RE2 instructions together`;
 
 export const DEFAULT_POLICY: RoutePolicy = Object.freeze({
@@ -441,9 +437,9 @@ class Compiler {
   private patternOf(route: Route): LinearPattern | string {
     const found = this.patterns.get(route.path);
     if (found !== undefined) return found;
-    const budget = this.budgets.get(route.ingress);
-    if (budget?.spent === true) return OVER_INGRESS_BUDGET;
-    const check = budget === undefined ? checkPathPattern(route.path) : budget.check(route.path);
+    const admitted = (this.budgets.get(route.ingress) ?? new PathPatternBudget()).admit(route.path);
+    if (admitted.spent) return OVER_INGRESS_BUDGET;
+    const check = admitted.check;
     const verdict = check.ok
       ? check.pattern
       : check.tooLarge
@@ -451,8 +447,7 @@ class Compiler {
         : `is not valid RE2 (${check.problem})`;
     // What the path is, for every Ingress; the budget only this one's.
     this.patterns.set(route.path, verdict);
-    const crossed = check.ok && budget !== undefined && spentBy(budget);
-    return crossed ? OVER_INGRESS_BUDGET : verdict;
+    return admitted.crossed ? OVER_INGRESS_BUDGET : verdict;
   }
 
   /** The route a main ingress made for this host, path and type, if any. */
@@ -625,10 +620,9 @@ class Compiler {
    * Ingress's problem, which its review reports).
    */
   private compilesAsRegex(context: IngressContext, path: string): boolean {
-    if (context.patterns.spent) return false;
-    const check = context.patterns.check(path);
-    if (!check.ok || context.patterns.spent) return false;
-    this.patterns.set(path, check.pattern);
+    const admitted = context.patterns.admit(path);
+    if (admitted.spent || !admitted.check.ok || admitted.crossed) return false;
+    this.patterns.set(path, admitted.check.pattern);
     return true;
   }
 

@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { parseRewrite } from "../../core/annotations/rewrite";
+import { compilePathPattern } from "../../core/patterns/linear-regex";
 import {
   DENY_ALL_ROBOTS,
   httpsLocation,
   needsSslRedirect,
-  pathRegex,
   rewriteTarget,
   robotsBody,
 } from "./host-rules";
@@ -52,7 +52,7 @@ describe("rewriteTarget", () => {
     return parsed.value;
   };
   it("replaces the path with the target and its captures, keeping the query (ingress-nginx example)", () => {
-    const regex = pathRegex("/something(/|$)(.*)");
+    const regex = compilePathPattern("/something(/|$)(.*)");
     const config = rewrite("/$2");
     assert.equal(rewriteTarget(config, regex, "/something"), "/");
     assert.equal(rewriteTarget(config, regex, "/something/"), "/");
@@ -60,9 +60,12 @@ describe("rewriteTarget", () => {
     assert.equal(rewriteTarget(config, regex, "/SOMETHING/new"), "/new");
   });
   it("a constant target replaces the whole path", () => {
-    assert.equal(rewriteTarget(rewrite("/"), pathRegex("/app"), "/app/deep/x"), "/");
+    assert.equal(rewriteTarget(rewrite("/"), compilePathPattern("/app"), "/app/deep/x"), "/");
   });
   it("leaves a target the regex does not match alone", () => {
-    assert.equal(rewriteTarget(rewrite("/$1"), pathRegex("/api/(.*)"), "/other"), "/other");
+    assert.equal(
+      rewriteTarget(rewrite("/$1"), compilePathPattern("/api/(.*)"), "/other"),
+      "/other",
+    );
   });
 });

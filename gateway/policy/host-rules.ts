@@ -3,7 +3,7 @@
 import type { RedirectConfig } from "../../core/annotations/redirect";
 import type { RewriteConfig } from "../../core/annotations/rewrite";
 import type { RobotsConfig } from "../../core/annotations/robots";
-import { compilePathPattern, type LinearPattern } from "../../core/patterns/linear-regex";
+import type { LinearPattern } from "../../core/patterns/linear-regex";
 
 export const ROBOTS_PATH = "/robots.txt";
 export const DENY_ALL_ROBOTS = "User-agent: *\nDisallow: /\n";
@@ -50,15 +50,6 @@ export function wwwLocation(
   const port = /:\d+$/.exec(facts.host ?? "")?.[0] ?? "";
   const uri = facts.target.endsWith("/") ? facts.target.slice(0, -1) : facts.target;
   return `${facts.https ? "https" : "http"}://${toHost}${port}${uri}`;
-}
-
-/**
- * ingress-nginx turns a path into a case-insensitive regular expression anchored at the start
- * when use-regex or rewrite-target is set (`location ~* "^<path>"`); here on the linear-time
- * engine, so no path pattern can stall a worker.
- */
-export function pathRegex(path: string): LinearPattern {
-  return compilePathPattern(path);
 }
 
 /**

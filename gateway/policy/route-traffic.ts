@@ -10,7 +10,7 @@ import {
   type IngressAnnotations,
   type RobotsConfig,
 } from "../../core/annotations";
-import { MAX_MATCH_STEPS } from "../../core/patterns/linear-regex";
+import { compilePathPattern, MAX_MATCH_STEPS } from "../../core/patterns/linear-regex";
 import type { CanaryTarget, Route, TrafficPolicy } from "../routing/table";
 import {
   canaryGroup,
@@ -34,7 +34,6 @@ import {
   httpsLocation,
   wwwLocation,
   needsSslRedirect,
-  pathRegex,
   robotsBody,
   rewriteTarget,
   SSL_REDIRECT_STATUS,
@@ -106,7 +105,9 @@ function robotsOf(annotations: IngressAnnotations | undefined): RobotsConfig | u
 
 function rewriteOf(main: Route): TrafficPolicy["rewrite"] {
   const config = main.annotations?.rewrite;
-  return config?.target === undefined ? undefined : { config, pattern: pathRegex(main.path) };
+  return config?.target === undefined
+    ? undefined
+    : { config, pattern: compilePathPattern(main.path) };
 }
 
 /** Whether a policy does anything a plain route would not. */

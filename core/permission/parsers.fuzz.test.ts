@@ -54,7 +54,19 @@ const STRINGS = [
   ...["1", "-1", "1e309", "NaN", "true", "null", "{}", "[]", '{"a":1}', "2026-12-07T12:00:00Z"],
   ...["*", "a*b*", "In", "NotIn", "Exists", "constructor", "toString", "__proto__"],
 ];
-const NUMBERS = [0, 1, -1, 0.5, 3, 65_535, 65_536, Infinity, -Infinity, Number.MAX_SAFE_INTEGER, NaN];
+const NUMBERS = [
+  0,
+  1,
+  -1,
+  0.5,
+  3,
+  65_535,
+  65_536,
+  Infinity,
+  -Infinity,
+  Number.MAX_SAFE_INTEGER,
+  NaN,
+];
 
 function value(random: () => number, depth: number): unknown {
   const roll = random();

@@ -1,16 +1,21 @@
-// The floor of admission.ts's direct posts: an HTTPS server that parses an AdmissionReview and
-// allows it, nothing else. It runs in a process of its own, as Pepr's admission server does, so
-// both sides of the comparison pay the same hop between processes (on a loaded machine, the
-// scheduler's wake-up is part of every call's time). Prints "listening <port>" when ready.
-//   npx tsx hack/bench/admission-floor.ts <key file> <certificate file>
+// The floor of admission.ts's webhook calls: an HTTPS server that parses an AdmissionReview and
+// allows it, nothing else. On /validate it only allows; on /mutate it also returns a fixed JSON
+// patch (Bulwark's own answer for the measured pod, captured by the bench), so a webhook
+// registered like Bulwark's and pointed here costs the API server what Bulwark's does, minus
+// Bulwark's own work. It runs in a process of its own, as Pepr's admission server does, so both
+// sides of the comparison pay the same hop between processes (on a loaded machine, the scheduler's
+// wake-up is part of every call's time). Prints "listening <port>" when ready.
+//   npx tsx hack/bench/admission-floor.ts <key file> <certificate file> [<patch file>]
 import { readFileSync } from "node:fs";
 import { createServer } from "node:https";
 import type { AddressInfo } from "node:net";
 
-const [keyFile, certFile] = process.argv.slice(2);
+const [keyFile, certFile, patchFile] = process.argv.slice(2);
 if (keyFile === undefined || certFile === undefined) {
-  throw new Error("usage: admission-floor.ts <key file> <certificate file>");
+  throw new Error("usage: admission-floor.ts <key file> <certificate file> [<patch file>]");
 }
+// The patch as the API server takes it: base64 of a JSON Patch document.
+const patch = patchFile === undefined ? undefined : readFileSync(patchFile).toString("base64");
 const server = createServer(
   { key: readFileSync(keyFile), cert: readFileSync(certFile) },
   (req, res) => {
@@ -19,12 +24,16 @@ const server = createServer(
     req.on("data", chunk => (text += chunk));
     req.on("end", () => {
       const { request: review } = JSON.parse(text) as { request: { uid: string } };
+      const mutation =
+        req.url?.split("?")[0] === "/mutate" && patch !== undefined
+          ? { patchType: "JSONPatch", patch }
+          : {};
       res.setHeader("content-type", "application/json");
       res.end(
         JSON.stringify({
           apiVersion: "admission.k8s.io/v1",
           kind: "AdmissionReview",
-          response: { uid: review.uid, allowed: true },
+          response: { uid: review.uid, allowed: true, ...mutation },
         }),
       );
     });

@@ -3,6 +3,9 @@
 // Pods without the annotation (which the webhooks' matchConditions leave out: they should add
 // nothing). Peer, same run, same API server: the same creates in pepr-system, which every
 // webhook's namespaceSelector excludes, so the difference is what Bulwark's admission adds.
+// Annotated Pods have two more peers: the pod as admitted (what storing the larger pod costs) and
+// the floor webhook (the same registration answering Bulwark's patch and doing nothing else: what
+// any webhook of that shape adds on this API server, so what is Bulwark's own is the rest).
 //
 //   npx tsx hack/bench/admission.ts [--stored 10000] [--creates 1000] [--rate 100 --seconds 10]
 //                                   [--profile DIR] [--pepr-flags=--trace-gc] [--log-level warn]
@@ -121,10 +124,11 @@ function ingress(name: string): V1Ingress {
   };
 }
 
-function pod(name: string, annotated: boolean): V1Pod {
+function pod(name: string, annotated: boolean, labels?: Record<string, string>): V1Pod {
   return {
     metadata: {
       name,
+      labels,
       annotations: annotated ? { [PERMISSION_GROUP_ANNOTATION]: GROUP } : undefined,
     },
     spec: {
@@ -144,6 +148,11 @@ interface Write {
    * larger object costs, apart from the webhook calls. Only for writes that are mutated.
    */
   createAdmitted?(name: string): Promise<unknown>;
+  /**
+   * The same object created where only the floor webhook sees it (registered as Bulwark's is,
+   * answering Bulwark's patch and doing nothing else): what any webhook of this shape costs.
+   */
+  createFloored?(name: string): Promise<unknown>;
 }
 
 /**
@@ -208,6 +217,8 @@ function allWrites(kc: KubeConfig, cert: TestCertificate, admittedPod: V1Pod): W
           namespace: PEER,
           body: { ...admittedPod, metadata: { ...admittedPod.metadata, name: `${name}-admitted` } },
         }),
+      createFloored: name =>
+        core.createNamespacedPod({ namespace: PEER, body: pod(`${name}-floored`, true, FLOORED) }),
     },
     {
       what: "Pod create, no annotation",
@@ -232,32 +243,37 @@ async function timed(work: () => Promise<unknown>): Promise<number> {
  * machine's slow spells last longer than two creates, so each side sees the same spells, which
  * two runs one after the other would not. Latencies sorted, in ms.
  */
-async function alternating(
-  write: Write,
-  prefix: string,
-): Promise<{ measured: number[]; peer: number[]; admitted?: number[] }> {
-  const measured: number[] = [];
-  const peer: number[] = [];
-  const admitted: number[] = [];
-  const { createAdmitted } = write;
+/** One run's latencies per side, sorted, in ms. */
+interface Sides {
+  measured: number[];
+  peer: number[];
+  admitted?: number[];
+  floored?: number[];
+}
+
+async function alternating(write: Write, prefix: string): Promise<Sides> {
+  const times: Required<Sides> = { measured: [], peer: [], admitted: [], floored: [] };
+  const { createAdmitted, createFloored } = write;
   type Side = [create: (name: string) => Promise<unknown>, times: number[]];
   const sides: Side[] = [
-    [name => write.create(MEASURED, name), measured],
-    [name => write.create(PEER, name), peer],
+    [name => write.create(MEASURED, name), times.measured],
+    [name => write.create(PEER, name), times.peer],
   ];
-  if (createAdmitted) sides.push([createAdmitted, admitted]);
-  const sorted = (t: number[]) => t.sort((a, b) => a - b);
+  if (createAdmitted) sides.push([createAdmitted, times.admitted]);
+  if (createFloored) sides.push([createFloored, times.floored]);
   for (let i = 0; i < CREATES; i++) {
     // Which goes first rotates too, so none always follows another's work.
     for (let k = 0; k < sides.length; k++) {
-      const [create, times] = sides[(i + k) % sides.length]!;
-      times.push(await timed(() => create(`${prefix}-${i}`)));
+      const [create, side] = sides[(i + k) % sides.length]!;
+      side.push(await timed(() => create(`${prefix}-${i}`)));
     }
   }
+  const sorted = (t: number[]) => (t.length === 0 ? undefined : t.sort((a, b) => a - b));
   return {
-    measured: sorted(measured),
-    peer: sorted(peer),
-    admitted: createAdmitted ? sorted(admitted) : undefined,
+    measured: sorted(times.measured)!,
+    peer: sorted(times.peer)!,
+    admitted: sorted(times.admitted),
+    floored: sorted(times.floored),
   };
 }
 
@@ -300,20 +316,33 @@ function line(what: string, t: number[]): string {
   return `  ${what.padEnd(40)} ${percentile(t, 50).toFixed(2).padStart(7)} ${percentile(t, 99).toFixed(2).padStart(8)} ${t[t.length - 1]!.toFixed(2).padStart(8)}`;
 }
 
-function report(what: string, measured: number[], peer: number[], admitted?: number[]): void {
+function report(what: string, { measured, peer, admitted, floored }: Sides): void {
   const minus = (a: number[], b: number[], p: number) =>
     (percentile(a, p) - percentile(b, p)).toFixed(2);
+  const interval = (a: number[], b: number[]) =>
+    differenceInterval(a, b, 0.99).map(ms => ms.toFixed(2));
   console.log(`${what}\n${HEADER}`);
   console.log(line("Bulwark admission", measured));
   console.log(line(`peer: in ${PEER}, no webhook`, peer));
   if (admitted) console.log(line(`peer: as admitted, in ${PEER}`, admitted));
-  const [low, high] = differenceInterval(measured, peer, 0.99).map(ms => ms.toFixed(2));
+  if (floored) console.log(line("peer: floor webhook, same patch", floored));
+  const [low, high] = interval(measured, peer);
   console.log(
     `  added by admission: p50 ${minus(measured, peer, 50)} ms, p99 ${minus(measured, peer, 99)} ms (95 % bootstrap interval ${low} to ${high}; target p99 ≤ 10 ms)`,
   );
   if (admitted) {
     console.log(
       `    storing the admitted (larger) object: p50 ${minus(admitted, peer, 50)} ms, p99 ${minus(admitted, peer, 99)} ms; the webhook calls: p50 ${minus(measured, admitted, 50)} ms, p99 ${minus(measured, admitted, 99)} ms`,
+    );
+  }
+  if (floored) {
+    const [floorLow, floorHigh] = interval(floored, peer);
+    const [ownLow, ownHigh] = interval(measured, floored);
+    console.log(
+      `    added by the floor webhook (registered as Bulwark's, answering its patch, nothing else): p50 ${minus(floored, peer, 50)} ms, p99 ${minus(floored, peer, 99)} ms (interval ${floorLow} to ${floorHigh})`,
+    );
+    console.log(
+      `    Bulwark beyond the floor: p50 ${minus(measured, floored, 50)} ms, p99 ${minus(measured, floored, 99)} ms (interval ${ownLow} to ${ownHigh})`,
     );
   }
 }
@@ -421,12 +450,12 @@ async function measure(
     const before = webhookDurations(await apiServerMetrics(kc));
     const profiled = apiServerProfile(kc, write.what);
     const cpuBefore = busy.map(([, pids]) => cpuMs(pids()));
-    const { measured, peer, admitted } = await alternating(write, `s${k}`);
-    const cpu = cpuPerRound(busy, cpuBefore, measured.length);
+    const sides = await alternating(write, `s${k}`);
+    const cpu = cpuPerRound(busy, cpuBefore, sides.measured.length);
     await profiled;
     const after = webhookDurations(await apiServerMetrics(kc));
-    report(write.what, measured, peer, admitted);
-    printWebhookCalls(before, after, measured.length);
+    report(write.what, sides);
+    printWebhookCalls(before, after, sides.measured.length);
     console.log(`  CPU per round of creates (every side once), ms: ${cpu}`);
   }
   if (RATE === undefined) return;
@@ -443,7 +472,7 @@ async function measure(
     });
     const after = webhookDurations(await apiServerMetrics(kc));
     const peer = await paced(write, PEER, `rp${k}`, RATE);
-    report(write.what, measured.times, peer.times);
+    report(write.what, { measured: measured.times, peer: peer.times });
     printWebhookCalls(before, after, measured.times.length);
     console.log(`  CPU over the measured creates, in % of a core: ${cpu.join(", ")}`);
     const late = measured.lateStarts + peer.lateStarts;
@@ -594,6 +623,69 @@ async function measureDirect(
   }
 }
 
+const FLOORED = { "bench-floor": "true" };
+
+/**
+ * The floor webhook: Bulwark's pod webhook registered again under another name, as it is (rules,
+ * matchConditions, timeout, reinvocation), but for pods labelled `FLOORED` in the peer namespace
+ * and pointed at admission-floor.ts, which answers every review with the patch Bulwark answered
+ * for the measured pod. The API server's work on the call (sending the pod, applying the patch,
+ * decoding it again) is the same as for Bulwark's; what differs is Bulwark's own work. Resolves
+ * once a pod created there comes back patched.
+ */
+async function startFloorWebhook(
+  cp: ControlPlane,
+  kc: KubeConfig,
+  dir: string,
+): Promise<() => Promise<void>> {
+  const url = await webhookUrl(kc, true, "-pods.");
+  const agent = new Agent({ keepAlive: false, ca: cp.pki.caPem });
+  const review = createReview({ kind: "Pod", resource: "pods" }, pod("shape", true), "shape");
+  const answer = JSON.parse(await post(url, agent, review)) as { response: { patch?: string } };
+  if (answer.response.patch === undefined) throw new Error(`${url} returned no patch for a pod`);
+  const patchFile = join(dir, "floor-patch.json");
+  writeFileSync(patchFile, Buffer.from(answer.response.patch, "base64"));
+  const issued = issueLoopbackServingCertificate(cp.pki, "bench-floor-webhook");
+  const floor = await startListeningChild([
+    join(__dirname, "admission-floor.ts"),
+    issued.keyPath,
+    issued.certPath,
+    patchFile,
+  ]);
+  const api = kc.makeApiClient(AdmissionregistrationV1Api);
+  const bulwarks = await api.listMutatingWebhookConfiguration();
+  const hook = bulwarks.items.flatMap(c => c.webhooks ?? []).find(w => w.clientConfig.url === url)!;
+  await api.createMutatingWebhookConfiguration({
+    body: {
+      metadata: { name: "bench-floor" },
+      webhooks: [
+        {
+          ...hook,
+          name: "bench-floor.bulwark.dev",
+          clientConfig: {
+            url: `https://127.0.0.1:${floor.port}/mutate`,
+            caBundle: Buffer.from(cp.pki.caPem).toString("base64"),
+          },
+          namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": PEER } },
+          objectSelector: { matchLabels: FLOORED },
+        },
+      ],
+    },
+  });
+  const core = kc.makeApiClient(CoreV1Api);
+  for (let i = 0; ; i++) {
+    const name = `floor-probe-${i}`;
+    const created = await core.createNamespacedPod({
+      namespace: PEER,
+      body: pod(name, true, FLOORED),
+    });
+    if ((created.spec?.initContainers ?? []).length > 0) break;
+    if (i === 100) throw new Error("the floor webhook did not patch a pod within 10 s");
+    await sleep(100);
+  }
+  return () => stopChild(floor.child);
+}
+
 /**
  * The read an Ingress review makes, both ways: a Secret from etcd (no resourceVersion: a quorum
  * read) and from the API server's watch cache (resourceVersion=0), interleaved, on one kept-alive
@@ -663,6 +755,7 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "bulwark-bench-"));
   // Asked-for flags (--trace-gc) print into the processes' logs: those are kept.
   let keepLogs = false;
+  let stopFloor: (() => Promise<void>) | undefined;
   try {
     const binDir = ensureBinaries();
     buildModule({ quiet: true });
@@ -705,10 +798,12 @@ async function main(): Promise<void> {
     const seedStart = Date.now();
     await seed(kc.makeApiClient(NetworkingV1Api), MEASURED);
     console.log(`  seeded in ${((Date.now() - seedStart) / 1000).toFixed(1)} s`);
+    stopFloor = await startFloorWebhook(cp, kc, dir);
     await measure(kc, await writerKubeConfig(cp, kc), cert, busy);
     await measureDirect(cp, kc, cert);
     await measureSecretReads(kc);
   } finally {
+    await stopFloor?.();
     await stopEverything();
     if (!keepLogs) rmSync(dir, { recursive: true, force: true });
   }

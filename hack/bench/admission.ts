@@ -527,14 +527,18 @@ function createReview(
   });
 }
 
-/** `CREATES` reviews posted one after the other on one kept-alive connection; ms, sorted. */
+/**
+ * `CREATES` reviews posted one after the other on one kept-alive connection: the line of their
+ * latencies, with the server process's CPU per review (from /proc, over the posts).
+ */
 async function directCalls(
-  url: string,
-  ca: string,
+  what: string,
+  { url, ca, pid: serverPid }: { url: string; ca: string; pid: number },
   review: (name: string) => string,
-): Promise<number[]> {
+): Promise<string> {
   const agent = new Agent({ keepAlive: true, maxSockets: 1, ca });
   const times: number[] = [];
+  const cpuBefore = cpuMs([serverPid]);
   try {
     for (let i = 0; i < CREATES; i++) {
       const body = review(`direct-${i}`);
@@ -543,7 +547,11 @@ async function directCalls(
   } finally {
     agent.destroy();
   }
-  return times.sort((a, b) => a - b);
+  const cpu = (cpuMs([serverPid]) - cpuBefore) / CREATES;
+  return `${line(
+    what,
+    times.sort((a, b) => a - b),
+  )} ${cpu.toFixed(2).padStart(8)}`;
 }
 
 /** The URL of the registered webhook whose name has `part`, in the mutating or validating configuration. */
@@ -570,6 +578,7 @@ async function measureDirect(
   cp: ControlPlane,
   kc: KubeConfig,
   cert: TestCertificate,
+  { sentReviewFile, peprPid }: { sentReviewFile: string; peprPid: number },
 ): Promise<void> {
   const caPem = cp.pki.caPem;
   const issued = issueLoopbackServingCertificate(cp.pki, "bench-floor");
@@ -599,6 +608,11 @@ async function measureDirect(
       await webhookUrl(kc, true, "-pods."),
       name => createReview({ kind: "Pod", resource: "pods" }, pod(name, true), name),
     ],
+    [
+      "annotated Pod, mutate, as sent",
+      await webhookUrl(kc, true, "-pods."),
+      apiServersReview(sentReviewFile),
+    ],
   ];
   const floor = await startListeningChild([
     join(__dirname, "admission-floor.ts"),
@@ -608,16 +622,17 @@ async function measureDirect(
   const floorUrl = `https://127.0.0.1:${floor.port}/validate`;
   try {
     console.log(
-      `Reviews posted straight to the webhook server (no API server), ${CREATES} sequential each, one kept-alive connection`,
+      `Reviews posted straight to the webhook server (no API server), ${CREATES} sequential each, one kept-alive connection; the server's CPU per review`,
     );
-    console.log(HEADER);
+    console.log(`${HEADER}   CPU ms`);
     for (const [what, url, review] of reviews) {
-      console.log(line(`Pepr admission: ${what}`, await directCalls(url, caPem, review)));
+      const server = { url, ca: caPem, pid: peprPid };
+      console.log(await directCalls(`Pepr admission: ${what}`, server, review));
     }
-    const podReview = reviews[2]![2];
-    console.log(
-      line("peer: HTTPS server, allow only", await directCalls(floorUrl, caPem, podReview)),
-    );
+    const server = { url: floorUrl, ca: caPem, pid: floor.child.pid! };
+    const [podReview, sentReview] = [reviews[2]![2], reviews[3]![2]];
+    console.log(await directCalls("peer: allow only", server, podReview));
+    console.log(await directCalls("peer: allow only, as sent", server, sentReview));
   } finally {
     await stopChild(floor.child);
   }
@@ -637,7 +652,7 @@ async function startFloorWebhook(
   cp: ControlPlane,
   kc: KubeConfig,
   dir: string,
-): Promise<() => Promise<void>> {
+): Promise<FloorWebhook> {
   const url = await webhookUrl(kc, true, "-pods.");
   const agent = new Agent({ keepAlive: false, ca: cp.pki.caPem });
   const review = createReview({ kind: "Pod", resource: "pods" }, pod("shape", true), "shape");
@@ -651,6 +666,7 @@ async function startFloorWebhook(
     issued.keyPath,
     issued.certPath,
     patchFile,
+    join(dir, "floor-review.json"),
   ]);
   const api = kc.makeApiClient(AdmissionregistrationV1Api);
   const bulwarks = await api.listMutatingWebhookConfiguration();
@@ -683,7 +699,35 @@ async function startFloorWebhook(
     if (i === 100) throw new Error("the floor webhook did not patch a pod within 10 s");
     await sleep(100);
   }
-  return () => stopChild(floor.child);
+  return {
+    stop: () => stopChild(floor.child),
+    pid: floor.child.pid!,
+    reviewFile: join(dir, "floor-review.json"),
+  };
+}
+
+interface FloorWebhook {
+  stop(): Promise<void>;
+  /** Its server's process. */
+  pid: number;
+  /** The first review the API server sent the floor webhook (a pod of the peer namespace). */
+  reviewFile: string;
+}
+
+/**
+ * `reviewFile`'s review as if for a pod named `name` in the measured namespace: the review the API
+ * server sends for the measured pods, with its defaulted fields and managedFields.
+ */
+function apiServersReview(reviewFile: string): (name: string) => string {
+  const sent = JSON.parse(readFileSync(reviewFile, "utf8")) as {
+    request: { uid: string; name: string; namespace: string; object: V1Pod };
+  };
+  return name => {
+    const { request: r } = sent;
+    const metadata = { ...r.object.metadata, name, namespace: MEASURED, labels: undefined };
+    const request = { ...r, uid: randomUUID(), name, namespace: MEASURED };
+    return JSON.stringify({ ...sent, request: { ...request, object: { ...r.object, metadata } } });
+  };
 }
 
 /**
@@ -755,7 +799,7 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "bulwark-bench-"));
   // Asked-for flags (--trace-gc) print into the processes' logs: those are kept.
   let keepLogs = false;
-  let stopFloor: (() => Promise<void>) | undefined;
+  let floor: FloorWebhook | undefined;
   try {
     const binDir = ensureBinaries();
     buildModule({ quiet: true });
@@ -798,12 +842,16 @@ async function main(): Promise<void> {
     const seedStart = Date.now();
     await seed(kc.makeApiClient(NetworkingV1Api), MEASURED);
     console.log(`  seeded in ${((Date.now() - seedStart) / 1000).toFixed(1)} s`);
-    stopFloor = await startFloorWebhook(cp, kc, dir);
+    floor = await startFloorWebhook(cp, kc, dir);
+    busy.splice(2, 0, ["floor webhook", () => [floor!.pid]]);
     await measure(kc, await writerKubeConfig(cp, kc), cert, busy);
-    await measureDirect(cp, kc, cert);
+    await measureDirect(cp, kc, cert, {
+      sentReviewFile: floor.reviewFile,
+      peprPid: pepr.process.pid!,
+    });
     await measureSecretReads(kc);
   } finally {
-    await stopFloor?.();
+    await floor?.stop();
     await stopEverything();
     if (!keepLogs) rmSync(dir, { recursive: true, force: true });
   }

@@ -88,6 +88,7 @@ import {
 import { acceptsTrailers } from "./h2/trailers";
 import { asksOnlyH2c, handToH2, headWithoutH2cUpgrade, sniffPreface } from "./h2/cleartext";
 import { checkH2Request, http1FieldsOf } from "./h2/request";
+import { RouteLookups } from "./route-lookups";
 
 export interface EngineOptions {
   httpPort: number;
@@ -164,6 +165,8 @@ export class Engine {
   private h2: H2Front | undefined = undefined;
   /** HTTP port connections whose first bytes are still read for the h2c preface. */
   private readonly sniffing = new Set<Socket>();
+  /** Routes found by the fast or h2 raw path for requests they leave to Node's path. */
+  private readonly lookups = new RouteLookups();
   /** Per host of the current table: whether its Ingresses let the listener offer HTTP/2. */
   private h2Hosts = new WeakMap<HostRoutes, boolean>();
   closing = false;
@@ -334,7 +337,11 @@ export class Engine {
       counters: this.counters,
       observer: this.observers,
       isClosing: () => this.closing,
-      fallback: socket => nodeListener.call(server, socket),
+      fallback: (socket, found) => {
+        if (found !== undefined)
+          this.lookups.remember(socket, found.host, found.target, found.main);
+        nodeListener.call(server, socket);
+      },
       forget: connection => this.fastConnections.delete(connection),
       limits: this.limits,
       clients: this.clients,
@@ -472,10 +479,10 @@ export class Engine {
     const checked = checkH2Request(rawHeaders, stream.endAfterHeaders, this.limits);
     if (isRefusal(checked)) return false;
     const main = findRoute(this.table, checked.host, checked.target);
-    if (!takesStream(main, checked, headers)) return false;
+    if (!takesStream(main, checked, headers)) return this.leftToNode(stream, checked, main);
     const fields = http1FieldsOf(rawHeaders);
     // Decided before the plan, which counts the request against rate limits.
-    if (splitsHead(fields)) return false;
+    if (splitsHead(fields)) return this.leftToNode(stream, checked, main);
     this.counters.requests++;
     const method = headers[":method"]!;
     const client = this.clientOf(socket, headers, proto);
@@ -483,6 +490,12 @@ export class Engine {
     const request = { stream, headers, fields, method, main, checked, client, tally };
     this.followH2Plan(request, planFor(main, { method, headers }, client, checked));
     return true;
+  }
+
+  /** A stream left to the compatibility layer, which takes the route found here: false. */
+  private leftToNode(stream: ServerHttp2Stream, checked: CheckedRequest, main: Route | undefined) {
+    this.lookups.remember(stream, checked.host, checked.target, main);
+    return false;
   }
 
   /** The tally of an h2 stream on the raw-pool path; undefined when nothing observes traffic. */
@@ -561,17 +574,26 @@ export class Engine {
     const checked = checkH2Request(req.rawHeaders, req.stream.endAfterHeaders, this.limits);
     const fields = isRefusal(checked) ? [] : http1FieldsOf(req.rawHeaders);
     const nodeReq = req as unknown as IncomingMessage;
-    this.handle(nodeReq, res as unknown as ServerResponse, { proto, checked, fields });
+    const found = this.foundFor(req.stream, checked);
+    this.handle(nodeReq, res as unknown as ServerResponse, { proto, checked, fields, found });
   }
 
   private onRequest(req: IncomingMessage, res: ServerResponse, proto: string): void {
     const checked = checkNodeRequest(req, this.limits);
-    this.handle(req, res, { proto, checked, fields: req.rawHeaders });
+    const found = this.foundFor(req.socket, checked);
+    this.handle(req, res, { proto, checked, fields: req.rawHeaders, found });
+  }
+
+  /** The route the fast or h2 raw path found for this request, if it did. */
+  private foundFor(carrier: object, checked: CheckedRequest | Refusal) {
+    return isRefusal(checked)
+      ? undefined
+      : this.lookups.take(carrier, checked.host, checked.target);
   }
 
   /** A request the front door checked: refused, answered by the policy, or proxied. */
   private handle(req: IncomingMessage, res: ServerResponse, head: CheckedHead): void {
-    const { proto, checked, fields } = head;
+    const { proto, checked, fields, found } = head;
     this.counters.requests++;
     if (this.closing) res.shouldKeepAlive = false;
     const tally = this.tallyFor(req, res);
@@ -584,7 +606,7 @@ export class Engine {
     const client = this.clientInfo(req, proto);
     if (tally !== undefined) noteClient(tally, req, client);
     const { host, target } = checked;
-    const main = findRoute(this.table, host, target);
+    const main = found === undefined ? findRoute(this.table, host, target) : found.main;
     if (main === undefined) {
       if (!answeredGrpc(req, 404, "")) reply(res, 404);
       return;
@@ -936,6 +958,8 @@ interface CheckedHead {
   checked: CheckedRequest | Refusal;
   /** The client's fields as HTTP/1.1 fields (Node's raw list; HTTP/2's without pseudo-headers). */
   fields: readonly string[];
+  /** The route the fast or h2 raw path already found (route-lookups.ts); undefined: look it up. */
+  found?: { main: Route | undefined };
 }
 
 /** The client as the headers and the policy see it. */

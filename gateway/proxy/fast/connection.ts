@@ -54,8 +54,11 @@ export interface FastContext {
   /** Metrics and access log; undefined when both are off (no timing at all then). */
   readonly observer: TrafficObserver | undefined;
   isClosing(): boolean;
-  /** Hands a connection to Node's HTTP server (its unread bytes already put back). */
-  fallback(socket: Socket): void;
+  /**
+   * Hands a connection to Node's HTTP server (its unread bytes already put back), with the route
+   * found for the request it brings, if one was.
+   */
+  fallback(socket: Socket, found?: { host: string; target: string; main: Route | undefined }): void;
   forget(connection: ClientConnection): void;
   /** The front door's limits (settings). */
   readonly limits: FrontDoorLimits;
@@ -298,7 +301,7 @@ export class ClientConnection implements UpstreamOwner {
     this.headDone();
     if (main?.policy.bandwidth !== undefined) {
       // limit-rate paces the body on Node's path; the head goes with the connection, unread.
-      this.handOver();
+      this.handOver({ host: head.host, target: head.target, main });
       return;
     }
     this.buffered = end + 4 < data.length ? data.subarray(end + 4) : undefined;
@@ -336,7 +339,7 @@ export class ClientConnection implements UpstreamOwner {
   }
 
   /** Gives the connection, with its unread bytes, to Node's HTTP server. */
-  private handOver(): void {
+  private handOver(found?: Parameters<FastContext["fallback"]>[1]): void {
     const socket = this.socket;
     socket.off("data", this.onData);
     socket.off("drain", this.onDrain);
@@ -348,7 +351,7 @@ export class ClientConnection implements UpstreamOwner {
     this.context.forget(this);
     if (this.buffered !== undefined) socket.unshift(this.buffered);
     this.buffered = undefined;
-    this.context.fallback(socket);
+    this.context.fallback(socket, found);
   }
 
   private startExchange(head: RequestHead, main: Route | undefined): void {

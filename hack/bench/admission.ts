@@ -14,8 +14,9 @@
 //
 // --rate: after the sequential creates, the same writes started at a fixed rate (open loop: a
 // slow answer does not slow the next start), which is what a busy cluster does.
-// --profile: the Pepr processes run with --cpu-prof; their profiles land in DIR at exit
-// (summarize them with profile-summary.ts).
+// --profile: the Pepr processes run with their inspector on (127.0.0.1, a free port), and each
+// kind's sequential creates are profiled in each (DIR/<kind>-admission.cpuprofile, -watcher);
+// summarize them with profile-summary.ts. Needs Node 22 or later (the global WebSocket).
 // --pepr-flags: more Node flags for both Pepr processes; --log-level: their LOG_LEVEL (info).
 // --apiserver-profile: a 20 s CPU profile of the API server (/debug/pprof) at the start of each
 // kind's sequential creates, saved in DIR (read with `go tool pprof -top FILE`).
@@ -65,6 +66,7 @@ import { cpuMs, withChildren } from "./proc-cpu";
 import { differenceInterval, quantile } from "./stats";
 import { KeptAliveApi } from "../../kube/kept-alive-api";
 import { startListeningChild, stopChild } from "./tls-peers";
+import { InspectorProfiler, inspectorUrl } from "./inspector-profile";
 
 const { values } = parseArgs({
   options: {
@@ -433,11 +435,50 @@ function cpuPerRound(busy: Busy, before: number[], rounds: number): string {
     .join(", ");
 }
 
+/** What is watched while the creates run: processes' CPU, and with --profile their profiles. */
+interface Observed {
+  busy: Busy;
+  profilers: [process: string, InspectorProfiler][];
+}
+
+/** With --profile DIR: a profiler on each Pepr process's inspector, found in its log. */
+async function peprProfilers(logDir: string): Promise<Observed["profilers"]> {
+  if (values.profile === undefined) return [];
+  mkdirSync(resolve(values.profile), { recursive: true });
+  return Promise.all(
+    (["admission", "watcher"] as const).map(
+      async (name): Promise<Observed["profilers"][number]> => [
+        name,
+        await InspectorProfiler.connect(await inspectorUrl(join(logDir, `pepr-${name}.log`))),
+      ],
+    ),
+  );
+}
+
+/** Runs `work` with every profiler on; each profile saved as DIR/<what>-<process>.cpuprofile. */
+async function whileProfiled<T>(
+  profilers: Observed["profilers"],
+  what: string,
+  work: () => Promise<T>,
+): Promise<T> {
+  await Promise.all(profilers.map(([, profiler]) => profiler.start()));
+  const result = await work();
+  const base = join(
+    resolve(values.profile ?? "."),
+    what.replace(/[^A-Za-z0-9]+/g, "-").toLowerCase(),
+  );
+  for (const [name, profiler] of profilers) {
+    await profiler.stop(`${base}-${name}.cpuprofile`);
+    console.log(`  ${name} CPU profile: ${base}-${name}.cpuprofile`);
+  }
+  return result;
+}
+
 async function measure(
   kc: KubeConfig,
   writer: KubeConfig,
   cert: TestCertificate,
-  busy: Busy,
+  { busy, profilers }: Observed,
 ): Promise<void> {
   console.log(
     `\n${CREATES} sequential creates per kind in each namespace, alternating, ${STORED} Ingresses stored, writer ${values.writer ?? "tenant"} on client ${values.client ?? "kept-alive"}, Node ${process.version}, load average ${loadavg()
@@ -450,7 +491,7 @@ async function measure(
     const before = webhookDurations(await apiServerMetrics(kc));
     const profiled = apiServerProfile(kc, write.what);
     const cpuBefore = busy.map(([, pids]) => cpuMs(pids()));
-    const sides = await alternating(write, `s${k}`);
+    const sides = await whileProfiled(profilers, write.what, () => alternating(write, `s${k}`));
     const cpu = cpuPerRound(busy, cpuBefore, sides.measured.length);
     await profiled;
     const after = webhookDurations(await apiServerMetrics(kc));
@@ -806,9 +847,8 @@ async function main(): Promise<void> {
     const profiling = values["apiserver-profile"] !== undefined;
     const cp = await startControlPlane({ dir, binDir, profiling });
     await installCrds(cp.kubeconfigPath);
-    const profileDir = values.profile === undefined ? undefined : resolve(values.profile);
     const nodeFlags = [
-      ...(profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : []),
+      ...(values.profile === undefined ? [] : ["--inspect=127.0.0.1:0"]),
       ...(values["pepr-flags"]?.split(" ").filter(Boolean) ?? []),
     ];
     const logLevel = values["log-level"] as "debug" | "info" | "warn" | "error" | undefined;
@@ -844,7 +884,12 @@ async function main(): Promise<void> {
     console.log(`  seeded in ${((Date.now() - seedStart) / 1000).toFixed(1)} s`);
     floor = await startFloorWebhook(cp, kc, dir);
     busy.splice(2, 0, ["floor webhook", () => [floor!.pid]]);
-    await measure(kc, await writerKubeConfig(cp, kc), cert, busy);
+    const profilers = await peprProfilers(join(dir, "logs"));
+    try {
+      await measure(kc, await writerKubeConfig(cp, kc), cert, { busy, profilers });
+    } finally {
+      for (const [, profiler] of profilers) profiler.close();
+    }
     await measureDirect(cp, kc, cert, {
       sentReviewFile: floor.reviewFile,
       peprPid: pepr.process.pid!,

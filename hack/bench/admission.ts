@@ -612,17 +612,16 @@ async function webhookUrl(kc: KubeConfig, mutating: boolean, part: string): Prom
 /**
  * Where a webhook call's time goes, without the API server: each review Bulwark's creates cause
  * (the Ingress's, the TLS Secret's; the annotated Pod's mutation, its only call) posted straight to Pepr's
- * admission server, against the floor, an HTTPS server of ours that only parses the review and
- * allows it, in a process of its own (admission-floor.ts; same certificate, same Node).
+ * admission server, against the floor: the floor webhook's server (admission-floor.ts, a process
+ * of its own, same Node), whose /validate only parses the review and allows it.
  */
 async function measureDirect(
   cp: ControlPlane,
   kc: KubeConfig,
   cert: TestCertificate,
-  { sentReviewFile, peprPid }: { sentReviewFile: string; peprPid: number },
+  { floor, peprPid }: { floor: FloorWebhook; peprPid: number },
 ): Promise<void> {
   const caPem = cp.pki.caPem;
-  const issued = issueLoopbackServingCertificate(cp.pki, "bench-floor");
   const reviews: [string, string, (name: string) => string][] = [
     [
       "Ingress, validate",
@@ -652,31 +651,22 @@ async function measureDirect(
     [
       "annotated Pod, mutate, as sent",
       await webhookUrl(kc, true, "-pods."),
-      apiServersReview(sentReviewFile),
+      apiServersReview(floor.reviewFile),
     ],
   ];
-  const floor = await startListeningChild([
-    join(__dirname, "admission-floor.ts"),
-    issued.keyPath,
-    issued.certPath,
-  ]);
-  const floorUrl = `https://127.0.0.1:${floor.port}/validate`;
-  try {
-    console.log(
-      `Reviews posted straight to the webhook server (no API server), ${CREATES} sequential each, one kept-alive connection; the server's CPU per review`,
-    );
-    console.log(`${HEADER}   CPU ms`);
-    for (const [what, url, review] of reviews) {
-      const server = { url, ca: caPem, pid: peprPid };
-      console.log(await directCalls(`Pepr admission: ${what}`, server, review));
-    }
-    const server = { url: floorUrl, ca: caPem, pid: floor.child.pid! };
-    const [podReview, sentReview] = [reviews[2]![2], reviews[3]![2]];
-    console.log(await directCalls("peer: allow only", server, podReview));
-    console.log(await directCalls("peer: allow only, as sent", server, sentReview));
-  } finally {
-    await stopChild(floor.child);
+  console.log(
+    `Reviews posted straight to the webhook server (no API server), ${CREATES} sequential each, one kept-alive connection; the server's CPU per review`,
+  );
+  console.log(`${HEADER}   CPU ms`);
+  for (const [what, url, review] of reviews) {
+    const server = { url, ca: caPem, pid: peprPid };
+    console.log(await directCalls(`Pepr admission: ${what}`, server, review));
   }
+  // The floor webhook's server: on /validate it only allows.
+  const server = { url: `${floor.origin}/validate`, ca: caPem, pid: floor.pid };
+  const [podReview, sentReview] = [reviews[2]![2], reviews[3]![2]];
+  console.log(await directCalls("peer: allow only", server, podReview));
+  console.log(await directCalls("peer: allow only, as sent", server, sentReview));
 }
 
 const FLOORED = { "bench-floor": "true" };
@@ -700,6 +690,7 @@ async function startFloorWebhook(
   const answer = JSON.parse(await post(url, agent, review)) as { response: { patch?: string } };
   if (answer.response.patch === undefined) throw new Error(`${url} returned no patch for a pod`);
   const patchFile = join(dir, "floor-patch.json");
+  const reviewFile = join(dir, "floor-review.json");
   writeFileSync(patchFile, Buffer.from(answer.response.patch, "base64"));
   const issued = issueLoopbackServingCertificate(cp.pki, "bench-floor-webhook");
   const floor = await startListeningChild([
@@ -707,8 +698,9 @@ async function startFloorWebhook(
     issued.keyPath,
     issued.certPath,
     patchFile,
-    join(dir, "floor-review.json"),
+    reviewFile,
   ]);
+  const origin = `https://127.0.0.1:${floor.port}`;
   const api = kc.makeApiClient(AdmissionregistrationV1Api);
   const bulwarks = await api.listMutatingWebhookConfiguration();
   const hook = bulwarks.items.flatMap(c => c.webhooks ?? []).find(w => w.clientConfig.url === url)!;
@@ -720,7 +712,7 @@ async function startFloorWebhook(
           ...hook,
           name: "bench-floor.bulwark.dev",
           clientConfig: {
-            url: `https://127.0.0.1:${floor.port}/mutate`,
+            url: `${origin}/mutate`,
             caBundle: Buffer.from(cp.pki.caPem).toString("base64"),
           },
           namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": PEER } },
@@ -740,17 +732,14 @@ async function startFloorWebhook(
     if (i === 100) throw new Error("the floor webhook did not patch a pod within 10 s");
     await sleep(100);
   }
-  return {
-    stop: () => stopChild(floor.child),
-    pid: floor.child.pid!,
-    reviewFile: join(dir, "floor-review.json"),
-  };
+  return { stop: () => stopChild(floor.child), pid: floor.child.pid!, origin, reviewFile };
 }
 
 interface FloorWebhook {
   stop(): Promise<void>;
-  /** Its server's process. */
+  /** Its server's process, and where it listens (https://127.0.0.1:PORT). */
   pid: number;
+  origin: string;
   /** The first review the API server sent the floor webhook (a pod of the peer namespace). */
   reviewFile: string;
 }
@@ -891,7 +880,7 @@ async function main(): Promise<void> {
       for (const [, profiler] of profilers) profiler.close();
     }
     await measureDirect(cp, kc, cert, {
-      sentReviewFile: floor.reviewFile,
+      floor,
       peprPid: pepr.process.pid!,
     });
     await measureSecretReads(kc);
